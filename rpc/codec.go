@@ -1,0 +1,113 @@
+package rpc
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// Path is a filesystem path received as a `file://` URI or, as the older
+// design documents allow, a plain absolute path (protocol.md §4). It keeps the
+// form it arrived in so that derived response paths can use the same form.
+// The zero value is an empty, unset path.
+type Path struct {
+	// Native is the absolute, lexically cleaned OS path.
+	Native string
+	// URI records whether the path arrived as a `file://` URI.
+	URI bool
+}
+
+// ParsePath parses a wire path. Errors carry the protocol's codes: -32602 for
+// relative paths and foreign schemes, -32600 for a foreign host.
+func ParsePath(s string) (Path, error) {
+	if strings.HasPrefix(s, "/") {
+		return Path{Native: path.Clean(s)}, nil
+	}
+	scheme, rest, ok := strings.Cut(s, ":")
+	if !ok || scheme == "" || strings.ContainsAny(scheme, "/?#") {
+		return Path{}, Errorf(CodeInvalidParams, "invalid URI: relative URL without a base")
+	}
+	if !strings.EqualFold(scheme, "file") {
+		return Path{}, Errorf(CodeInvalidParams, "unsupported path URI scheme `%s`", strings.ToLower(scheme))
+	}
+	_ = rest
+	u, err := url.Parse(s)
+	if err != nil {
+		return Path{}, Errorf(CodeInvalidParams, "invalid URI: %v", err)
+	}
+	if u.Host != "" && !strings.EqualFold(u.Host, "localhost") {
+		return Path{}, Errorf(CodeInvalidRequest, "'%s' is invalid on 'linux'", s)
+	}
+	p := u.Path
+	if !strings.HasPrefix(p, "/") {
+		return Path{}, Errorf(CodeInvalidParams, "invalid URI: relative URL without a base")
+	}
+	return Path{Native: path.Clean(p), URI: true}, nil
+}
+
+// String returns the path in the form it arrived in.
+func (p Path) String() string {
+	if p.URI {
+		return FileURI(p.Native)
+	}
+	return p.Native
+}
+
+// WithNative returns a path with the same form as p and a new native value.
+func (p Path) WithNative(native string) Path { return Path{Native: native, URI: p.URI} }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *Path) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := ParsePath(s)
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+// MarshalJSON writes the path in the form it arrived in.
+func (p Path) MarshalJSON() ([]byte, error) { return json.Marshal(p.String()) }
+
+// FileURI turns an absolute native path into a `file://` URI, percent-encoding
+// as URL paths do and keeping '/' unescaped.
+func FileURI(native string) string {
+	u := url.URL{Scheme: "file", Path: native}
+	s := u.String()
+	if !strings.HasPrefix(s, "file://") { // url omits "//" for empty hosts
+		s = "file://" + strings.TrimPrefix(s, "file:")
+	}
+	return s
+}
+
+// Bytes is a byte string carried as standard padded base64.
+type Bytes []byte
+
+// MarshalJSON implements json.Marshaler.
+func (b Bytes) MarshalJSON() ([]byte, error) {
+	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(b))+2)
+	out = append(out, '"')
+	out = base64.StdEncoding.AppendEncode(out, b)
+	return append(out, '"'), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (b *Bytes) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	v, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return fmt.Errorf("invalid base64: %w", err)
+	}
+	*b = v
+	return nil
+}

@@ -1,0 +1,528 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Options configure a Conn. The zero value is usable: no handler (every
+// request gets -32601), ordered scheduling, a 64-message outbound queue.
+type Options struct {
+	// Bind builds the connection's handler. Nil means no handler.
+	Bind func(*Conn) Handler
+	// Logger receives connection-level logs. Nil means no logs.
+	Logger *zap.Logger
+	// Concurrency selects request scheduling: 0 runs requests in arrival
+	// order, lets a Preempter answer control requests at once and lets
+	// handlers answer asynchronously; 1 runs strictly one request at a time
+	// (an asynchronous answer is awaited before the next request); N >= 2 runs
+	// up to N requests at once, answering in completion order.
+	Concurrency int
+	// OutboundQueue bounds the messages waiting to be written. When it is
+	// full, senders block: that is the backpressure from a slow peer. Zero
+	// means 64.
+	OutboundQueue int
+	// JSONRPC adds "jsonrpc":"2.0" to every message sent (needed by MCP, not
+	// by the exec-server).
+	JSONRPC bool
+}
+
+// Conn is one JSON-RPC connection over a Framer. It is symmetric: it answers
+// the peer's requests through its Handler and can send its own requests with
+// Call. All methods are safe for concurrent use.
+//
+// A Conn owns three goroutines (reader, writer, handler) plus those started
+// with Go; Wait returns when all of them have returned.
+type Conn struct {
+	f      Framer
+	opts   Options
+	log    *zap.Logger
+	h      Handler
+	ctx    context.Context // cancelled when the connection ends
+	cancel context.CancelFunc
+
+	outq      chan outFrame // drained by the writer goroutine only
+	inq       chan *Request // drained by the handler goroutine only
+	stopWrite chan struct{} // closed to make the writer flush and stop
+	writerEnd chan struct{} // closed when the writer returned
+	done      chan struct{} // closed when the connection has ended
+	closeOnce sync.Once
+	wg        sync.WaitGroup // every goroutine the Conn owns
+
+	nextID  atomic.Int64
+	mu      sync.Mutex
+	pending map[string]chan *Response // guarded by mu: our outgoing calls
+	asyncs  map[string]chan struct{}  // guarded by mu: requests answered later
+}
+
+type outFrame struct {
+	b      []byte
+	pooled bool
+}
+
+// NewConn starts serving a connection over f. Call Close to end it and Wait
+// to wait for its goroutines.
+func NewConn(f Framer, opts Options) *Conn {
+	if opts.OutboundQueue <= 0 {
+		opts.OutboundQueue = 64
+	}
+	c := &Conn{
+		f: f, opts: opts, log: opts.Logger,
+		outq:      make(chan outFrame, opts.OutboundQueue),
+		inq:       make(chan *Request, 256),
+		stopWrite: make(chan struct{}),
+		writerEnd: make(chan struct{}),
+		done:      make(chan struct{}),
+		pending:   map[string]chan *Response{},
+		asyncs:    map[string]chan struct{}{},
+	}
+	if c.log == nil {
+		c.log = zap.NewNop()
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if opts.Bind != nil {
+		c.h = opts.Bind(c)
+	}
+	c.wg.Add(3)
+	go c.readLoop()
+	go c.writeLoop()
+	go c.handleLoop()
+	return c
+}
+
+// Context returns a context that is cancelled when the connection ends.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// Done returns a channel closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Label returns the transport label, e.g. "exec-server stdio".
+func (c *Conn) Label() string { return c.f.Label() }
+
+// Go runs f on a goroutine owned by the connection. f's context is cancelled
+// when the connection ends, and Wait waits for f to return.
+func (c *Conn) Go(f func(ctx context.Context)) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f(c.ctx)
+	}()
+}
+
+// Close ends the connection: queued messages are flushed for up to two
+// seconds, the transport is closed, and every context is cancelled. It does
+// not wait for goroutines; use Wait.
+func (c *Conn) Close() error {
+	c.shutdown(nil, false)
+	return nil
+}
+
+// Wait blocks until every goroutine owned by the connection has returned.
+func (c *Conn) Wait() { c.wg.Wait() }
+
+// shutdown ends the connection once. final, if not nil, is written last.
+func (c *Conn) shutdown(final []byte, tooLarge bool) {
+	c.closeOnce.Do(func() {
+		if final != nil {
+			select {
+			case c.outq <- outFrame{b: final}:
+			case <-c.writerEnd:
+			case <-time.After(2 * time.Second):
+			}
+		}
+		close(c.stopWrite)
+		select {
+		case <-c.writerEnd:
+		case <-time.After(3 * time.Second):
+		}
+		_ = c.f.Close(tooLarge)
+		c.cancel()
+		close(c.done)
+	})
+}
+
+func (c *Conn) readLoop() {
+	defer c.wg.Done()
+	for {
+		data, err := c.f.Read(c.ctx)
+		if err != nil {
+			if errors.Is(err, ErrTooLarge) {
+				msg := c.errorFrame(Int64ID(-1), Errorf(CodeInvalidRequest, "failed to parse JSON-RPC message from %s: %v", c.f.Label(), err))
+				c.shutdown(msg, true)
+				return
+			}
+			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
+				c.log.Debug("read ended", zap.Error(err))
+			}
+			c.shutdown(nil, false)
+			return
+		}
+		msg, err := DecodeMessage(data)
+		if err != nil {
+			if !c.sendFrame(c.errorFrame(Int64ID(-1), Errorf(CodeInvalidRequest, "failed to parse %sJSON-RPC message from %s: %v", wsPrefix(c.f.Label()), c.f.Label(), err))) {
+				return
+			}
+			continue
+		}
+		switch m := msg.(type) {
+		case *Response:
+			if !c.deliver(m) {
+				c.log.Debug("response to an unknown request; closing", zap.Stringer("id", m.ID))
+				c.shutdown(nil, false)
+				return
+			}
+		case *Request:
+			if !c.dispatch(m) {
+				return
+			}
+		}
+	}
+}
+
+func wsPrefix(label string) string {
+	if len(label) >= len("exec-server websocket") && label[:len("exec-server websocket")] == "exec-server websocket" {
+		return "websocket "
+	}
+	return ""
+}
+
+// dispatch hands a request to the scheduler. It returns false once the
+// connection has ended.
+func (c *Conn) dispatch(req *Request) bool {
+	if c.opts.Concurrency == 0 && !req.IsNotification() {
+		if p, ok := c.h.(Preempter); ok {
+			if res, err, ok := p.Preempt(c.ctx, req); ok {
+				c.finish(req, res, err)
+				return c.ctx.Err() == nil
+			}
+		}
+	}
+	select {
+	case c.inq <- req:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+func (c *Conn) handleLoop() {
+	defer c.wg.Done()
+	var sem chan struct{}
+	if c.opts.Concurrency >= 2 {
+		sem = make(chan struct{}, c.opts.Concurrency)
+	}
+	for {
+		var req *Request
+		select {
+		case req = <-c.inq:
+		case <-c.ctx.Done():
+			return
+		}
+		if sem == nil || req.IsNotification() {
+			c.handleOne(req)
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-c.ctx.Done():
+			return
+		}
+		c.Go(func(context.Context) {
+			defer func() { <-sem }()
+			c.handleOne(req)
+		})
+	}
+}
+
+// handleOne runs the handler for one message and answers it.
+func (c *Conn) handleOne(req *Request) {
+	var wait chan struct{}
+	if c.opts.Concurrency == 1 && !req.IsNotification() {
+		wait = make(chan struct{})
+		c.mu.Lock()
+		c.asyncs[idKey(req.ID)] = wait
+		c.mu.Unlock()
+	}
+	res, err := c.call(req)
+	if errors.Is(err, ErrAsync) {
+		if wait != nil {
+			select {
+			case <-wait:
+			case <-c.ctx.Done():
+			}
+		}
+		return
+	}
+	if wait != nil {
+		c.mu.Lock()
+		delete(c.asyncs, idKey(req.ID))
+		c.mu.Unlock()
+	}
+	c.finish(req, res, err)
+}
+
+func (c *Conn) call(req *Request) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("handler panic", zap.String("method", req.Method), zap.Any("panic", p), zap.Stack("stack"))
+			err = Errorf(CodeInternalError, "internal error in %s", req.Method)
+		}
+	}()
+	if c.h == nil {
+		return nil, Errorf(CodeMethodNotFound, "method not found: %s", req.Method)
+	}
+	return c.h.Handle(c.ctx, req)
+}
+
+// finish sends the answer for req, or ends the connection when asked to.
+func (c *Conn) finish(req *Request, res any, err error) {
+	var ce *closeError
+	if errors.As(err, &ce) {
+		var final []byte
+		if ce.Final != nil {
+			final = c.errorFrame(Int64ID(-1), ce.Final)
+		}
+		c.shutdown(final, false)
+		return
+	}
+	if req.IsNotification() {
+		if err != nil {
+			c.log.Debug("notification failed", zap.String("method", req.Method), zap.Error(err))
+		}
+		return
+	}
+	_ = c.Respond(req.ID, res, err)
+}
+
+// Respond answers the request id with result, or with err when it is not nil.
+// It is how a handler that returned ErrAsync answers later.
+func (c *Conn) Respond(id ID, result any, err error) error {
+	c.mu.Lock()
+	if w, ok := c.asyncs[idKey(id)]; ok {
+		delete(c.asyncs, idKey(id))
+		close(w)
+	}
+	c.mu.Unlock()
+	var frame []byte
+	if err != nil {
+		frame = c.errorFrame(id, ToWire(err))
+	} else {
+		frame, err = c.resultFrame(id, result)
+		if err != nil {
+			frame = c.errorFrame(id, Errorf(CodeInternalError, "failed to encode result: %v", err))
+		}
+	}
+	if !c.sendFrame(frame) {
+		return ErrClosed
+	}
+	return nil
+}
+
+func idKey(id ID) string { return string(id.AppendJSON(nil)) }
+
+func (c *Conn) prefix(b []byte) []byte {
+	if c.opts.JSONRPC {
+		return append(b, `{"jsonrpc":"2.0",`...)
+	}
+	return append(b, '{')
+}
+
+func (c *Conn) resultFrame(id ID, result any) ([]byte, error) {
+	var raw []byte
+	switch r := result.(type) {
+	case json.RawMessage:
+		raw = r
+	case nil:
+		raw = []byte("{}")
+	default:
+		var err error
+		if raw, err = json.Marshal(r); err != nil {
+			return nil, err
+		}
+	}
+	b := c.prefix(make([]byte, 0, len(raw)+32))
+	b = append(b, `"id":`...)
+	b = id.AppendJSON(b)
+	b = append(b, `,"result":`...)
+	b = append(b, raw...)
+	return append(b, '}'), nil
+}
+
+func (c *Conn) errorFrame(id ID, e *Error) []byte {
+	msg, _ := json.Marshal(e.Message)
+	b := c.prefix(make([]byte, 0, len(msg)+48))
+	b = append(b, `"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(e.Code), 10)
+	b = append(b, `,"message":`...)
+	b = append(b, msg...)
+	b = append(b, `},"id":`...)
+	b = id.AppendJSON(b)
+	return append(b, '}')
+}
+
+// sendFrame queues a frame, blocking while the queue is full. It reports
+// false once the connection has ended.
+func (c *Conn) sendFrame(b []byte) bool {
+	select {
+	case c.outq <- outFrame{b: b}:
+		return true
+	case <-c.stopWrite:
+		return false
+	}
+}
+
+// Send queues an already encoded message. It blocks while the outbound queue
+// is full (backpressure) until ctx is done or the connection ends, and
+// returns ErrClosed in the latter case. When pooled is true, the buffer is
+// returned to the frame pool (see AcquireFrame) once written.
+func (c *Conn) Send(ctx context.Context, frame []byte, pooled bool) error {
+	select {
+	case c.outq <- outFrame{b: frame, pooled: pooled}:
+		return nil
+	case <-c.stopWrite:
+	case <-ctx.Done():
+		if pooled {
+			ReleaseFrame(frame)
+		}
+		return ctx.Err()
+	}
+	if pooled {
+		ReleaseFrame(frame)
+	}
+	return ErrClosed
+}
+
+// Notify sends a notification with params marshalled by encoding/json.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	b, err := c.requestFrame(ID{}, method, params)
+	if err != nil {
+		return err
+	}
+	return c.Send(ctx, b, false)
+}
+
+func (c *Conn) requestFrame(id ID, method string, params any) ([]byte, error) {
+	b := c.prefix(nil)
+	if id.IsValid() {
+		b = append(b, `"id":`...)
+		b = id.AppendJSON(b)
+		b = append(b, ',')
+	}
+	m, _ := json.Marshal(method)
+	b = append(b, `"method":`...)
+	b = append(b, m...)
+	if params != nil {
+		p, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("encoding params of %s: %w", method, err)
+		}
+		b = append(b, `,"params":`...)
+		b = append(b, p...)
+	}
+	return append(b, '}'), nil
+}
+
+// Call sends a request and waits for its response, decoding the result into
+// result (which may be nil). A wire error comes back as *Error.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	id := Int64ID(c.nextID.Add(1))
+	ch := make(chan *Response, 1)
+	key := idKey(id)
+	c.mu.Lock()
+	c.pending[key] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, key)
+		c.mu.Unlock()
+	}()
+	b, err := c.requestFrame(id, method, params)
+	if err != nil {
+		return err
+	}
+	if err := c.Send(ctx, b, false); err != nil {
+		return err
+	}
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			return resp.Error
+		}
+		if result != nil {
+			if err := json.Unmarshal(resp.Result, result); err != nil {
+				return fmt.Errorf("decoding result of %s: %w", method, err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.done:
+		return ErrClosed
+	}
+}
+
+func (c *Conn) deliver(r *Response) bool {
+	c.mu.Lock()
+	ch, ok := c.pending[idKey(r.ID)]
+	c.mu.Unlock()
+	if ok {
+		ch <- r
+	}
+	return ok
+}
+
+func (c *Conn) writeLoop() {
+	defer c.wg.Done()
+	defer close(c.writerEnd)
+	for {
+		select {
+		case fr := <-c.outq:
+			if !c.write(c.ctx, fr) {
+				return
+			}
+		case <-c.stopWrite:
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			for {
+				select {
+				case fr := <-c.outq:
+					if !c.write(ctx, fr) {
+						return
+					}
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (c *Conn) write(ctx context.Context, fr outFrame) bool {
+	err := c.f.Write(ctx, fr.b)
+	if fr.pooled {
+		ReleaseFrame(fr.b)
+	}
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.log.Debug("write failed", zap.Error(err))
+		}
+		// The writer cannot run shutdown itself (shutdown waits for it).
+		c.cancel()
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.shutdown(nil, false)
+		}()
+		return false
+	}
+	return true
+}

@@ -1,0 +1,155 @@
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/coder/websocket"
+)
+
+// ErrTooLarge is returned by a Reader when an inbound message exceeds its
+// size limit. The connection answers it with an id -1 error and then ends.
+var ErrTooLarge = errors.New("message exceeds the size limit")
+
+// Reader reads whole messages. It is used by one goroutine at a time.
+type Reader interface {
+	// Read returns the next message. io.EOF means the peer went away cleanly.
+	Read(ctx context.Context) ([]byte, error)
+}
+
+// Writer writes whole messages. It is used by one goroutine at a time.
+type Writer interface {
+	Write(ctx context.Context, msg []byte) error
+	// Close ends the transport. tooLarge asks for the WebSocket close code
+	// 1009 (message too big) instead of a normal closure.
+	Close(tooLarge bool) error
+}
+
+// Framer is a transport: a Reader, a Writer and a label used in parse
+// errors ("exec-server stdio", "exec-server websocket 1.2.3.4:5").
+type Framer interface {
+	Reader
+	Writer
+	Label() string
+}
+
+// NewStdioFramer frames newline-delimited JSON over r and w (protocol.md §1.4).
+// Lines may end in "\n" or "\r\n"; blank lines are skipped; a line above
+// maxSize bytes gives ErrTooLarge.
+func NewStdioFramer(r io.Reader, w io.Writer, closer io.Closer, label string, maxSize int64) Framer {
+	return &stdioFramer{r: bufio.NewReaderSize(r, 64<<10), w: bufio.NewWriterSize(w, 64<<10), closer: closer, label: label, max: maxSize}
+}
+
+type stdioFramer struct {
+	r      *bufio.Reader // owned by the reading goroutine
+	w      *bufio.Writer // owned by the writing goroutine
+	closer io.Closer
+	label  string
+	max    int64
+	once   sync.Once
+}
+
+func (f *stdioFramer) Label() string { return f.label }
+
+func (f *stdioFramer) Read(ctx context.Context) ([]byte, error) {
+	for {
+		var line []byte
+		for {
+			frag, err := f.r.ReadSlice('\n')
+			line = append(line, frag...)
+			if int64(len(line)) > f.max+2 {
+				return nil, ErrTooLarge
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err != nil {
+				if err == io.EOF && len(bytes.TrimSpace(line)) > 0 {
+					break // last line without a newline
+				}
+				return nil, err
+			}
+			break
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if int64(len(line)) > f.max {
+			return nil, ErrTooLarge
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		return line, nil
+	}
+}
+
+func (f *stdioFramer) Write(ctx context.Context, msg []byte) error {
+	if _, err := f.w.Write(msg); err != nil {
+		return err
+	}
+	if err := f.w.WriteByte('\n'); err != nil {
+		return err
+	}
+	return f.w.Flush()
+}
+
+func (f *stdioFramer) Close(bool) error {
+	var err error
+	f.once.Do(func() {
+		if f.closer != nil {
+			err = f.closer.Close()
+		}
+	})
+	return err
+}
+
+// NewWebSocketFramer frames one JSON message per WebSocket message over c
+// (protocol.md §1.2). Text and binary frames are both read as JSON; the
+// server always writes text frames. The library's own read limit is disabled
+// so that an oversize message can be answered before the close.
+func NewWebSocketFramer(c *websocket.Conn, label string, maxSize int64) Framer {
+	c.SetReadLimit(-1)
+	return &wsFramer{c: c, label: label, max: maxSize}
+}
+
+type wsFramer struct {
+	c     *websocket.Conn
+	label string
+	max   int64
+}
+
+func (f *wsFramer) Label() string { return f.label }
+
+func (f *wsFramer) Read(ctx context.Context) ([]byte, error) {
+	_, r, err := f.c.Reader(ctx)
+	if err != nil {
+		if websocket.CloseStatus(err) != -1 {
+			return nil, io.EOF
+		}
+		return nil, err
+	}
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(r, f.max+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > f.max {
+		return nil, ErrTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+func (f *wsFramer) Write(ctx context.Context, msg []byte) error {
+	return f.c.Write(ctx, websocket.MessageText, msg)
+}
+
+func (f *wsFramer) Close(tooLarge bool) error {
+	if tooLarge {
+		return f.c.Close(websocket.StatusMessageTooBig, fmt.Sprintf("message exceeds %d bytes", f.max))
+	}
+	return f.c.Close(websocket.StatusNormalClosure, "")
+}

@@ -1,0 +1,41 @@
+# Developer entry points. `make test` is what CI runs (.ci/run).
+GO        ?= go
+BIN       := bin/codex
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: build run test flake bench realclient lint fmt clean
+
+build:
+	$(GO) build -o $(BIN) .
+
+# Builds and starts a server on an ephemeral loopback port; prints its URL.
+run: build
+	./$(BIN) exec-server --listen ws://127.0.0.1:0
+
+# The CI suite: vet, then every test with the race detector and leak checks.
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 9m ./...
+
+# Repeated runs of the process-heavy packages, to shake out flakes (by hand).
+flake:
+	$(GO) test -race -count=20 -timeout 30m ./proc/ ./e2e/
+
+# Side by side with the reference Codex CLI 0.169.0 (installed with npm on
+# first use, outside the repository). Pass BENCH_ARGS=-quick for a short run.
+bench: build
+	./scripts/bench.sh $(BENCH_ARGS)
+
+# The real Codex CLI 0.169.0 drives our server: WebSocket, resume, stdio.
+realclient: build
+	./scripts/realclient.sh
+
+lint:
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

@@ -1,0 +1,39 @@
+// Package fshelper implements the filesystem methods of the exec-server
+// (protocol.md §6.11): plain, bounded filesystem operations and their
+// JSON-RPC bindings.
+//
+// # Operations
+//
+// ReadFile, WriteFile, CreateDirectory, GetMetadata, ReadDirectory, Remove,
+// Copy and Canonicalize take native absolute paths and return Go values. Their
+// errors wrap the OS errno (errors.Is(err, fs.ErrNotExist) and
+// errors.Is(err, syscall.EROFS) work) or are one of the validation errors
+// declared in errors.go (ErrSymlink, ErrTooLarge, ErrNotFile, …). The
+// operations keep no state and are safe for concurrent use. They block for the
+// duration of the system calls and cannot be cancelled part way.
+//
+// Every operation is bounded: ReadFile refuses files larger than MaxReadSize
+// and ReadDirectory directories with more than MaxDirectoryEntries entries.
+// FIFOs and devices are recognised before they are read, so a FIFO never
+// blocks a call.
+//
+// # Symbolic links
+//
+// With NoFollowSymlinks set, an operation refuses any symbolic link in any
+// component of its path, the last one included, with ErrSymlink. The parent
+// directory is opened with openat2(RESOLVE_NO_SYMLINKS), or by a component walk
+// with O_NOFOLLOW where openat2 is unavailable, and the last component is then
+// handled with the *at system calls and no-follow flags, so a link swapped in
+// concurrently is refused too.
+//
+// # Bindings
+//
+// Handlers returns the fs/* request handlers. They decode params with the rpc
+// codec (so path errors are the codec's -32602 errors), run the operation and
+// map failures to wire errors with WireError, the single place that applies the
+// error table of protocol.md §3.
+//
+// Sandboxed calls are not yet routed to a helper process: every fs method
+// accepts and ignores its sandbox object and runs the operation directly in the
+// server (protocol.md §8.2 and §8.3 describe the helper that will run them).
+package fshelper

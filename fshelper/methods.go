@@ -1,0 +1,161 @@
+package fshelper
+
+import (
+	"context"
+	"encoding/base64"
+	"time"
+
+	"github.com/codexec/codex/rpc"
+)
+
+// Handlers returns the fs/* request handlers, keyed by method name:
+// fs/readFile, fs/writeFile, fs/createDirectory, fs/getMetadata,
+// fs/readDirectory, fs/remove, fs/copy and fs/canonicalize. The map is new on
+// every call and the handlers keep no state, so they are safe for concurrent
+// use. They do not check the handshake; the caller gates them.
+//
+// Each handler decodes its params with rpc.DecodeParams (bad params, paths
+// included, are -32602 errors), applies the wire defaults (followSymlinks,
+// createDirectory's recursive, remove's recursive and force all default to
+// true), runs the operation and returns its result struct, or the wire error
+// chosen by WireError.
+//
+// Sandboxed calls are not yet routed to a helper: every method accepts its
+// sandbox object and ignores it, so the operation runs directly in the server
+// process with the server's own permissions.
+func Handlers() map[string]rpc.HandlerFunc {
+	return map[string]rpc.HandlerFunc{
+		"fs/readFile":        bind(readFile),
+		"fs/writeFile":       bind(writeFile),
+		"fs/createDirectory": bind(createDirectory),
+		"fs/getMetadata":     bind(getMetadata),
+		"fs/readDirectory":   bind(readDirectory),
+		"fs/remove":          bind(remove),
+		"fs/copy":            bind(copyMethod),
+		"fs/canonicalize":    bind(canonicalize),
+	}
+}
+
+// bind adapts a method body to a handler: it decodes the params into a P and
+// converts a failure of run into its wire error.
+func bind[P any](run func(p *P) (any, error)) rpc.HandlerFunc {
+	return func(_ context.Context, req *rpc.Request) (any, error) {
+		var p P
+		if err := rpc.DecodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+		res, err := run(&p)
+		if err != nil {
+			return nil, WireError(err)
+		}
+		return res, nil
+	}
+}
+
+// pathOptions converts the wire's followSymlinks (default true).
+func pathOptions(followSymlinks *bool) Options {
+	return Options{NoFollowSymlinks: !boolOr(followSymlinks, true)}
+}
+
+func readFile(p *readFileParams) (any, error) {
+	data, err := ReadFile(p.Path.Native, pathOptions(p.FollowSymlinks))
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return readFileResult{DataBase64: data}, nil
+}
+
+func writeFile(p *writeFileParams) (any, error) {
+	if p.DataBase64 == nil {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, errNullField, "a string")
+	}
+	data, err := base64.StdEncoding.DecodeString(*p.DataBase64)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInvalidRequest, errBadBase64, err)
+	}
+	if err := WriteFile(p.Path.Native, data, pathOptions(p.FollowSymlinks)); err != nil {
+		return nil, err
+	}
+	return emptyResult{}, nil
+}
+
+func createDirectory(p *createDirectoryParams) (any, error) {
+	opts := CreateDirectoryOptions{
+		Recursive:        boolOr(p.Recursive, true),
+		NoFollowSymlinks: pathOptions(p.FollowSymlinks).NoFollowSymlinks,
+	}
+	if err := CreateDirectory(p.Path.Native, opts); err != nil {
+		return nil, err
+	}
+	return emptyResult{}, nil
+}
+
+func getMetadata(p *getMetadataParams) (any, error) {
+	md, err := GetMetadata(p.Path.Native, pathOptions(p.FollowSymlinks))
+	if err != nil {
+		return nil, err
+	}
+	return metadataResult{
+		IsDirectory:  md.IsDirectory,
+		IsFile:       md.IsFile,
+		IsSymlink:    md.IsSymlink,
+		Size:         md.Size,
+		CreatedAtMs:  unixMilli(md.Created),
+		ModifiedAtMs: unixMilli(md.Modified),
+	}, nil
+}
+
+// unixMilli is t in ms since the epoch, or 0 when t is unknown or earlier than
+// the epoch, as the reference reports it.
+func unixMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return max(t.UnixMilli(), 0)
+}
+
+func readDirectory(p *readDirectoryParams) (any, error) {
+	entries, err := ReadDirectory(p.Path.Native)
+	if err != nil {
+		return nil, err
+	}
+	res := readDirectoryResult{Entries: make([]dirEntryResult, 0, len(entries))}
+	for _, e := range entries {
+		res.Entries = append(res.Entries, dirEntryResult{FileName: e.Name, IsDirectory: e.IsDirectory, IsFile: e.IsFile})
+	}
+	return res, nil
+}
+
+func remove(p *removeParams) (any, error) {
+	opts := RemoveOptions{
+		Recursive:        boolOr(p.Recursive, true),
+		Force:            boolOr(p.Force, true),
+		NoFollowSymlinks: pathOptions(p.FollowSymlinks).NoFollowSymlinks,
+	}
+	if err := Remove(p.Path.Native, opts); err != nil {
+		return nil, err
+	}
+	return emptyResult{}, nil
+}
+
+func copyMethod(p *copyParams) (any, error) {
+	if p.Recursive == nil {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, errNullField, "a boolean")
+	}
+	opts := CopyOptions{Recursive: *p.Recursive}
+	if err := Copy(p.SourcePath.Native, p.DestinationPath.Native, opts); err != nil {
+		return nil, err
+	}
+	return emptyResult{}, nil
+}
+
+func canonicalize(p *canonicalizeParams) (any, error) {
+	resolved, err := Canonicalize(p.Path.Native)
+	if err != nil {
+		return nil, err
+	}
+	return canonicalizeResult{Path: p.Path.WithNative(resolved)}, nil
+}

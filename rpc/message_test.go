@@ -1,0 +1,142 @@
+package rpc_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/codexec/codex/rpc"
+)
+
+func TestDecodeMessage(t *testing.T) {
+	cases := []struct {
+		in   string
+		kind string // "req", "notif", "resp", "err"
+		id   string
+	}{
+		{`{"id":1,"method":"initialize","params":{"clientName":"x"}}`, "req", "1"},
+		{`{"jsonrpc":"2.0","id":"a","method":"m"}`, "req", `"a"`},
+		{`{"method":"initialized","params":{}}`, "notif", ""},
+		{`{"id":3,"result":{}}`, "resp", "3"},
+		{`{"id":3,"error":{"code":-1,"message":"x"}}`, "resp", "3"},
+		{`{"id":1.5,"method":"m"}`, "err", ""},
+		{`{"id":null,"method":"m"}`, "err", ""},
+		{`{"id":true,"method":"m"}`, "err", ""},
+		{`[{"id":1,"method":"m"}]`, "err", ""},
+		{`{"params":{}}`, "err", ""},
+		{`{"id":4}`, "err", ""},
+		{`not json`, "err", ""},
+		{``, "err", ""},
+	}
+	for _, tc := range cases {
+		m, err := rpc.DecodeMessage([]byte(tc.in))
+		switch tc.kind {
+		case "err":
+			if err == nil {
+				t.Errorf("%s: decoded as %#v, want an error", tc.in, m)
+			}
+		case "req", "notif":
+			r, ok := m.(*rpc.Request)
+			if err != nil || !ok || r.IsNotification() != (tc.kind == "notif") {
+				t.Errorf("%s: %#v, %v", tc.in, m, err)
+				continue
+			}
+			if tc.id != "" {
+				if b, _ := json.Marshal(r.ID); string(b) != tc.id {
+					t.Errorf("%s: id %s, want %s", tc.in, b, tc.id)
+				}
+			}
+		case "resp":
+			if _, ok := m.(*rpc.Response); err != nil || !ok {
+				t.Errorf("%s: %#v, %v", tc.in, m, err)
+			}
+		}
+	}
+}
+
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range []string{`{"id":1,"method":"a","params":{}}`, `{"method":"initialized"}`, `{"id":"x","result":null}`, `{`, `[]`, `{"id":9223372036854775807,"method":"m"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := rpc.DecodeMessage(data)
+		if err != nil {
+			return
+		}
+		switch v := m.(type) {
+		case *rpc.Request:
+			if v.IsNotification() {
+				return
+			}
+			// Any request id must survive a round trip.
+			b, _ := json.Marshal(v.ID)
+			var back rpc.ID
+			if err := json.Unmarshal(b, &back); err != nil || back != v.ID {
+				t.Fatalf("id %s does not round-trip: %v", b, err)
+			}
+		case *rpc.Response:
+		default:
+			t.Fatalf("unexpected kind %T", m)
+		}
+	})
+}
+
+func TestParsePath(t *testing.T) {
+	cases := []struct {
+		in, native string
+		uri        bool
+		code       int
+	}{
+		{"file:///tmp/with%20space.txt", "/tmp/with space.txt", true, 0},
+		{"file://localhost/a/../b", "/b", true, 0},
+		{"/abs/./x/../y", "/abs/y", false, 0},
+		{"/tmp/with%20space", "/tmp/with%20space", false, 0},
+		{"tmp/x", "", false, -32602},
+		{"x", "", false, -32602},
+		{"http://h/x", "", false, -32602},
+		{"file://server/share/a.txt", "", false, -32600},
+	}
+	for _, tc := range cases {
+		p, err := rpc.ParsePath(tc.in)
+		if tc.code != 0 {
+			we, ok := err.(*rpc.Error)
+			if !ok || we.Code != tc.code {
+				t.Errorf("%s: %v, want code %d", tc.in, err, tc.code)
+			}
+			continue
+		}
+		if err != nil || p.Native != tc.native || p.URI != tc.uri {
+			t.Errorf("%s: %+v %v", tc.in, p, err)
+		}
+	}
+	if got := rpc.FileURI("/tmp/a b%/é"); got != "file:///tmp/a%20b%25/%C3%A9" {
+		t.Errorf("FileURI: %s", got)
+	}
+	p, _ := rpc.ParsePath("file:///x/y")
+	if p.WithNative("/z").String() != "file:///z" {
+		t.Errorf("WithNative keeps the URI form")
+	}
+}
+
+func FuzzParsePath(f *testing.F) {
+	for _, s := range []string{"file:///a", "/a/b", "x", "file://h/x", "file:///%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := rpc.ParsePath(s)
+		if err != nil {
+			if _, ok := err.(*rpc.Error); !ok {
+				t.Fatalf("error %v is not a wire error", err)
+			}
+			return
+		}
+		if len(p.Native) == 0 || p.Native[0] != '/' {
+			t.Fatalf("%q parsed to a non-absolute path %q", s, p.Native)
+		}
+		if p.URI {
+			back, err := rpc.ParsePath(p.String())
+			if err != nil || back.Native != p.Native {
+				t.Fatalf("%q: URI %q does not round-trip: %v", s, p.String(), err)
+			}
+		}
+	})
+}

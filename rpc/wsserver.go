@@ -1,0 +1,190 @@
+package rpc
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/coder/websocket"
+	"go.uber.org/zap"
+)
+
+// WebSocketServer serves JSON-RPC over WebSocket on one listener
+// (protocol.md §1.2): the upgrade on "/", a readiness probe on "/readyz",
+// 404 elsewhere, 403 for any request with an Origin header, and optional
+// bearer-token authentication of the upgrade.
+type WebSocketServer struct {
+	// Conn configures each connection (Bind, Logger, Concurrency, ...).
+	Conn Options
+	// MaxMessage is the inbound message limit in bytes.
+	MaxMessage int64
+	// TokenSHA256, when set, requires `Authorization: Bearer <token>` whose
+	// SHA-256 equals it (compared in constant time).
+	TokenSHA256 []byte
+	// PingInterval is the keep-alive ping period (30 s when zero; negative
+	// disables). A missing pong never closes the connection.
+	PingInterval time.Duration
+	// Logger receives server logs; nil means none.
+	Logger *zap.Logger
+
+	mu    sync.Mutex
+	conns map[*Conn]struct{} // guarded by mu
+	wg    sync.WaitGroup
+}
+
+// Serve accepts connections on ln until ctx is done, then closes every
+// connection and waits for them.
+func (s *WebSocketServer) Serve(ctx context.Context, ln net.Listener) error {
+	if s.Logger == nil {
+		s.Logger = zap.NewNop()
+	}
+	s.conns = map[*Conn]struct{}{}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(s.Logger)}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	// Hijacked connections are not closed by Close; ours are tracked.
+	_ = srv.Close()
+	s.mu.Lock()
+	for c := range s.conns {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// ServeHTTP implements http.Handler.
+func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Origin") != "" || len(r.Header.Values("Origin")) > 0 {
+		plainError(w, http.StatusForbidden, "Origin header is not allowed")
+		return
+	}
+	switch r.URL.Path {
+	case "/readyz":
+		w.WriteHeader(http.StatusOK)
+		return
+	case "/":
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	if !headerHasToken(r.Header, "Connection", "upgrade") {
+		plainError(w, http.StatusBadRequest, "Connection header did not include 'upgrade'")
+		return
+	}
+	if msg, ok := s.authorize(r); !ok {
+		plainError(w, http.StatusUnauthorized, msg)
+		return
+	}
+	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled, InsecureSkipVerify: true})
+	if err != nil {
+		s.Logger.Debug("websocket upgrade failed", zap.Error(err))
+		return
+	}
+	label := "exec-server websocket " + r.RemoteAddr
+	c := NewConn(NewWebSocketFramer(wc, label, s.MaxMessage), s.connOptions(r.RemoteAddr))
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
+	s.Logger.Debug("connection opened", zap.String("peer", r.RemoteAddr))
+	s.keepAlive(c, wc)
+	c.Wait()
+	s.Logger.Debug("connection closed", zap.String("peer", r.RemoteAddr))
+}
+
+func (s *WebSocketServer) connOptions(peer string) Options {
+	o := s.Conn
+	if o.Logger == nil {
+		o.Logger = s.Logger
+	}
+	o.Logger = o.Logger.With(zap.String("peer", peer))
+	return o
+}
+
+// keepAlive pings every PingInterval until the connection ends. A missing
+// pong is ignored (protocol.md §1.2).
+func (s *WebSocketServer) keepAlive(c *Conn, wc *websocket.Conn) {
+	every := s.PingInterval
+	if every == 0 {
+		every = 30 * time.Second
+	}
+	if every < 0 {
+		return
+	}
+	c.Go(func(ctx context.Context) {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				pctx, cancel := context.WithTimeout(ctx, every)
+				_ = wc.Ping(pctx)
+				cancel()
+			}
+		}
+	})
+}
+
+// authorize checks the bearer token of the upgrade request (protocol.md
+// §1.3) and returns the 401 body on failure.
+func (s *WebSocketServer) authorize(r *http.Request) (string, bool) {
+	if s.TokenSHA256 == nil {
+		return "", true
+	}
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "missing websocket bearer token", false
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || !utf8.ValidString(token) {
+		return "invalid authorization header", false
+	}
+	sum := sha256.Sum256([]byte(token))
+	if subtle.ConstantTimeCompare(sum[:], s.TokenSHA256) != 1 {
+		return "invalid websocket bearer token", false
+	}
+	return "", true
+}
+
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// plainError writes a plain-text error body without a trailing newline.
+func plainError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(msg))
+}

@@ -12,7 +12,7 @@ import (
 
 // DecodeParams decodes request params into v, a pointer to a struct, the way
 // the reference's decoder reports problems: every failure is a -32602 error,
-// fields tagged `rpc:"required"` must be present (``missing field `x` ``), and
+// fields tagged `rpc:"required"` must be present ("missing field `x`"), and
 // unknown members are ignored. Absent or null params decode as `{}`.
 func DecodeParams(raw json.RawMessage, v any) error {
 	if len(raw) == 0 {

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/codexec/codex/fshelper"
+	"github.com/codexec/codex/proc"
+	"github.com/codexec/codex/rpc"
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+func execServerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "exec-server",
+		Usage: "serve the exec-server JSON-RPC protocol over WebSocket or stdio",
+		Description: `Runs processes (pipes or a PTY) and filesystem calls for a client such as the
+Codex CLI. With a ws:// URL it prints the bound URL as the only line on stdout
+(use port 0 for an ephemeral port); logs go to stderr. Point the Codex CLI at it
+with CODEX_EXEC_SERVER_URL=ws://127.0.0.1:PORT.
+
+A dropped connection detaches its session; the client may resume it with
+initialize {resumeSessionId} within --session-ttl. SIGINT/SIGTERM kill every
+child process tree and exit 0.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "ws://127.0.0.1:0", Usage: "`URL` to serve: ws://IP:PORT, or stdio (also stdio://)"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log `LEVEL`: debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "log `FORMAT`: console or json (stderr)"},
+			&cli.DurationFlag{Name: "session-ttl", Value: 80 * time.Second, Usage: "how long a detached session's processes survive; 0 kills them when the connection drops"},
+			&cli.DurationFlag{Name: "exited-retention", Value: 80 * time.Second, Usage: "how long a finished process stays readable"},
+			&cli.IntFlag{Name: "retained-output-bytes", Value: proc.DefaultRetainedBytes, Usage: "output `BYTES` retained per process for process/read (newest kept)"},
+			&cli.IntFlag{Name: "max-processes", Value: 1024, Usage: "live processes allowed per session"},
+			&cli.Int64Flag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest inbound message; a larger one ends the connection"},
+			&cli.IntFlag{Name: "concurrent-requests", Value: 0, Usage: "0: in order, with long polls parked and control requests answered at once; 1: strictly serial; N: up to N at once"},
+			&cli.StringFlag{Name: "ws-auth", Usage: "WebSocket authentication `MODE`: capability-token (needs --ws-token-file or --ws-token-sha256)"},
+			&cli.StringFlag{Name: "ws-token-file", Usage: "`FILE` holding the bearer token (surrounding whitespace trimmed)"},
+			&cli.StringFlag{Name: "ws-token-sha256", Usage: "SHA-256 `HEX` of the bearer token"},
+		},
+		Action: runExecServer,
+	}
+}
+
+// listenTarget is a parsed --listen value.
+type listenTarget struct {
+	stdio bool
+	addr  netip.AddrPort
+}
+
+// parseListen validates --listen with the reference's error texts.
+func parseListen(s string) (listenTarget, error) {
+	if s == "stdio" || s == "stdio://" {
+		return listenTarget{stdio: true}, nil
+	}
+	if !strings.HasPrefix(s, "ws://") {
+		return listenTarget{}, fmt.Errorf("unsupported --listen URL `%s`; expected `ws://IP:PORT` or `stdio`", s)
+	}
+	bad := fmt.Errorf("invalid websocket --listen URL `%s`; expected `ws://IP:PORT`", s)
+	u, err := url.Parse(s)
+	if err != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return listenTarget{}, bad
+	}
+	ap, err := netip.ParseAddrPort(u.Host)
+	if err != nil {
+		return listenTarget{}, bad
+	}
+	return listenTarget{addr: ap}, nil
+}
+
+func newLogger(level, format string) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --log-level %q", level)
+	}
+	encCfg := zap.NewProductionEncoderConfig()
+	encCfg.EncodeTime = zapcore.ISO8601TimeEncoder
+	var enc zapcore.Encoder
+	switch format {
+	case "json":
+		enc = zapcore.NewJSONEncoder(encCfg)
+	case "console":
+		enc = zapcore.NewConsoleEncoder(encCfg)
+	default:
+		return nil, fmt.Errorf("invalid --log-format %q", format)
+	}
+	return zap.New(zapcore.NewCore(enc, zapcore.Lock(os.Stderr), lvl)), nil
+}
+
+func tokenHash(c *cli.Context) ([]byte, error) {
+	mode := c.String("ws-auth")
+	file, hexSum := c.String("ws-token-file"), c.String("ws-token-sha256")
+	switch mode {
+	case "":
+		if file != "" || hexSum != "" {
+			return nil, fmt.Errorf("--ws-token-file and --ws-token-sha256 need --ws-auth capability-token")
+		}
+		return nil, nil
+	case "capability-token":
+	default:
+		return nil, fmt.Errorf("unsupported --ws-auth mode %q; expected capability-token", mode)
+	}
+	switch {
+	case file != "" && hexSum != "":
+		return nil, fmt.Errorf("give either --ws-token-file or --ws-token-sha256, not both")
+	case file != "":
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading --ws-token-file: %w", err)
+		}
+		tok := strings.TrimSpace(string(data))
+		if tok == "" {
+			return nil, fmt.Errorf("--ws-token-file %s is empty", file)
+		}
+		sum := sha256.Sum256([]byte(tok))
+		return sum[:], nil
+	case hexSum != "":
+		sum, err := hex.DecodeString(hexSum)
+		if err != nil || len(sum) != sha256.Size {
+			return nil, fmt.Errorf("--ws-token-sha256 must be 64 hex digits")
+		}
+		return sum, nil
+	}
+	return nil, fmt.Errorf("--ws-auth capability-token needs --ws-token-file or --ws-token-sha256")
+}
+
+func runExecServer(c *cli.Context) error {
+	target, err := parseListen(c.String("listen"))
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	logger, err := newLogger(c.String("log-level"), c.String("log-format"))
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	defer func() { _ = logger.Sync() }()
+	tokenSum, err := tokenHash(c)
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	maxMsg := c.Int64("max-message-bytes")
+	if maxMsg <= 0 {
+		return cli.Exit("--max-message-bytes must be positive", 2)
+	}
+	ttl := c.Duration("session-ttl")
+	if ttl == 0 {
+		ttl = -1 // the registry reads 0 as "default"; negative means none
+	}
+	reg, err := proc.NewRegistry(proc.Config{
+		SessionTTL:      ttl,
+		ExitedRetention: c.Duration("exited-retention"),
+		RetainedBytes:   c.Int("retained-output-bytes"),
+		MaxProcesses:    c.Int("max-processes"),
+		BaseEnv:         os.Environ(),
+	}, logger)
+	if err != nil {
+		return err
+	}
+	binder := proc.NewBinder(reg, fshelper.Handlers(), logger)
+	opts := rpc.Options{Bind: binder.Bind, Logger: logger, Concurrency: c.Int("concurrent-requests")}
+
+	ctx := c.Context
+	if target.stdio {
+		err = serveStdio(ctx, opts, maxMsg)
+	} else {
+		err = serveWebSocket(ctx, target.addr, opts, maxMsg, tokenSum, logger)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if serr := reg.Shutdown(sctx); serr != nil {
+		logger.Warn("shutdown incomplete", zap.Error(serr))
+	}
+	return err
+}
+
+func serveStdio(ctx context.Context, opts rpc.Options, maxMsg int64) error {
+	conn := rpc.NewConn(rpc.NewStdioFramer(os.Stdin, os.Stdout, nil, "exec-server stdio", maxMsg), opts)
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+		_ = conn.Close()
+	}
+	// The reader may stay blocked on stdin; the process exits right after.
+	return nil
+}
+
+func serveWebSocket(ctx context.Context, addr netip.AddrPort, opts rpc.Options, maxMsg int64, tokenSum []byte, logger *zap.Logger) error {
+	ln, err := net.Listen("tcp", addr.String())
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("listening on %s: %v", addr, err), 1)
+	}
+	fmt.Fprintf(os.Stdout, "ws://%s\n", ln.Addr())
+	logger.Info("exec-server listening", zap.String("url", "ws://"+ln.Addr().String()))
+	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: maxMsg, TokenSHA256: tokenSum, Logger: logger}
+	return srv.Serve(ctx, ln)
+}

@@ -1,0 +1,152 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stdioServer runs `codex exec-server --listen stdio`.
+type stdioServer struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+}
+
+func startStdio(t *testing.T, args ...string) *stdioServer {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"exec-server", "--listen", "stdio"}, args...)...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &stdioServer{cmd: cmd, in: in, lines: make(chan string, 100)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+		close(s.lines)
+	}()
+	t.Cleanup(func() {
+		in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("stdio server did not exit on stdin EOF")
+		}
+	})
+	return s
+}
+
+func (s *stdioServer) send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(s.in, line); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *stdioServer) recv(t *testing.T) map[string]any {
+	t.Helper()
+	select {
+	case l, ok := <-s.lines:
+		if !ok {
+			t.Fatal("stdout closed")
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("stdout line %q is not JSON", l)
+		}
+		return m
+	case <-time.After(10 * time.Second):
+		t.Fatal("no line on stdout")
+	}
+	return nil
+}
+
+func TestStdioTransport(t *testing.T) {
+	s := startStdio(t)
+	s.send(t, "\n{bad\r\n")
+	m := s.recv(t)
+	if m["id"] != float64(-1) || !strings.HasPrefix(m["error"].(map[string]any)["message"].(string), "failed to parse JSON-RPC message from exec-server stdio: ") {
+		t.Fatalf("parse error: %v", m)
+	}
+	s.send(t, `{"id":1,"method":"initialize","params":{"clientName":"x"}}`+"\r\n"+`{"method":"initialized"}`+"\n")
+	if m = s.recv(t); m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	s.send(t, `{"id":2,"method":"process/start","params":{"processId":"p","argv":["/bin/echo","hi"],"cwd":"/tmp","env":{},"tty":false}}`+"\n")
+	var methods []string
+	for len(methods) == 0 || methods[len(methods)-1] != "process/closed" {
+		m = s.recv(t)
+		if meth, ok := m["method"].(string); ok {
+			methods = append(methods, meth)
+		} else if m["id"] != float64(2) || len(methods) != 0 {
+			t.Fatalf("start response %v after %v", m, methods)
+		} else {
+			methods = append(methods, "response")
+		}
+	}
+	if strings.Join(methods, ",") != "response,process/output,process/exited,process/closed" {
+		t.Fatalf("order %v", methods)
+	}
+}
+
+func TestStdioOversizeLine(t *testing.T) {
+	s := startStdio(t, "--max-message-bytes", "100")
+	s.send(t, `{"id":1,"method":"initialize","params":{"clientName":"`+strings.Repeat("x", 200)+`"}}`+"\n")
+	m := s.recv(t)
+	if m["id"] != float64(-1) || m["error"].(map[string]any)["code"] != float64(-32600) {
+		t.Fatalf("oversize: %v", m)
+	}
+	select {
+	case _, ok := <-s.lines:
+		if ok {
+			t.Fatal("more output after the oversize error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("stdio connection did not end")
+	}
+}
+
+func TestStdioEOFKillsProcesses(t *testing.T) {
+	s := startStdio(t)
+	s.send(t, `{"id":1,"method":"initialize","params":{"clientName":"x"}}`+"\n"+`{"method":"initialized"}`+"\n")
+	s.recv(t)
+	s.send(t, `{"id":2,"method":"process/start","params":{"processId":"p","argv":["/bin/sh","-c","setsid sleep 1000 >/dev/null 2>&1 & echo pid=$!; exec sleep 1000"],"cwd":"/tmp","env":{"PATH":"/usr/bin:/bin"},"tty":false}}`+"\n")
+	pid := 0
+	for pid == 0 {
+		m := s.recv(t)
+		if m["method"] == "process/output" {
+			var out string
+			b, _ := json.Marshal(m["params"].(map[string]any)["chunk"])
+			var chunk []byte
+			_ = json.Unmarshal(b, &chunk)
+			out = strings.TrimSpace(string(chunk))
+			if v, ok := strings.CutPrefix(out, "pid="); ok {
+				pid = atoi(v)
+			}
+		}
+	}
+	s.in.Close()
+	waitGone(t, pid)
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, r := range s {
+		n = n*10 + int(r-'0')
+	}
+	return n
+}

@@ -1,0 +1,46 @@
+// Command codex is a Go reimplementation of the Codex CLI's exec-server: a
+// JSON-RPC executor of processes and filesystem calls for coding agents.
+//
+// main.go is wiring only: the command tree, the logger and the root
+// context. Each subcommand lives in a cmd_*.go file as a thin adapter.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is the version of this binary; the protocol version it speaks is
+// reported separately in environment/info.
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := &cli.App{
+		Name:    "codex",
+		Usage:   "exec-server for coding agents, wire-compatible with Codex CLI 0.169.0",
+		Version: version + " (exec-server protocol 0.169.0)",
+		Commands: []*cli.Command{
+			execServerCommand(),
+		},
+		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are handled below
+	}
+	err := app.RunContext(ctx, os.Args)
+	stop()
+	if err != nil {
+		code := 1
+		if ec, ok := err.(cli.ExitCoder); ok {
+			code = ec.ExitCode()
+		}
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(os.Stderr, "codex: "+msg)
+		}
+		os.Exit(code)
+	}
+}

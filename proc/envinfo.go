@@ -1,0 +1,64 @@
+package proc
+
+import (
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	"github.com/codexec/codex/rpc"
+)
+
+// environmentInfo describes the machine the server runs on (protocol.md
+// §6.3). Capabilities stay empty until the matching features exist: the
+// client then never sends what we do not implement.
+func environmentInfo(version string, env []string) EnvironmentInfo {
+	cwd, _ := os.Getwd()
+	home, _ := os.UserHomeDir()
+	info := EnvironmentInfo{
+		Shell:                detectShell(env),
+		ExecutorVersion:      version,
+		Cwd:                  rpc.FileURI(cwd),
+		UserHomeDir:          rpc.FileURI(home),
+		PlatformOS:           "linux",
+		TemporaryDirectories: []string{},
+		TempDir:              rpc.FileURI(os.TempDir()),
+		Capabilities:         map[string]bool{},
+	}
+	if tmp, ok := envLookup(env, "TMPDIR"); ok && tmp != "" {
+		if !filepath.IsAbs(tmp) {
+			tmp = filepath.Join(cwd, tmp)
+		}
+		info.TemporaryDirectories = append(info.TemporaryDirectories, rpc.FileURI(filepath.Clean(tmp)))
+	}
+	return info
+}
+
+// detectShell uses $SHELL, then the passwd entry, then /bin/sh.
+func detectShell(env []string) Shell {
+	path, _ := envLookup(env, "SHELL")
+	if path == "" {
+		if u, err := user.Current(); err == nil {
+			path = loginShell(u.Username)
+		}
+	}
+	if path == "" {
+		path = "/bin/sh"
+	}
+	return Shell{Name: filepath.Base(path), Path: path}
+}
+
+// loginShell reads the user's shell from /etc/passwd.
+func loginShell(name string) string {
+	data, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) >= 7 && f[0] == name {
+			return f[6]
+		}
+	}
+	return ""
+}

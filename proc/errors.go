@@ -1,0 +1,75 @@
+package proc
+
+import (
+	"github.com/codexec/codex/rpc"
+)
+
+// Wire errors of the handshake and process methods, with the exact texts of
+// protocol.md §3. Decisions use the codes (errors.Is), never the texts.
+
+func errBeforeInitialize(family string) error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "client must call initialize before using %s methods", family)
+}
+
+func errBeforeInitialized(family string) error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "client must send initialized before using %s methods", family)
+}
+
+func errInitializeTwice() error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "initialize may only be sent once per connection")
+}
+
+func errUnknownSessionID(id string) error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown session id %s", id)
+}
+
+func errSessionAlreadyAttached(id string) error {
+	return rpc.Errorf(rpc.CodeSessionAttached, "session %s is already attached to another connection", id)
+}
+
+func errMethodNotImplemented(method string) error {
+	return rpc.Errorf(rpc.CodeMethodNotFound, "exec-server stub does not implement `%s` yet", method)
+}
+
+func errUnknownProcess(id string) error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown process id %s", id)
+}
+
+func errProcessExists(id string) error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s already exists", id)
+}
+
+func errProcessStarting(id string) error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process id %s is starting", id)
+}
+
+func errStartCancelled(id string) error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s start was cancelled", id)
+}
+
+func errTooManyProcesses(limit int) error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "too many processes in this session (limit %d)", limit)
+}
+
+func errNotPTY(id string) error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s is not a PTY", id)
+}
+
+func errCloseStdinPTY() error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "closeStdin is not supported for PTY processes")
+}
+
+func errUnexpectedNotification(method string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unexpected notification %s", method)
+}
+
+func errSandboxUnenforceable() error {
+	return rpc.Errorf(rpc.CodeInvalidParams, "sandbox intent cannot be enforced on this executor")
+}
+
+func errFSSandboxUnenforceable() error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "filesystem sandbox cannot be enforced on this executor")
+}
+
+// errSpawn maps a failed spawn to -32603 with the OS error text.
+func errSpawn(err error) error { return rpc.OSError(rpc.CodeInternalError, err) }

@@ -1,0 +1,188 @@
+package proc
+
+import (
+	"sync"
+)
+
+// Limits on the output retained per process for process/read
+// (protocol.md §7.6). The byte cap is server configuration.
+const (
+	DefaultRetainedBytes  = 1 << 20
+	DefaultRetainedChunks = 50_000
+)
+
+// chunk is one retained output read.
+type chunk struct {
+	seq    uint64
+	stream Stream
+	data   []byte
+}
+
+// eventLog is the per-process sequence of events (output chunks, exit,
+// close) with its seq counter and the bounded FIFO of retained output. The
+// oldest chunks are evicted while the total is above maxBytes or the count
+// above maxChunks; evictions are counted, never silent.
+//
+// All fields are guarded by mu. wake is closed and replaced on every change,
+// which is how waiting readers are woken (a broadcast, not a shared channel
+// of values).
+type eventLog struct {
+	mu        sync.Mutex
+	maxBytes  int
+	maxChunks int
+
+	next         uint64  // next unassigned seq; starts at 1
+	chunks       []chunk // retained output, oldest first, from index head
+	head         int
+	bytes        int    // bytes retained
+	evictedBytes uint64 // bytes evicted since start
+	lastEvicted  uint64 // seq of the newest evicted chunk, 0 if none
+
+	exited        bool
+	exitCode      int
+	closed        bool
+	sandboxDenied bool
+
+	wake chan struct{}
+}
+
+func newEventLog(maxBytes, maxChunks int) *eventLog {
+	if maxBytes <= 0 {
+		maxBytes = DefaultRetainedBytes
+	}
+	if maxChunks <= 0 {
+		maxChunks = DefaultRetainedChunks
+	}
+	return &eventLog{maxBytes: maxBytes, maxChunks: maxChunks, next: 1, wake: make(chan struct{})}
+}
+
+// broadcast wakes every waiter. mu must be held.
+func (l *eventLog) broadcast() {
+	close(l.wake)
+	l.wake = make(chan struct{})
+}
+
+// appendOutput assigns the next seq to an output chunk and retains it.
+func (l *eventLog) appendOutput(s Stream, data []byte) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seq := l.next
+	l.next++
+	l.chunks = append(l.chunks, chunk{seq: seq, stream: s, data: data})
+	l.bytes += len(data)
+	for (l.bytes > l.maxBytes || len(l.chunks)-l.head > l.maxChunks) && len(l.chunks)-l.head > 1 {
+		old := &l.chunks[l.head]
+		l.bytes -= len(old.data)
+		l.evictedBytes += uint64(len(old.data))
+		l.lastEvicted = old.seq
+		*old = chunk{}
+		l.head++
+	}
+	if l.head > 64 && l.head*2 >= len(l.chunks) {
+		n := copy(l.chunks, l.chunks[l.head:])
+		clear(l.chunks[n:])
+		l.chunks = l.chunks[:n]
+		l.head = 0
+	}
+	l.broadcast()
+	return seq
+}
+
+// markExited records the exit and assigns its seq.
+func (l *eventLog) markExited(code int, denied bool) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seq := l.next
+	l.next++
+	l.exited, l.exitCode, l.sandboxDenied = true, code, denied
+	l.broadcast()
+	return seq
+}
+
+// markClosed records the close and assigns its seq.
+func (l *eventLog) markClosed() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seq := l.next
+	l.next++
+	l.closed = true
+	l.broadcast()
+	return seq
+}
+
+// retainedText returns copies of the retained output split by stream, for
+// the sandbox denial heuristic.
+func (l *eventLog) retainedText() (stdout, stderr []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.chunks[l.head:] {
+		if c.stream == StreamStderr {
+			stderr = append(stderr, c.data...)
+		} else {
+			stdout = append(stdout, c.data...)
+		}
+	}
+	return stdout, stderr
+}
+
+// readResult is the outcome of a read (protocol.md §6.6).
+type readResult struct {
+	Chunks           []chunk
+	NextSeq          uint64
+	Exited           bool
+	ExitCode         *int
+	Closed           bool
+	SandboxDenied    bool
+	Truncated        bool
+	FirstRetainedSeq *uint64
+	EvictedBytes     uint64
+}
+
+// read collects the chunks after afterSeq within the byte budget (maxBytes <
+// 0 means unlimited) and reports whether the read may return now, and the
+// channel to wait on otherwise.
+func (l *eventLog) read(afterSeq uint64, maxBytes int64) (readResult, bool, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var r readResult
+	live := l.chunks[l.head:]
+	// Binary search for the first chunk with seq > afterSeq.
+	lo, hi := 0, len(live)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if live[m].seq <= afterSeq {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	var total int64
+	for _, c := range live[lo:] {
+		n := int64(len(c.data))
+		if len(r.Chunks) > 0 && maxBytes >= 0 && total+n > maxBytes {
+			break
+		}
+		r.Chunks = append(r.Chunks, c)
+		total += n
+		if maxBytes >= 0 && total >= maxBytes {
+			break
+		}
+	}
+	r.NextSeq = l.next
+	if maxBytes >= 0 && len(r.Chunks) > 0 {
+		r.NextSeq = r.Chunks[len(r.Chunks)-1].seq + 1
+	}
+	r.Exited, r.Closed, r.SandboxDenied = l.exited, l.closed, l.sandboxDenied
+	if l.exited {
+		code := l.exitCode
+		r.ExitCode = &code
+	}
+	r.Truncated = l.lastEvicted > afterSeq
+	if len(live) > 0 {
+		first := live[0].seq
+		r.FirstRetainedSeq = &first
+	}
+	r.EvictedBytes = l.evictedBytes
+	ready := len(r.Chunks) > 0 || l.closed || (l.exited && afterSeq < l.next-1)
+	return r, ready, l.wake
+}

@@ -1,0 +1,137 @@
+package proc
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+
+	"github.com/codexec/codex/rpc"
+	"go.uber.org/zap"
+)
+
+// Binder builds the handler of each exec-server connection: the handshake
+// gate (protocol.md §5.1) in front of the process methods and of any extra
+// methods (the fs/* bindings), all sharing one Registry.
+type Binder struct {
+	reg   *Registry
+	extra map[string]rpc.HandlerFunc
+	log   *zap.Logger
+}
+
+// NewBinder returns a Binder. extra maps method names to handlers that run
+// after the handshake, under the "filesystem" family for fs/* names.
+func NewBinder(reg *Registry, extra map[string]rpc.HandlerFunc, logger *zap.Logger) *Binder {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &Binder{reg: reg, extra: extra, log: logger}
+}
+
+// Bind is an rpc.Options.Bind function. When the connection ends, its
+// session is detached.
+func (b *Binder) Bind(c *rpc.Conn) rpc.Handler {
+	h := &connHandler{b: b, reg: b.reg, c: c}
+	c.Go(func(ctx context.Context) {
+		<-ctx.Done()
+		if s := h.sess.Load(); s != nil {
+			b.reg.detach(s, c)
+		}
+	})
+	return h
+}
+
+// Handshake states of a connection.
+const (
+	stateNew         int32 = iota // nothing yet
+	stateInitialized              // initialize succeeded
+	stateReady                    // initialized received
+)
+
+// connHandler is the per-connection handler. It is used by the connection's
+// reader goroutine (Preempt) and handler goroutine (Handle) concurrently, so
+// its state is atomic.
+type connHandler struct {
+	b     *Binder
+	reg   *Registry
+	c     *rpc.Conn
+	state atomic.Int32
+	sess  atomic.Pointer[Session]
+}
+
+var _ rpc.Preempter = (*connHandler)(nil)
+
+// check enforces the handshake for a method family.
+func (h *connHandler) check(family string) error {
+	switch h.state.Load() {
+	case stateNew:
+		return errBeforeInitialize(family)
+	case stateInitialized:
+		return errBeforeInitialized(family)
+	}
+	return nil
+}
+
+// session returns the connection's session; valid after check succeeded.
+func (h *connHandler) session() *Session { return h.sess.Load() }
+
+// Handle implements rpc.Handler.
+func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error) {
+	if req.IsNotification() {
+		if req.Method != "initialized" {
+			return nil, rpc.CloseConn(errUnexpectedNotification(req.Method))
+		}
+		if !h.state.CompareAndSwap(stateInitialized, stateReady) && h.state.Load() == stateNew {
+			return nil, rpc.CloseConn(nil) // initialized before initialize
+		}
+		return nil, nil
+	}
+	if m, ok := methods[req.Method]; ok {
+		return m.run(ctx, h, req)
+	}
+	if f, ok := h.b.extra[req.Method]; ok {
+		if err := h.check("filesystem"); err != nil {
+			return nil, err
+		}
+		if needsFSSandbox(req.Params) {
+			return nil, errFSSandboxUnenforceable()
+		}
+		return f(ctx, req)
+	}
+	return nil, errMethodNotImplemented(req.Method)
+}
+
+// Preempt answers control requests at once, even while earlier requests of
+// the connection still wait (protocol.md §1.5). Before the handshake nothing
+// is preempted, so handshake errors come back in wire order.
+func (h *connHandler) Preempt(ctx context.Context, req *rpc.Request) (any, error, bool) {
+	if h.state.Load() != stateReady {
+		return nil, nil, false
+	}
+	m, ok := methods[req.Method]
+	if !ok || !m.control {
+		return nil, nil, false
+	}
+	res, err := m.run(ctx, h, req)
+	return res, err, true
+}
+
+// needsFSSandbox reports whether fs params carry a sandbox whose filesystem
+// policy is restricted (protocol.md §8.2). Until the sandboxed fs helper
+// exists such requests are refused rather than run unconfined.
+func needsFSSandbox(params json.RawMessage) bool {
+	var p struct {
+		Sandbox *struct {
+			Permissions *struct {
+				Type       string `json:"type"`
+				FileSystem *struct {
+					Type string `json:"type"`
+				} `json:"file_system"`
+			} `json:"permissions"`
+		} `json:"sandbox"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Sandbox == nil || p.Sandbox.Permissions == nil {
+		return false
+	}
+	perm := p.Sandbox.Permissions
+	return perm.Type == "managed" && perm.FileSystem != nil && perm.FileSystem.Type == "restricted"
+}

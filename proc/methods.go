@@ -1,0 +1,290 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/codexec/codex/rpc"
+	"golang.org/x/sys/unix"
+)
+
+// method is one bound method: its params are decoded before the handshake
+// check (protocol.md §5.1), then it runs.
+type method struct {
+	control bool // answered at once, even while other requests wait
+	run     func(ctx context.Context, h *connHandler, req *rpc.Request) (any, error)
+}
+
+// bind makes a method whose params decode into P.
+func bind[P any](family string, control bool, f func(ctx context.Context, h *connHandler, req *rpc.Request, p *P) (any, error)) method {
+	return method{control: control, run: func(ctx context.Context, h *connHandler, req *rpc.Request) (any, error) {
+		p := new(P)
+		if err := rpc.DecodeParams(req.Params, p); err != nil {
+			return nil, err
+		}
+		if family != "" {
+			if err := h.check(family); err != nil {
+				return nil, err
+			}
+		}
+		return f(ctx, h, req, p)
+	}}
+}
+
+// bindNoParams makes a method without params.
+func bindNoParams(family string, control bool, f func(h *connHandler) (any, error)) method {
+	return method{control: control, run: func(ctx context.Context, h *connHandler, req *rpc.Request) (any, error) {
+		if err := rpc.DecodeNoParams(req.Params); err != nil {
+			return nil, err
+		}
+		if err := h.check(family); err != nil {
+			return nil, err
+		}
+		return f(h)
+	}}
+}
+
+var methods map[string]method
+
+func init() {
+	methods = map[string]method{
+		"initialize":         bind("", false, initialize),
+		"environment/info":   bindNoParams("environment info", true, envInfo),
+		"environment/status": bindNoParams("environment status", true, envStatus),
+		"process/start":      bind("exec", false, start),
+		"process/read":       bind("exec", false, read),
+		"process/write":      bind("exec", false, write),
+		"process/closeStdin": bind("exec", false, closeStdin),
+		"process/signal":     bind("exec", true, signal),
+		"process/terminate":  bind("exec", true, terminate),
+		"process/resize":     bind("exec", true, resize),
+	}
+}
+
+func initialize(_ context.Context, h *connHandler, _ *rpc.Request, p *InitializeParams) (any, error) {
+	if h.state.Load() != stateNew {
+		return nil, errInitializeTwice()
+	}
+	var s *Session
+	var err error
+	if p.ResumeSessionID != nil {
+		s, err = h.reg.resume(*p.ResumeSessionID, h.c)
+		switch {
+		case errors.Is(err, errUnknownSession):
+			return nil, errUnknownSessionID(*p.ResumeSessionID)
+		case errors.Is(err, errSessionAttached):
+			return nil, errSessionAlreadyAttached(*p.ResumeSessionID)
+		}
+	} else {
+		s, err = h.reg.create(h.c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	h.sess.Store(s)
+	h.state.Store(stateInitialized)
+	return InitializeResult{SessionID: s.id, EnvironmentInfo: h.info()}, nil
+}
+
+func (h *connHandler) info() EnvironmentInfo {
+	return environmentInfo(h.reg.cfg.ExecutorVersion, h.reg.cfg.BaseEnv)
+}
+
+func envInfo(h *connHandler) (any, error) { return h.info(), nil }
+
+func envStatus(*connHandler) (any, error) { return StatusResult{Status: "ready"}, nil }
+
+func read(_ context.Context, h *connHandler, req *rpc.Request, p *ReadParams) (any, error) {
+	e := h.session().lookup(p.ProcessID)
+	if e == nil {
+		return nil, errUnknownProcess(p.ProcessID)
+	}
+	if entryState(e.state.Load()) == stateStarting {
+		return nil, errProcessStarting(p.ProcessID)
+	}
+	var after uint64
+	if p.AfterSeq != nil {
+		after = *p.AfterSeq
+	}
+	maxBytes := int64(-1)
+	if p.MaxBytes != nil {
+		maxBytes = int64(min(*p.MaxBytes, 1<<62))
+	}
+	res, ready, wake := e.log.read(after, maxBytes)
+	if ready || p.WaitMs == nil || *p.WaitMs == 0 {
+		return readResult2Wire(res, p.IncludeTruncation), nil
+	}
+	// Park the long poll; it must not hold up the connection's other
+	// requests (protocol.md §1.5).
+	wait := time.Duration(min(*p.WaitMs, uint64(24*time.Hour/time.Millisecond))) * time.Millisecond
+	h.c.Go(func(ctx context.Context) {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		for {
+			select {
+			case <-wake:
+				res, ready, wake = e.log.read(after, maxBytes)
+				if !ready {
+					continue
+				}
+			case <-timer.C:
+				res, _, _ = e.log.read(after, maxBytes)
+			case <-ctx.Done():
+				return
+			}
+			_ = h.c.Respond(req.ID, readResult2Wire(res, p.IncludeTruncation), nil)
+			return
+		}
+	})
+	return nil, rpc.ErrAsync
+}
+
+func readResult2Wire(r readResult, truncation bool) ReadResult {
+	out := ReadResult{
+		Chunks:        make([]ReadChunk, len(r.Chunks)),
+		NextSeq:       r.NextSeq,
+		Exited:        r.Exited,
+		ExitCode:      r.ExitCode,
+		Closed:        r.Closed,
+		SandboxDenied: r.SandboxDenied,
+	}
+	for i, c := range r.Chunks {
+		out.Chunks[i] = ReadChunk{Seq: c.seq, Stream: c.stream.String(), Chunk: c.data}
+	}
+	if truncation {
+		out.withTruncation = true
+		out.Truncated = &r.Truncated
+		out.FirstRetainedSeq = r.FirstRetainedSeq
+		out.EvictedBytes = &r.EvictedBytes
+	}
+	return out
+}
+
+func write(ctx context.Context, h *connHandler, _ *rpc.Request, p *WriteParams) (any, error) {
+	if p.WriteID != nil && *p.WriteID == "" {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "writeId must not be empty")
+	}
+	e := h.session().lookup(p.ProcessID)
+	if e == nil {
+		return WriteResult{Status: WriteUnknownProcess}, nil
+	}
+	proc := e.p.Load()
+	if proc == nil {
+		return WriteResult{Status: WriteStarting}, nil
+	}
+	if p.CloseStdin && proc.IsPTY() {
+		return nil, errCloseStdinPTY()
+	}
+	if p.WriteID != nil && !e.rememberWrite(*p.WriteID) {
+		return WriteResult{Status: WriteAccepted}, nil // an idempotent retry
+	}
+	if len(p.Chunk) > 0 {
+		if err := proc.Write(ctx, p.Chunk); err != nil {
+			return writeStatus(err)
+		}
+	}
+	if p.CloseStdin {
+		if err := proc.CloseStdin(); err != nil {
+			return writeStatus(err)
+		}
+	}
+	return WriteResult{Status: WriteAccepted}, nil
+}
+
+func writeStatus(err error) (any, error) {
+	switch {
+	case errors.Is(err, ErrStdinClosed):
+		return WriteResult{Status: WriteStdinClosed}, nil
+	case errors.Is(err, context.Canceled):
+		return nil, err
+	}
+	return nil, rpc.OSError(rpc.CodeInternalError, err)
+}
+
+func closeStdin(_ context.Context, h *connHandler, _ *rpc.Request, p *ProcessIDParams) (any, error) {
+	e := h.session().lookup(p.ProcessID)
+	if e == nil {
+		return WriteResult{Status: WriteUnknownProcess}, nil
+	}
+	proc := e.p.Load()
+	if proc == nil {
+		return WriteResult{Status: WriteStarting}, nil
+	}
+	if proc.IsPTY() {
+		return nil, errCloseStdinPTY()
+	}
+	if err := proc.CloseStdin(); err != nil {
+		return writeStatus(err)
+	}
+	return WriteResult{Status: WriteAccepted}, nil
+}
+
+func signal(_ context.Context, h *connHandler, _ *rpc.Request, p *SignalParams) (any, error) {
+	if p.Signal != "interrupt" {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `interrupt`", p.Signal)
+	}
+	if e := h.session().lookup(p.ProcessID); e != nil {
+		if proc := e.p.Load(); proc != nil {
+			_ = proc.Signal(unix.SIGINT)
+		}
+	}
+	return struct{}{}, nil
+}
+
+func terminate(_ context.Context, h *connHandler, _ *rpc.Request, p *TerminateParams) (any, error) {
+	graceful := false
+	var grace time.Duration
+	if p.Mode != nil {
+		switch p.Mode.Type {
+		case "force":
+		case "graceful":
+			graceful = true
+			if p.Mode.TimeoutMs != nil {
+				grace = time.Duration(min(*p.Mode.TimeoutMs, uint64(24*time.Hour/time.Millisecond))) * time.Millisecond
+			}
+		default:
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `force` or `graceful`", p.Mode.Type)
+		}
+	}
+	s := h.session()
+	e := s.lookup(p.ProcessID)
+	if e == nil {
+		return TerminateResult{Running: false}, nil
+	}
+	switch entryState(e.state.Load()) {
+	case stateStarting:
+		e.cancelled.Store(true)
+		s.remove(e)
+		return TerminateResult{Running: true}, nil
+	case stateRunning:
+		e.kill(graceful, grace)
+		return TerminateResult{Running: true}, nil
+	}
+	return TerminateResult{Running: false}, nil
+}
+
+func resize(_ context.Context, h *connHandler, _ *rpc.Request, p *ResizeParams) (any, error) {
+	if p.Size.Rows == 0 || p.Size.Cols == 0 {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "size rows and cols must be greater than 0")
+	}
+	e := h.session().lookup(p.ProcessID)
+	if e == nil {
+		return nil, errUnknownProcess(p.ProcessID)
+	}
+	proc := e.p.Load()
+	if proc == nil {
+		return nil, errProcessStarting(p.ProcessID)
+	}
+	if !proc.IsPTY() {
+		return nil, errNotPTY(p.ProcessID)
+	}
+	if entryState(e.state.Load()) >= stateExited {
+		return struct{}{}, nil
+	}
+	if err := proc.Resize(p.Size.Rows, p.Size.Cols); err != nil && !errors.Is(err, unix.ESRCH) {
+		return nil, rpc.OSError(rpc.CodeInternalError, err)
+	}
+	return struct{}{}, nil
+}
+

@@ -1,0 +1,187 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/codexec/codex/rpc"
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+)
+
+// Config is the server configuration of the process layer. Zero values mean
+// the defaults given per field.
+type Config struct {
+	// SessionTTL is how long a detached session survives (default 80 s,
+	// as the reference). Negative means 0: processes die with the connection.
+	SessionTTL time.Duration
+	// ExitedRetention is how long a closed process stays readable (80 s).
+	ExitedRetention time.Duration
+	// RetainedBytes caps the output retained per process (1 MiB).
+	RetainedBytes int
+	// MaxProcesses caps the live processes of one session (1024).
+	MaxProcesses int
+	// ExecutorVersion is reported in environment/info ("0.169.0").
+	ExecutorVersion string
+	// BaseEnv is the server environment children inherit through envPolicy
+	// (default: os.Environ()).
+	BaseEnv []string
+}
+
+func (c *Config) setDefaults() {
+	if c.SessionTTL == 0 {
+		c.SessionTTL = 80 * time.Second
+	}
+	if c.SessionTTL < 0 {
+		c.SessionTTL = 0
+	}
+	if c.ExitedRetention <= 0 {
+		c.ExitedRetention = 80 * time.Second
+	}
+	if c.RetainedBytes <= 0 {
+		c.RetainedBytes = DefaultRetainedBytes
+	}
+	if c.MaxProcesses <= 0 {
+		c.MaxProcesses = 1024
+	}
+	if c.ExecutorVersion == "" {
+		c.ExecutorVersion = "0.169.0"
+	}
+}
+
+// Registry holds every session of the server and owns every process
+// goroutine. It is safe for concurrent use.
+type Registry struct {
+	cfg  Config
+	log  *zap.Logger
+	tree *TreeKiller
+
+	mu       sync.Mutex
+	sessions map[string]*Session // guarded by mu
+	closed   bool                // guarded by mu
+
+	wg sync.WaitGroup // process watchers
+}
+
+// NewRegistry returns an empty registry. Shutdown must be called to kill the
+// remaining processes and release the tree killer.
+func NewRegistry(cfg Config, logger *zap.Logger) (*Registry, error) {
+	cfg.setDefaults()
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	tree, err := NewTreeKiller(logger)
+	if err != nil {
+		return nil, err
+	}
+	logger.Debug("process tree killing", zap.String("mode", tree.Mode()))
+	return &Registry{cfg: cfg, log: logger, tree: tree, sessions: map[string]*Session{}}, nil
+}
+
+var (
+	errUnknownSession  = errors.New("unknown session")
+	errSessionAttached = errors.New("session already attached")
+	errShuttingDown    = errors.New("server is shutting down")
+)
+
+// create makes a new session attached to c.
+func (r *Registry) create(c *rpc.Conn) (*Session, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Session{id: uuid.NewString(), reg: r, ctx: ctx, cancel: cancel, procs: map[string]*entry{}}
+	s.log = r.log.With(zap.String("session", s.id))
+	s.attached.Store(c)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		cancel()
+		return nil, errShuttingDown
+	}
+	r.sessions[s.id] = s
+	return s, nil
+}
+
+// resume attaches c to a detached session.
+func (r *Registry) resume(id string, c *rpc.Conn) (*Session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sessions[id]
+	if !ok {
+		return nil, errUnknownSession
+	}
+	if !s.attached.CompareAndSwap(nil, c) {
+		return nil, errSessionAttached
+	}
+	if s.expiry != nil {
+		s.expiry.Stop()
+		s.expiry = nil
+	}
+	s.log.Info("session resumed")
+	return s, nil
+}
+
+// detach is called when c ends. The session's processes keep running until
+// the TTL expires without a resume.
+func (r *Registry) detach(s *Session, c *rpc.Conn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !s.attached.CompareAndSwap(c, nil) {
+		return
+	}
+	if r.cfg.SessionTTL == 0 {
+		delete(r.sessions, s.id)
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			s.kill()
+		}()
+		return
+	}
+	s.log.Debug("session detached", zap.Duration("ttl", r.cfg.SessionTTL))
+	s.expiry = time.AfterFunc(r.cfg.SessionTTL, func() { r.expire(s) })
+}
+
+func (r *Registry) expire(s *Session) {
+	r.mu.Lock()
+	if s.attached.Load() != nil || r.sessions[s.id] != s {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.sessions, s.id)
+	s.expiry = nil
+	r.mu.Unlock()
+	s.log.Info("detached session expired; killing its processes")
+	s.kill()
+}
+
+// Shutdown kills the processes of every session (SIGKILL to each tree) and
+// waits for their goroutines. New sessions are refused afterwards.
+func (r *Registry) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	sessions := make([]*Session, 0, len(r.sessions))
+	for _, s := range r.sessions {
+		sessions = append(sessions, s)
+		if s.expiry != nil {
+			s.expiry.Stop()
+		}
+	}
+	r.sessions = map[string]*Session{}
+	r.mu.Unlock()
+	for _, s := range sessions {
+		s.kill()
+	}
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if cerr := r.tree.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,220 @@
+package proc
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/sandbox"
+	"golang.org/x/sys/unix"
+	"go.uber.org/zap"
+)
+
+// Session is a process table that outlives connections (protocol.md §5.2).
+// At most one connection is attached at a time; notifications go only to it,
+// and are dropped while the session is detached.
+//
+// Lock order: Registry.mu, then Session.mu, then eventLog.mu. entry.emitMu
+// is taken before eventLog.mu and never while holding Session.mu.
+type Session struct {
+	id     string
+	reg    *Registry
+	log    *zap.Logger
+	ctx    context.Context // cancelled when the session ends (expiry, shutdown)
+	cancel context.CancelFunc
+
+	attached atomic.Pointer[rpc.Conn] // the connection notifications go to
+
+	mu    sync.Mutex
+	procs map[string]*entry // guarded by mu
+	live  int               // guarded by mu: entries not yet closed
+	ended bool              // guarded by mu: no new processes
+
+	expiry *time.Timer // guarded by reg.mu: runs while detached
+}
+
+// ID returns the session id (a UUIDv4).
+func (s *Session) ID() string { return s.id }
+
+// conn returns the attached connection, or nil.
+func (s *Session) conn() *rpc.Conn { return s.attached.Load() }
+
+// lookup returns the entry for id, or nil.
+func (s *Session) lookup(id string) *entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.procs[id]
+}
+
+// kill ends every process of the session; entries are removed. It is used
+// at TTL expiry and at shutdown.
+func (s *Session) kill() {
+	s.mu.Lock()
+	s.ended = true
+	entries := make([]*entry, 0, len(s.procs))
+	for _, e := range s.procs {
+		entries = append(entries, e)
+	}
+	s.mu.Unlock()
+	for _, e := range entries {
+		e.kill(false, 0)
+	}
+	s.cancel()
+}
+
+// remove drops an entry from the table if it is still the one registered.
+func (s *Session) remove(e *entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.procs[e.id] == e {
+		delete(s.procs, e.id)
+	}
+}
+
+// entryState is the monotonic lifecycle of an entry.
+type entryState int32
+
+const (
+	stateStarting entryState = iota
+	stateRunning
+	stateExited
+	stateClosed
+)
+
+// entry is one process of a session: its OS process, its event log and the
+// bookkeeping of the wire protocol (write ids, start gate).
+type entry struct {
+	id   string
+	qid  []byte // id as a JSON string
+	sess *Session
+	log  *eventLog
+
+	state     atomic.Int32 // entryState; only moves forward
+	p         atomic.Pointer[Process]
+	cancelled atomic.Bool   // terminated while starting
+	started   chan struct{} // closed once the start response is queued
+	sandboxed bool
+
+	emitMu sync.Mutex // orders seq assignment and hand-off to the connection
+
+	writeMu    sync.Mutex
+	writeIDs   map[string]struct{} // guarded by writeMu; the last maxWriteIDs ids
+	writeOrder []string            // guarded by writeMu; FIFO of writeIDs
+
+	killOnce   sync.Once                  // a tree is SIGKILLed at most once
+	graceTimer atomic.Pointer[time.Timer] // pending SIGKILL of a graceful terminate
+}
+
+const maxWriteIDs = 4096
+
+func (e *entry) setState(s entryState) {
+	for {
+		cur := e.state.Load()
+		if int32(s) <= cur || e.state.CompareAndSwap(cur, int32(s)) {
+			return
+		}
+	}
+}
+
+// emit is the OutputFunc of the process: it assigns the seq, retains the
+// chunk and hands the notification to the attached connection, blocking
+// while that connection's queue is full (backpressure).
+func (e *entry) emit(s Stream, data []byte) {
+	<-e.started
+	e.emitMu.Lock()
+	defer e.emitMu.Unlock()
+	seq := e.log.appendOutput(s, data)
+	if c := e.sess.conn(); c != nil {
+		_ = c.Send(e.sess.ctx, appendOutputNotification(frame(len(data)), e.qid, seq, s, data), true)
+	}
+}
+
+func (e *entry) emitExited(code int, denied bool) {
+	e.emitMu.Lock()
+	defer e.emitMu.Unlock()
+	seq := e.log.markExited(code, denied)
+	e.setState(stateExited)
+	if c := e.sess.conn(); c != nil {
+		_ = c.Send(e.sess.ctx, appendExitedNotification(rpc.AcquireFrame(), e.qid, seq, code, denied), true)
+	}
+}
+
+func (e *entry) emitClosed() {
+	e.emitMu.Lock()
+	defer e.emitMu.Unlock()
+	seq := e.log.markClosed()
+	e.setState(stateClosed)
+	if c := e.sess.conn(); c != nil {
+		_ = c.Send(e.sess.ctx, appendClosedNotification(rpc.AcquireFrame(), e.qid, seq), true)
+	}
+}
+
+// watch publishes the exit and the close of the process, in that order, and
+// then schedules the removal of the entry. It runs on a goroutine owned by
+// the registry.
+func (e *entry) watch(p *Process) {
+	<-e.started
+	<-p.Exited()
+	code := p.ExitCode()
+	denied := false
+	if e.sandboxed {
+		// Let late output land before judging the denial (protocol.md §8.4).
+		select {
+		case <-p.OutputDone():
+		case <-time.After(20 * time.Millisecond):
+		}
+		stdout, stderr := e.log.retainedText()
+		denied = sandbox.LikelyDenied(code, stdout, stderr)
+	}
+	e.emitExited(code, denied)
+	<-p.OutputDone()
+	e.emitClosed()
+	if t := e.graceTimer.Load(); t != nil {
+		t.Stop()
+	}
+	p.Close()
+	s := e.sess
+	s.mu.Lock()
+	s.live--
+	s.mu.Unlock()
+	time.AfterFunc(s.reg.cfg.ExitedRetention, func() { s.remove(e) })
+}
+
+// kill ends the process tree. graceful sends SIGTERM to the group first and
+// SIGKILL to the whole tree after grace (protocol.md §10.3).
+func (e *entry) kill(graceful bool, grace time.Duration) {
+	p := e.p.Load()
+	if p == nil {
+		return
+	}
+	if !graceful {
+		e.killOnce.Do(func() { _ = p.Kill() })
+		return
+	}
+	_ = p.Signal(unix.SIGTERM)
+	t := time.AfterFunc(grace, func() { e.killOnce.Do(func() { _ = p.Kill() }) })
+	if old := e.graceTimer.Swap(t); old != nil {
+		old.Stop()
+	}
+}
+
+// rememberWrite records a write id and reports whether it was new.
+func (e *entry) rememberWrite(id string) bool {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	if e.writeIDs == nil {
+		e.writeIDs = map[string]struct{}{}
+	}
+	if _, ok := e.writeIDs[id]; ok {
+		return false
+	}
+	e.writeIDs[id] = struct{}{}
+	e.writeOrder = append(e.writeOrder, id)
+	if len(e.writeOrder) > maxWriteIDs {
+		delete(e.writeIDs, e.writeOrder[0])
+		e.writeOrder = e.writeOrder[1:]
+	}
+	return true
+}

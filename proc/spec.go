@@ -1,0 +1,145 @@
+package proc
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Stream identifies where an output chunk was read from.
+type Stream uint8
+
+// The output streams of a process. A pipe-mode process has StreamStdout and
+// StreamStderr; a PTY process has only StreamPTY (protocol.md §7.4).
+const (
+	StreamStdout Stream = iota
+	StreamStderr
+	StreamPTY
+)
+
+// String returns the wire label of s: "stdout", "stderr" or "pty".
+func (s Stream) String() string {
+	switch s {
+	case StreamStdout:
+		return "stdout"
+	case StreamStderr:
+		return "stderr"
+	case StreamPTY:
+		return "pty"
+	}
+	return "stream(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Spec describes one process to start. It is a plain value: Start copies
+// what it needs and never modifies it.
+type Spec struct {
+	// Argv is the command line; it must not be empty. Argv[0] is resolved
+	// with execvp(3) semantics against the PATH in Env (the child's
+	// environment, not the server's); an unset PATH means "/bin:/usr/bin".
+	// A name containing '/' is used as is, relative to Dir.
+	Argv []string
+
+	// Arg0, if non-empty, is the argv[0] the child sees. The program run is
+	// still the one Argv[0] resolves to. Empty means Argv[0].
+	Arg0 string
+
+	// Dir is the working directory of the child. It should be absolute and
+	// must exist: a missing Dir fails Start with an error matching
+	// syscall.ENOENT. Empty means the server's working directory.
+	Dir string
+
+	// Env is the exact environment of the child, as "KEY=value" strings.
+	// Nothing is added: nil or empty means an empty environment.
+	Env []string
+
+	// TTY runs the child on a new pseudo-terminal that is its controlling
+	// terminal and its fds 0, 1 and 2. Output then arrives as StreamPTY.
+	TTY bool
+
+	// Rows and Cols are the initial PTY size; zero means 24 rows and 80
+	// columns. Ignored without TTY.
+	Rows, Cols uint16
+
+	// PipeStdin gives a non-PTY child a writable stdin pipe. False means the
+	// child's stdin is /dev/null and Process.Write returns ErrStdinClosed.
+	// Ignored with TTY (the PTY is always writable).
+	PipeStdin bool
+}
+
+// OutputFunc receives each chunk read from the OS, in order per stream.
+//
+// It owns b: b is a fresh slice that is never reused by this package, and it
+// is right-sized for small reads (a large read may hand over a buffer whose
+// capacity exceeds len(b)). It is called from the stream's reader goroutine
+// and may block: that is the backpressure, since the child blocks once the
+// pipe or PTY fills. It is never called after the process's OutputDone
+// channel is closed. It must not call Process.Close.
+type OutputFunc func(s Stream, b []byte)
+
+// Options configures Start. The zero value is valid.
+type Options struct {
+	// Tree kills whole process trees, including descendants that called
+	// setsid. Nil means Kill reaches only the child's process group.
+	Tree *TreeKiller
+
+	// Logger receives debug and error logs about the process. Nil means no
+	// logging.
+	Logger *zap.Logger
+}
+
+// Sentinel errors returned by Process methods. Test for them with errors.Is.
+var (
+	// ErrStdinClosed means the process has no writable stdin: it was started
+	// without PipeStdin, CloseStdin was called, or the child closed its end.
+	ErrStdinClosed = errors.New("proc: stdin is closed")
+
+	// ErrNotPTY is returned by Resize for a process started without TTY.
+	ErrNotPTY = errors.New("proc: process has no pty")
+
+	// ErrPTYStdin is returned by CloseStdin for a PTY process: its input is
+	// the terminal, which cannot be closed without closing its output.
+	ErrPTYStdin = errors.New("proc: the stdin of a pty process cannot be closed")
+)
+
+// Defaults and limits (protocol.md §11).
+const (
+	// DefaultRows and DefaultCols are the PTY size when Spec leaves it zero.
+	DefaultRows, DefaultCols = 24, 80
+
+	// StdinQueueLen is how many chunks Write queues before it blocks.
+	StdinQueueLen = 128
+
+	// KillGrace is how long Kill waits for the output streams to reach EOF
+	// before it force-closes the parent's read ends.
+	KillGrace = 2 * time.Second
+
+	// readSize is the read buffer size for pipes and the PTY master.
+	readSize = 64 << 10
+
+	// handOff is the read length from which the pooled buffer itself is
+	// handed to the OutputFunc instead of a right-sized copy.
+	handOff = 32 << 10
+)
+
+// size returns the PTY size of s with the defaults applied.
+func (s *Spec) size() (rows, cols uint16) {
+	rows, cols = s.Rows, s.Cols
+	if rows == 0 {
+		rows = DefaultRows
+	}
+	if cols == 0 {
+		cols = DefaultCols
+	}
+	return rows, cols
+}
+
+// argv returns the argument vector the child sees.
+func (s *Spec) argv() []string {
+	argv := append([]string(nil), s.Argv...)
+	if s.Arg0 != "" {
+		argv[0] = s.Arg0
+	}
+	return argv
+}

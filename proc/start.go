@@ -1,0 +1,112 @@
+package proc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/codexec/codex/rpc"
+)
+
+// start handles process/start (protocol.md §6.5). The response is queued
+// before the process's first notification: emitters wait on entry.started,
+// which is closed only after Respond.
+func start(_ context.Context, h *connHandler, req *rpc.Request, p *StartParams) (any, error) {
+	if len(p.Argv) == 0 {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "argv must not be empty")
+	}
+	var rows, cols uint16
+	if p.Size != nil {
+		if !p.TTY {
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "size requires tty: true")
+		}
+		if p.Size.Rows == 0 || p.Size.Cols == 0 {
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "size rows and cols must be greater than 0")
+		}
+		rows, cols = p.Size.Rows, p.Size.Cols
+	}
+	sandboxType := "none"
+	if hasSandbox(p.Sandbox) {
+		if !sandboxDisabled(p.Sandbox) {
+			return nil, errSandboxUnenforceable()
+		}
+		// A disabled profile restricts nothing; the reference still
+		// reports linuxSeccomp (protocol.md §8.2).
+		sandboxType = "linuxSeccomp"
+	}
+
+	s := h.session()
+	cfg := &h.reg.cfg
+	e := &entry{
+		id: p.ProcessID, qid: quoteID(p.ProcessID), sess: s,
+		log:     newEventLog(cfg.RetainedBytes, DefaultRetainedChunks),
+		started: make(chan struct{}),
+	}
+	s.mu.Lock()
+	switch {
+	case s.ended:
+		s.mu.Unlock()
+		return nil, errStartCancelled(p.ProcessID)
+	case s.procs[p.ProcessID] != nil:
+		s.mu.Unlock()
+		return nil, errProcessExists(p.ProcessID)
+	case s.live >= cfg.MaxProcesses:
+		s.mu.Unlock()
+		return nil, errTooManyProcesses(cfg.MaxProcesses)
+	}
+	s.procs[p.ProcessID] = e
+	s.live++
+	s.mu.Unlock()
+
+	spec := Spec{
+		Argv: p.Argv, Dir: p.Cwd.Native, TTY: p.TTY, Rows: rows, Cols: cols, PipeStdin: p.PipeStdin,
+		Env: BuildEnv(cfg.BaseEnv, p.EnvPolicy, p.Env),
+	}
+	if p.Arg0 != nil {
+		spec.Arg0 = *p.Arg0
+	}
+	proc, err := Start(spec, e.emit, Options{Tree: h.reg.tree, Logger: s.log})
+	if err != nil {
+		s.mu.Lock()
+		if s.procs[p.ProcessID] == e {
+			delete(s.procs, p.ProcessID)
+		}
+		s.live--
+		s.mu.Unlock()
+		return nil, errSpawn(err)
+	}
+	e.p.Store(proc)
+	e.setState(stateRunning)
+	h.reg.wg.Add(1)
+	go func() {
+		defer h.reg.wg.Done()
+		e.watch(proc)
+	}()
+	s.mu.Lock()
+	ended := s.ended
+	s.mu.Unlock()
+	if e.cancelled.Load() || ended {
+		e.kill(false, 0)
+		close(e.started)
+		return nil, errStartCancelled(p.ProcessID)
+	}
+	_ = h.c.Respond(req.ID, StartResult{ProcessID: p.ProcessID, SandboxType: sandboxType}, nil)
+	close(e.started)
+	return nil, rpc.ErrAsync
+}
+
+func hasSandbox(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
+}
+
+// sandboxDisabled reports whether the sandbox object's profile is
+// {"type":"disabled"}, which restricts nothing.
+func sandboxDisabled(raw json.RawMessage) bool {
+	var sb struct {
+		Permissions struct {
+			Type string `json:"type"`
+		} `json:"permissions"`
+	}
+	return json.Unmarshal(raw, &sb) == nil && sb.Permissions.Type == "disabled"
+}

@@ -1,0 +1,28 @@
+//go:build !linux
+
+package proc
+
+import (
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+)
+
+// TreeKiller kills whole process trees. It is implemented only on Linux.
+type TreeKiller struct{}
+
+// NewTreeKiller returns an error matching errors.ErrUnsupported outside
+// Linux.
+func NewTreeKiller(logger *zap.Logger) (*TreeKiller, error) {
+	return nil, fmt.Errorf("proc: tree killer: %w", errors.ErrUnsupported)
+}
+
+// Mode returns "" outside Linux.
+func (t *TreeKiller) Mode() string { return "" }
+
+// Close does nothing outside Linux.
+func (t *TreeKiller) Close() error { return nil }
+
+func (t *TreeKiller) untrack(int)          {}
+func (t *TreeKiller) release(string, bool) {}

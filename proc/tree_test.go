@@ -1,0 +1,210 @@
+package proc_test
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/codexec/codex/proc"
+)
+
+// The tests in this file are deliberately not parallel: Go runs them before
+// any parallel test resumes, so the subreaper's orphan reaper never sees
+// the children of unrelated tests.
+
+var treeModes = []string{"cgroup", "subreaper"}
+
+// newTree returns a TreeKiller in the given mode, closed at the end of the
+// test. It skips the test if the mode is unavailable.
+func newTree(t *testing.T, mode string) *proc.TreeKiller {
+	t.Helper()
+	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))
+	var (
+		tk  *proc.TreeKiller
+		err error
+	)
+	if mode == "cgroup" {
+		tk, err = proc.NewTreeKiller(log)
+	} else {
+		tk, err = proc.NewSubreaperTreeKiller(log)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tk.Close(); err != nil {
+			t.Errorf("TreeKiller.Close: %v", err)
+		}
+	})
+	if tk.Mode() != mode {
+		t.Skipf("%s mode unavailable here (got %s)", mode, tk.Mode())
+	}
+	return tk
+}
+
+// eventuallyDead waits until pid no longer runs (gone or a zombie).
+func eventuallyDead(t *testing.T, pid int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s (pid %d) still alive", what, pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// eventuallyGone waits until /proc/<pid> disappears, i.e. it was reaped.
+func eventuallyGone(t *testing.T, pid int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); os.IsNotExist(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+			t.Fatalf("%s (pid %d) never reaped: %s (we are %d)", what, pid, stat, os.Getpid())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestTreeKillSetsidDescendant: Kill takes a grandchild that escaped the
+// process group with setsid, in both modes, for pipes and PTYs.
+func TestTreeKillSetsidDescendant(t *testing.T) {
+	for _, mode := range treeModes {
+		for _, tty := range []bool{false, true} {
+			t.Run(mode+"/tty="+strconv.FormatBool(tty), func(t *testing.T) {
+				tk := newTree(t, mode)
+				spec := helper("setsid-grandchild")
+				spec.TTY = tty
+				p, s := start(t, spec, proc.Options{Tree: tk})
+				gc := grandchildPid(t, s)
+				if !alive(gc) {
+					t.Fatalf("grandchild %d not running", gc)
+				}
+				killed := time.Now()
+				if err := p.Kill(); err != nil {
+					t.Fatal(err)
+				}
+				if code := finish(t, p); code != 137 {
+					t.Errorf("exit code %d, want 137", code)
+				}
+				if d := time.Since(killed); d >= proc.KillGrace {
+					t.Errorf("EOF took %v: the escaped grandchild kept stdout open", d)
+				}
+				eventuallyDead(t, gc, "setsid grandchild")
+			})
+		}
+	}
+}
+
+// TestTreeKillShellSetsid is the scenario of protocol.md §7.8 with the
+// setsid(1) tool, where it exists.
+func TestTreeKillShellSetsid(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid tool")
+	}
+	for _, mode := range treeModes {
+		t.Run(mode, func(t *testing.T) {
+			tk := newTree(t, mode)
+			p, s := start(t, sh("setsid sleep 1000 & echo gc:$!; wait"), proc.Options{Tree: tk})
+			gc := grandchildPid(t, s)
+			if err := p.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			finish(t, p)
+			eventuallyDead(t, gc, "setsid sleep")
+		})
+	}
+}
+
+// TestTreeKillAfterExit: after the direct child exited, a setsid orphan
+// still holds stdout. In cgroup mode Kill finds it in the leaf; in
+// subreaper mode it can no longer be attributed, so the output is
+// force-closed and TreeKiller.Close kills it.
+func TestTreeKillAfterExit(t *testing.T) {
+	for _, mode := range treeModes {
+		t.Run(mode, func(t *testing.T) {
+			tk := newTree(t, mode)
+			p, s := start(t, helper("setsid-orphan"), proc.Options{Tree: tk})
+			gc := grandchildPid(t, s)
+			wait(t, p.Exited(), "exit")
+			if p.ExitCode() != 0 {
+				t.Fatalf("exit code %d", p.ExitCode())
+			}
+			if isDone(p.OutputDone()) || !alive(gc) {
+				t.Fatal("the orphan should hold stdout open")
+			}
+			if err := p.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			wait(t, p.OutputDone(), "output EOF")
+			p.Close()
+			if mode == "cgroup" {
+				eventuallyDead(t, gc, "orphan after Kill")
+				return
+			}
+			if err := tk.Close(); err != nil {
+				t.Fatal(err)
+			}
+			eventuallyGone(t, gc, "orphan after TreeKiller.Close")
+		})
+	}
+}
+
+// TestCgroupLeafLifecycle: one leaf per process, removed after the end;
+// the owned directory is removed by Close.
+func TestCgroupLeafLifecycle(t *testing.T) {
+	tk := newTree(t, "cgroup")
+	dir := proc.CgroupDir(tk)
+	p, _ := start(t, helper("sleep"), proc.Options{Tree: tk})
+	leaf := proc.CgroupLeaf(p)
+	procs, err := os.ReadFile(leaf + "/cgroup.procs")
+	if err != nil || string(procs) != strconv.Itoa(p.Pid())+"\n" {
+		t.Fatalf("leaf %s holds %q (%v), want pid %d", leaf, procs, err, p.Pid())
+	}
+	p.Close()
+	if _, err := os.Stat(leaf); !os.IsNotExist(err) {
+		t.Errorf("leaf %s still exists after Close: %v", leaf, err)
+	}
+
+	p, _ = start(t, helper("exit", "0"), proc.Options{Tree: tk})
+	finish(t, p)
+	p.Close()
+	if _, err := os.Stat(proc.CgroupLeaf(p)); !os.IsNotExist(err) {
+		t.Errorf("leaf of a finished process still exists: %v", err)
+	}
+	if err := tk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("owned directory %s still exists after Close: %v", dir, err)
+	}
+}
+
+// TestSubreaperReapsOrphans: an orphan that re-parents to the server is
+// reaped when it exits, and the tracked child's exit status is not stolen.
+func TestSubreaperReapsOrphans(t *testing.T) {
+	tk := newTree(t, "subreaper")
+	for range 5 {
+		p, s := start(t, helper("grandchild"), proc.Options{Tree: tk})
+		gc := grandchildPid(t, s)
+		if code := finish(t, p); code != 0 {
+			t.Errorf("exit code %d, want 0 (status stolen?)", code)
+		}
+		eventuallyGone(t, gc, "orphan")
+	}
+	for range 20 {
+		p, _ := start(t, helper("exit", "5"), proc.Options{Tree: tk})
+		if code := finish(t, p); code != 5 {
+			t.Errorf("exit code %d, want 5", code)
+		}
+	}
+}

@@ -287,4 +287,3 @@ func resize(_ context.Context, h *connHandler, _ *rpc.Request, p *ResizeParams) 
 	}
 	return struct{}{}, nil
 }
-

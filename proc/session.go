@@ -8,8 +8,8 @@ import (
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
-	"golang.org/x/sys/unix"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 )
 
 // Session is a process table that outlives connections (protocol.md §5.2).

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/codexec/codex/proc"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,6 +21,8 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
+	// Children must not inherit an ignored SIGINT/SIGHUP from our parent.
+	defer proc.ClaimIgnoredSignals()()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := &cli.App{

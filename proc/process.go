@@ -99,6 +99,18 @@ func (p *Process) ExitCode() int {
 	}
 }
 
+// Wait waits until the direct child was reaped or ctx is done, and
+// returns ExitCode, or ctx.Err(). It does not wait for OutputDone and can
+// be called any number of times.
+func (p *Process) Wait(ctx context.Context) (int, error) {
+	select {
+	case <-p.exited:
+		return p.exitCode, nil
+	case <-ctx.Done():
+		return -1, ctx.Err()
+	}
+}
+
 // Write appends b to the process's stdin queue and returns once it is
 // queued, not once it is written. Write takes ownership of b: the caller must
 // not modify it afterwards. Chunks are written in order by a single writer
@@ -255,6 +267,7 @@ func (p *Process) Close() {
 	p.closeOnce.Do(p.close)
 }
 
+// close is the body of Close, run once.
 func (p *Process) close() {
 	if !isClosed(p.exited) || !isClosed(p.outputDone) {
 		if err := p.Kill(); err != nil {

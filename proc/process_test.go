@@ -1,3 +1,5 @@
+//go:build linux
+
 package proc_test
 
 import (
@@ -206,6 +208,11 @@ func TestSignalInterrupt(t *testing.T) {
 	p, _ := start(t, helper("sleep"), proc.Options{})
 	if err := p.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if got, err := p.Wait(ctx); err != nil || got != 130 {
+		t.Errorf("Wait: %d, %v; want 130", got, err)
 	}
 	if got := finish(t, p); got != 130 {
 		t.Errorf("exit code %d, want 130", got)

@@ -237,6 +237,7 @@ func (st *stdio) openPipes(pipeStdin bool) error {
 	return nil
 }
 
+// addChild makes fd the child's fd i; closeChild closes it after the fork.
 func (st *stdio) addChild(i, fd int) {
 	st.child[i] = fd
 	st.childOwn = append(st.childOwn, fd)
@@ -264,6 +265,8 @@ func (st *stdio) closeParent() {
 	}
 }
 
+// isOutput reports whether f is one of the output files (the PTY master
+// is both output and stdin).
 func (st *stdio) isOutput(f *os.File) bool {
 	for _, o := range st.outputs {
 		if o == f {

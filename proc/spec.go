@@ -81,7 +81,8 @@ type OutputFunc func(s Stream, b []byte)
 // Options configures Start. The zero value is valid.
 type Options struct {
 	// Tree kills whole process trees, including descendants that called
-	// setsid. Nil means Kill reaches only the child's process group.
+	// setsid. Nil means Kill reaches only the child's process group. A
+	// server should pass its one TreeKiller to every Start.
 	Tree *TreeKiller
 
 	// Logger receives debug and error logs about the process. Nil means no

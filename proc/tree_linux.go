@@ -49,7 +49,9 @@ const (
 // more: it is killed by TreeKiller.Close. The reaper reaps only zombie
 // children that are not tracked and not in the server's own session, so it
 // never steals the status of a Process or of a child that other server code
-// started without setsid.
+// started without setsid. (Server code that starts children with setsid
+// outside this package could lose their exit status in this mode, and so
+// could Processes started without this TreeKiller.)
 //
 // Create one TreeKiller per server, pass it in Options.Tree, and Close it
 // after every Process was closed. Its methods are safe for concurrent use.
@@ -182,6 +184,7 @@ type cgroupSlot struct {
 	fd  int
 }
 
+// closeFD closes the leaf fd once the child was cloned into it.
 func (s cgroupSlot) closeFD() {
 	if s.fd >= 0 {
 		_ = unix.Close(s.fd)
@@ -510,6 +513,7 @@ func (t *TreeKiller) untrack(pid int) {
 	t.kickReaper()
 }
 
+// kickReaper asks the reaper goroutine for a pass without blocking.
 func (t *TreeKiller) kickReaper() {
 	select {
 	case t.kick <- struct{}{}:

@@ -75,6 +75,7 @@ func (l *eventLog) appendOutput(s Stream, data []byte) uint64 {
 		l.bytes -= len(old.data)
 		l.evictedBytes += uint64(len(old.data))
 		l.lastEvicted = old.seq
+		recycleChunk(old.data)
 		*old = chunk{}
 		l.head++
 	}
@@ -162,6 +163,8 @@ func (l *eventLog) read(afterSeq uint64, maxBytes int64) (readResult, bool, <-ch
 		if len(r.Chunks) > 0 && maxBytes >= 0 && total+n > maxBytes {
 			break
 		}
+		// Copy: an evicted chunk's buffer is recycled for new reads.
+		c.data = append([]byte(nil), c.data...)
 		r.Chunks = append(r.Chunks, c)
 		total += n
 		if maxBytes >= 0 && total >= maxBytes {

@@ -56,7 +56,7 @@ func Start(spec Spec, out OutputFunc, opts Options) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proc: start: %w", err)
 	}
-	if err := cloexecInherited(); err != nil {
+	if err := cloexecOnce(); err != nil {
 		log.Debug("marking inherited fds close-on-exec", zap.Error(err))
 	}
 
@@ -572,4 +572,19 @@ func (p *Process) Kill() error {
 		return fmt.Errorf("proc: kill: %w", err)
 	}
 	return nil
+}
+
+// cloexecOnce runs cloexecInherited once per server: the fds that lack the
+// flag are the ones inherited at start-up, since everything the Go runtime
+// and this package open is close-on-exec already.
+var cloexecOnce = sync.OnceValue(cloexecInherited)
+
+// recycleChunk returns an output chunk that nobody references any more (it
+// was evicted from retention) to the read-buffer pool, so a steady stream
+// of output reuses a few buffers instead of allocating one per read.
+func recycleChunk(b []byte) {
+	if cap(b) == readSize {
+		b = b[:readSize]
+		readBufs.Put(&b)
+	}
 }

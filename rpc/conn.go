@@ -29,7 +29,7 @@ type Options struct {
 	Concurrency int
 	// OutboundQueue bounds the messages waiting to be written. When it is
 	// full, senders block: that is the backpressure from a slow peer. Zero
-	// means 64.
+	// means 16 (with 64 KiB output chunks, about 1.4 MiB).
 	OutboundQueue int
 	// JSONRPC adds "jsonrpc":"2.0" to every message sent (needed by MCP, not
 	// by the exec-server).
@@ -73,7 +73,7 @@ type outFrame struct {
 // to wait for its goroutines.
 func NewConn(f Framer, opts Options) *Conn {
 	if opts.OutboundQueue <= 0 {
-		opts.OutboundQueue = 64
+		opts.OutboundQueue = 16
 	}
 	c := &Conn{
 		f: f, opts: opts, log: opts.Logger,

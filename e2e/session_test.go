@@ -84,7 +84,7 @@ func TestReadSemantics(t *testing.T) {
 	s := startServer(t, "--retained-output-bytes", "4096")
 	c := dial(t, s.URL, nil)
 	c.handshake()
-	c.run("big", startParams("big", "/bin/sh", "-c", "for i in $(seq 1 200); do printf '%099d\\n' $i; done"))
+	c.run("big", startParams("big", "/bin/sh", "-c", "for i in $(seq 1 20); do for j in $(seq 1 10); do printf '%099d\\n' $((i*10+j-10)); done; sleep 0.01; done"))
 	var rd readRes
 	c.ok("process/read", map[string]any{"processId": "big", "includeTruncation": true}, &rd)
 	// Retention keeps the newest chunks within the cap (a single chunk

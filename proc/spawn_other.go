@@ -25,4 +25,4 @@ func (p *Process) Resize(rows, cols uint16) error { return errors.ErrUnsupported
 
 // ClaimIgnoredSignals does nothing outside Linux.
 func ClaimIgnoredSignals() (restore func()) { return func() {} }
-func recycleChunk([]byte) {}
+func recycleChunk([]byte)                   {}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/codexec/codex/rpc"
+	fastb64 "github.com/segmentio/asm/base64"
 )
 
 // The process notifications are the hot path of the server (one per output
@@ -26,7 +27,7 @@ func appendOutputNotification(b, quotedID []byte, seq uint64, s Stream, data []b
 	b = append(b, `,"stream":"`...)
 	b = append(b, s.String()...)
 	b = append(b, `","chunk":"`...)
-	b = base64.StdEncoding.AppendEncode(b, data)
+	b = appendBase64(b, data)
 	return append(b, `"}}`...)
 }
 
@@ -48,6 +49,20 @@ func appendClosedNotification(b, quotedID []byte, seq uint64) []byte {
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendUint(b, seq, 10)
 	return append(b, `}}`...)
+}
+
+// appendBase64 appends the standard base64 of data to b. It uses the SIMD
+// encoder of segmentio/asm, about ten times faster than encoding/base64 on
+// AVX2 machines: encoding is most of the CPU time of a pipe stream.
+func appendBase64(b, data []byte) []byte {
+	n := fastb64.StdEncoding.EncodedLen(len(data))
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), len(b)+n+16)
+		copy(nb, b)
+		b = nb
+	}
+	fastb64.StdEncoding.Encode(b[len(b):len(b)+n], data)
+	return b[:len(b)+n]
 }
 
 // frame returns a pooled buffer big enough for a notification carrying n

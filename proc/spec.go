@@ -116,12 +116,16 @@ const (
 	// before it force-closes the parent's read ends.
 	KillGrace = 2 * time.Second
 
-	// readSize is the read buffer size for pipes and the PTY master.
-	readSize = 64 << 10
+	// readSize is the read buffer size for pipes and the PTY master. A
+	// pipe that fills a 64 KiB read is grown to bigPipe, so a sustained
+	// stream is read in chunks of up to readSize.
+	readSize = 256 << 10
+	bigPipe  = 1 << 20
 
 	// handOff is the read length from which the pooled buffer itself is
-	// handed to the OutputFunc instead of a right-sized copy.
-	handOff = 32 << 10
+	// handed to the OutputFunc instead of a right-sized copy (so retention
+	// never pins a mostly empty buffer).
+	handOff = readSize / 2
 )
 
 // size returns the PTY size of s with the defaults applied.

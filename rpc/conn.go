@@ -15,7 +15,7 @@ import (
 )
 
 // Options configure a Conn. The zero value is usable: no handler (every
-// request gets -32601), ordered scheduling, a 64-message outbound queue.
+// request gets -32601) and ordered scheduling.
 type Options struct {
 	// Bind builds the connection's handler. Nil means no handler.
 	Bind func(*Conn) Handler
@@ -27,10 +27,6 @@ type Options struct {
 	// (an asynchronous answer is awaited before the next request); N >= 2 runs
 	// up to N requests at once, answering in completion order.
 	Concurrency int
-	// OutboundQueue bounds the messages waiting to be written. When it is
-	// full, senders block: that is the backpressure from a slow peer. Zero
-	// means 16 (with 64 KiB output chunks, about 1.4 MiB).
-	OutboundQueue int
 	// JSONRPC adds "jsonrpc":"2.0" to every message sent (needed by MCP, not
 	// by the exec-server).
 	JSONRPC bool
@@ -40,8 +36,14 @@ type Options struct {
 // the peer's requests through its Handler and can send its own requests with
 // Call. All methods are safe for concurrent use.
 //
-// A Conn owns three goroutines (reader, writer, handler) plus those started
-// with Go; Wait returns when all of them have returned.
+// Messages are written by the goroutine that sends them, one at a time: the
+// right to write is handed around through a 1-buffered channel, so frames
+// never interleave and a sender blocks while the peer does not read (that is
+// the backpressure from a slow peer; nothing is queued in memory). Writing
+// in the sender's goroutine also spares a thread wake-up per message.
+//
+// A Conn owns two goroutines (reader, handler) plus those started with Go;
+// Wait returns when all of them have returned.
 type Conn struct {
 	f      Framer
 	opts   Options
@@ -50,10 +52,9 @@ type Conn struct {
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
 
-	outq      chan outFrame // drained by the writer goroutine only
+	wtok      chan struct{} // holds one token: the right to write
 	inq       chan *Request // drained by the handler goroutine only
-	stopWrite chan struct{} // closed to make the writer flush and stop
-	writerEnd chan struct{} // closed when the writer returned
+	stopWrite chan struct{} // closed when no more messages may be written
 	done      chan struct{} // closed when the connection has ended
 	closeOnce sync.Once
 	wg        sync.WaitGroup // every goroutine the Conn owns
@@ -64,23 +65,14 @@ type Conn struct {
 	asyncs  map[string]chan struct{}  // guarded by mu: requests answered later
 }
 
-type outFrame struct {
-	b      []byte
-	pooled bool
-}
-
 // NewConn starts serving a connection over f. Call Close to end it and Wait
 // to wait for its goroutines.
 func NewConn(f Framer, opts Options) *Conn {
-	if opts.OutboundQueue <= 0 {
-		opts.OutboundQueue = 16
-	}
 	c := &Conn{
 		f: f, opts: opts, log: opts.Logger,
-		outq:      make(chan outFrame, opts.OutboundQueue),
+		wtok:      make(chan struct{}, 1),
 		inq:       make(chan *Request, 256),
 		stopWrite: make(chan struct{}),
-		writerEnd: make(chan struct{}),
 		done:      make(chan struct{}),
 		pending:   map[string]chan *Response{},
 		asyncs:    map[string]chan struct{}{},
@@ -92,9 +84,9 @@ func NewConn(f Framer, opts Options) *Conn {
 	if opts.Bind != nil {
 		c.h = opts.Bind(c)
 	}
-	c.wg.Add(3)
+	c.wtok <- struct{}{}
+	c.wg.Add(2)
 	go c.readLoop()
-	go c.writeLoop()
 	go c.handleLoop()
 	return c
 }
@@ -130,19 +122,22 @@ func (c *Conn) Close() error {
 func (c *Conn) Wait() { c.wg.Wait() }
 
 // shutdown ends the connection once. final, if not nil, is written last.
+// A sender stuck on a peer that does not read is given two seconds before
+// the transport is closed under it.
 func (c *Conn) shutdown(final []byte, tooLarge bool) {
 	c.closeOnce.Do(func() {
-		if final != nil {
-			select {
-			case c.outq <- outFrame{b: final}:
-			case <-c.writerEnd:
-			case <-time.After(2 * time.Second):
-			}
-		}
-		close(c.stopWrite)
+		close(c.stopWrite) // no new sends
+		timer := time.NewTimer(2 * time.Second)
+		defer timer.Stop()
 		select {
-		case <-c.writerEnd:
-		case <-time.After(3 * time.Second):
+		case <-c.wtok:
+			if final != nil {
+				ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
+				_ = c.f.Write(ctx, final)
+				cancel()
+			}
+		case <-timer.C:
+			c.cancel() // unblocks the stuck write on WebSocket transports
 		}
 		_ = c.f.Close(tooLarge)
 		c.cancel()
@@ -369,36 +364,49 @@ func (c *Conn) errorFrame(id ID, e *Error) []byte {
 	return append(b, '}')
 }
 
-// sendFrame queues a frame, blocking while the queue is full. It reports
-// false once the connection has ended.
-func (c *Conn) sendFrame(b []byte) bool {
-	select {
-	case c.outq <- outFrame{b: b}:
-		return true
-	case <-c.stopWrite:
-		return false
-	}
-}
+// sendFrame writes a frame. It reports false once the connection has ended.
+func (c *Conn) sendFrame(b []byte) bool { return c.Send(c.ctx, b, false) == nil }
 
-// Send queues an already encoded message. It blocks while the outbound queue
-// is full (backpressure) until ctx is done or the connection ends, and
-// returns ErrClosed in the latter case. When pooled is true, the buffer is
-// returned to the frame pool (see AcquireFrame) once written.
+// Send writes an already encoded message. It blocks while another message
+// is being written and while the peer does not read (backpressure), until
+// ctx is done or the connection ends; it returns ErrClosed in the latter
+// case. When pooled is true, the buffer is returned to the frame pool (see
+// AcquireFrame) afterwards.
 func (c *Conn) Send(ctx context.Context, frame []byte, pooled bool) error {
+	if pooled {
+		defer ReleaseFrame(frame)
+	}
 	select {
-	case c.outq <- outFrame{b: frame, pooled: pooled}:
-		return nil
+	case <-c.wtok:
 	case <-c.stopWrite:
+		return ErrClosed
 	case <-ctx.Done():
-		if pooled {
-			ReleaseFrame(frame)
-		}
 		return ctx.Err()
 	}
-	if pooled {
-		ReleaseFrame(frame)
+	// Re-check: shutdown may have begun while we waited; it must not find
+	// the token gone forever.
+	select {
+	case <-c.stopWrite:
+		c.wtok <- struct{}{}
+		return ErrClosed
+	default:
 	}
-	return ErrClosed
+	err := c.f.Write(c.ctx, frame)
+	c.wtok <- struct{}{}
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.log.Debug("write failed", zap.Error(err))
+		}
+		// End the connection without holding up the caller.
+		c.cancel()
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.shutdown(nil, false)
+		}()
+		return ErrClosed
+	}
+	return nil
 }
 
 // Notify sends a notification with params marshalled by encoding/json.
@@ -478,51 +486,4 @@ func (c *Conn) deliver(r *Response) bool {
 		ch <- r
 	}
 	return ok
-}
-
-func (c *Conn) writeLoop() {
-	defer c.wg.Done()
-	defer close(c.writerEnd)
-	for {
-		select {
-		case fr := <-c.outq:
-			if !c.write(c.ctx, fr) {
-				return
-			}
-		case <-c.stopWrite:
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			for {
-				select {
-				case fr := <-c.outq:
-					if !c.write(ctx, fr) {
-						return
-					}
-				default:
-					return
-				}
-			}
-		}
-	}
-}
-
-func (c *Conn) write(ctx context.Context, fr outFrame) bool {
-	err := c.f.Write(ctx, fr.b)
-	if fr.pooled {
-		ReleaseFrame(fr.b)
-	}
-	if err != nil {
-		if c.ctx.Err() == nil {
-			c.log.Debug("write failed", zap.Error(err))
-		}
-		// The writer cannot run shutdown itself (shutdown waits for it).
-		c.cancel()
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			c.shutdown(nil, false)
-		}()
-		return false
-	}
-	return true
 }

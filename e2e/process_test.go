@@ -318,3 +318,51 @@ func TestShutdownKillsEverything(t *testing.T) {
 	s.stop()
 	waitGone(t, pid)
 }
+
+// children lists the direct children of pid (any thread), zombies included.
+func children(pid int) []string {
+	var out []string
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		out = append(out, strings.Fields(string(b))...)
+	}
+	return out
+}
+
+// assertNoChildren fails unless the server has no child processes left
+// (running or zombie) within a few seconds.
+func assertNoChildren(t *testing.T, s *server) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		kids := children(s.cmd.Process.Pid)
+		if len(kids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server still has children %v", kids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestNoZombiesAfterTerminate(t *testing.T) {
+	s := startServer(t)
+	c := dial(t, s.URL, nil)
+	c.handshake()
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprintf("z%d", i)
+		p := startParams(id, "/bin/sh", "-c", "sleep 1000 & sleep 1000")
+		p["tty"] = i%2 == 0
+		c.ok("process/start", p, nil)
+		c.ok("process/terminate", map[string]any{"processId": id}, nil)
+		if _, code := checkEvents(t, c.events(id, 10*time.Second)); code != 137 {
+			t.Fatalf("%s: exit %d", id, code)
+		}
+	}
+	for i := 0; i < 20; i++ {
+		c.run(fmt.Sprintf("t%d", i), startParams(fmt.Sprintf("t%d", i), "/bin/true"))
+	}
+	assertNoChildren(t, s)
+}

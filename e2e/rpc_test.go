@@ -98,3 +98,22 @@ func TestInitializedBeforeInitializeCloses(t *testing.T) {
 		t.Fatal("connection still open")
 	}
 }
+
+// With --concurrent-requests 1 requests are strictly serial, as in the
+// reference: a waiting read holds up the next request.
+func TestStrictlySerialMode(t *testing.T) {
+	s := startServer(t, "--concurrent-requests", "1")
+	c := dial(t, s.URL, nil)
+	c.handshake()
+	c.ok("process/start", startParams("w", "/bin/sleep", "1000"), nil)
+	readID := c.send("process/read", map[string]any{"processId": "w", "waitMs": 300})
+	statusID := c.send("environment/status", nil)
+	if r := c.next(); string(r.ID) != itoa(readID) {
+		t.Fatalf("first answer id %s, want the read (%d)", r.ID, readID)
+	}
+	if r := c.next(); string(r.ID) != itoa(statusID) {
+		t.Fatalf("second answer id %s", r.ID)
+	}
+	c.ok("process/terminate", map[string]any{"processId": "w"}, nil)
+	c.events("w", 10*time.Second)
+}

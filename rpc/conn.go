@@ -301,12 +301,16 @@ func (c *Conn) finish(req *Request, res any, err error) {
 // Respond answers the request id with result, or with err when it is not nil.
 // It is how a handler that returned ErrAsync answers later.
 func (c *Conn) Respond(id ID, result any, err error) error {
-	c.mu.Lock()
-	if w, ok := c.asyncs[idKey(id)]; ok {
-		delete(c.asyncs, idKey(id))
-		close(w)
-	}
-	c.mu.Unlock()
+	// In strictly serial mode the next request waits for this answer to be
+	// written, not just computed, so answers keep the request order.
+	defer func() {
+		c.mu.Lock()
+		if w, ok := c.asyncs[idKey(id)]; ok {
+			delete(c.asyncs, idKey(id))
+			close(w)
+		}
+		c.mu.Unlock()
+	}()
 	var frame []byte
 	if err != nil {
 		frame = c.errorFrame(id, ToWire(err))

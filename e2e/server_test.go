@@ -120,7 +120,6 @@ type client struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	msgs   chan map[string]json.RawMessage
-	raw    chan []byte
 	closed chan error
 	nextID int
 

@@ -463,7 +463,7 @@ func TestPTYSizeAndResize(t *testing.T) {
 	finish(t, p)
 
 	spec.Rows, spec.Cols = 50, 132
-	p, s = start(t, spec, proc.Options{})
+	_, s = start(t, spec, proc.Options{})
 	s.waitFor(t, "50 132\r\n")
 }
 

@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(helperEnv); name != "" {
 		os.Exit(runHelper(name, os.Args[1:]))
 	}
+	// As the server's main does: children start with default dispositions
+	// whatever the test runner left ignored.
+	proc.ClaimIgnoredSignals()
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		if left := leftoverChildren(); code == 0 && left != "" {
 			fmt.Fprintf(os.Stderr, "children left behind: %s\n", left)

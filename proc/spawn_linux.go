@@ -516,30 +516,76 @@ func waitid(idtype, id int, si *siginfo, options int) error {
 	return nil
 }
 
-// ClaimIgnoredSignals makes the Go runtime handle SIGHUP and SIGINT if the
-// server inherited them ignored (nohup, or a background job of a
-// non-interactive shell). The runtime keeps such an inherited SIG_IGN, and
-// execve passes SIG_IGN on, so every child would start with the signal
-// ignored instead of at its default (protocol.md §7.4). Afterwards the
-// server still ignores them in effect (they go to a channel nobody reads),
-// and the fork resets them to SIG_DFL in each child. Signals the runtime
+// ClaimIgnoredSignals makes sure children start with every signal at its
+// default disposition (protocol.md §7.4), even when the server inherited
+// some ignored (nohup, a background job of a non-interactive shell, a
+// supervisor). execve passes SIG_IGN on, and the Go runtime keeps an
+// inherited SIG_IGN, so without this every child would ignore them too.
+//
+// Standard signals are claimed through os/signal: the runtime installs its
+// handler (the fork then resets it to SIG_DFL in the child) and delivers
+// them to a channel nobody reads, so the server still ignores them in
+// effect. Real-time signals the runtime leaves alone (32 and 33) are set to
+// SIG_DFL directly; nothing sends them to a server. Signals the runtime
 // already handles, for example after signal.NotifyContext, need nothing.
 //
 // Call it once from main before starting processes. The returned function
 // restores the inherited state.
 func ClaimIgnoredSignals() (restore func()) {
 	var claimed []os.Signal
-	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT} {
-		if ossignal.Ignored(sig) {
-			claimed = append(claimed, sig)
+	var raw []int
+	for sig := 1; sig <= 64; sig++ {
+		if sig == int(syscall.SIGKILL) || sig == int(syscall.SIGSTOP) || !sigIgnored(sig) {
+			continue
+		}
+		if sig < 32 {
+			claimed = append(claimed, syscall.Signal(sig))
+		} else if setSigaction(sig, sigDFL) == nil {
+			raw = append(raw, sig)
 		}
 	}
-	if len(claimed) == 0 {
-		return func() {}
-	}
 	c := make(chan os.Signal, 1) // never read: a full channel drops signals
-	ossignal.Notify(c, claimed...)
-	return func() { ossignal.Stop(c) } // the runtime restores the inherited SIG_IGN
+	if len(claimed) > 0 {
+		ossignal.Notify(c, claimed...)
+	}
+	return func() {
+		if len(claimed) > 0 {
+			ossignal.Stop(c) // the runtime restores the inherited SIG_IGN
+		}
+		for _, sig := range raw {
+			_ = setSigaction(sig, sigIGN)
+		}
+	}
+}
+
+const (
+	sigDFL = 0
+	sigIGN = 1
+)
+
+// kernelSigaction is struct sigaction as the rt_sigaction system call
+// takes it on Linux.
+type kernelSigaction struct {
+	handler  uintptr
+	flags    uint64
+	restorer uintptr
+	mask     uint64
+}
+
+// sigIgnored reports whether sig is currently SIG_IGN.
+func sigIgnored(sig int) bool {
+	var old kernelSigaction
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+	return errno == 0 && old.handler == sigIGN
+}
+
+// setSigaction sets sig to SIG_DFL or SIG_IGN.
+func setSigaction(sig int, handler uintptr) error {
+	act := kernelSigaction{handler: handler}
+	if _, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 // Signal sends sig to the child's process group. It is a no-op returning

@@ -23,7 +23,10 @@ import (
 // Sandboxed calls are not yet routed to a helper: every method accepts its
 // sandbox object and ignores it, so the operation runs directly in the server
 // process with the server's own permissions.
-func Handlers() map[string]rpc.HandlerFunc {
+func Handlers() map[string]rpc.HandlerFunc { return directHandlers() }
+
+// directHandlers run every operation in this process.
+func directHandlers() map[string]rpc.HandlerFunc {
 	return map[string]rpc.HandlerFunc{
 		"fs/readFile":        bind(readFile),
 		"fs/writeFile":       bind(writeFile),

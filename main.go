@@ -10,17 +10,39 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
+	"github.com/codexec/codex/fshelper"
 	"github.com/codexec/codex/proc"
+	"github.com/codexec/codex/sandbox"
 	"github.com/urfave/cli/v2"
 )
+
+// hiddenEntry dispatches the re-executed helper modes: the sandbox helper
+// (argv[0] "codex-linux-sandbox") and the filesystem helper
+// ("--fs-helper", or the reference's "--codex-run-as-fs-helper").
+func hiddenEntry(args []string) (int, bool) {
+	if filepath.Base(args[0]) == sandbox.HelperName {
+		sandbox.RunFSHelper = fshelper.ChildMain
+		return sandbox.ChildMain(), true
+	}
+	if len(args) > 1 && (args[1] == "--fs-helper" || args[1] == "--codex-run-as-fs-helper") {
+		return fshelper.ChildMain(), true
+	}
+	return 0, false
+}
 
 // version is the version of this binary; the protocol version it speaks is
 // reported separately in environment/info.
 var version = "0.1.0-dev"
 
 func main() {
+	// Hidden entry points first: they run inside sandboxed children, with no
+	// logger and no server state.
+	if code, ok := hiddenEntry(os.Args); ok {
+		os.Exit(code)
+	}
 	// Children must not inherit an ignored SIGINT/SIGHUP from our parent.
 	defer proc.ClaimIgnoredSignals()()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -39,8 +39,4 @@ func TestFilesystemOverWebSocket(t *testing.T) {
 		t.Fatalf("metadata %v", md)
 	}
 	c.fail("fs/readFile", map[string]any{"path": "rel/x"}, -32602, "invalid URI: relative URL without a base")
-	// A restricted sandbox cannot be enforced by this server yet: refused,
-	// never run unconfined.
-	sb := map[string]any{"permissions": map[string]any{"type": "managed", "file_system": map[string]any{"type": "restricted", "entries": []any{}}, "network": "restricted"}}
-	c.fail("fs/writeFile", map[string]any{"path": uri("c.txt"), "dataBase64": "", "sandbox": sb}, -32600, "filesystem sandbox cannot be enforced on this executor")
 }

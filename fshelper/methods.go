@@ -20,10 +20,21 @@ import (
 // true), runs the operation and returns its result struct, or the wire error
 // chosen by WireError.
 //
-// Sandboxed calls are not yet routed to a helper: every method accepts its
-// sandbox object and ignores it, so the operation runs directly in the server
-// process with the server's own permissions.
-func Handlers() map[string]rpc.HandlerFunc { return directHandlers() }
+// A request whose sandbox must be enforced (a restricted filesystem policy
+// without full-disk write) runs in a sandboxed `--fs-helper` child instead;
+// every other request runs directly in the server process.
+func Handlers() map[string]rpc.HandlerFunc {
+	hs := directHandlers()
+	for method, direct := range hs {
+		hs[method] = func(ctx context.Context, req *rpc.Request) (any, error) {
+			if res, handled, err := sandboxedCall(ctx, req.Method, req.Params); handled {
+				return res, err
+			}
+			return direct(ctx, req)
+		}
+	}
+	return hs
+}
 
 // directHandlers run every operation in this process.
 func directHandlers() map[string]rpc.HandlerFunc {

@@ -1,7 +1,10 @@
 package proc
 
 import (
+	"errors"
+
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/sandbox"
 )
 
 // Wire errors of the handshake and process methods, with the exact texts of
@@ -67,8 +70,20 @@ func errSandboxUnenforceable() error {
 	return rpc.Errorf(rpc.CodeInvalidParams, "sandbox intent cannot be enforced on this executor")
 }
 
-func errFSSandboxUnenforceable() error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "filesystem sandbox cannot be enforced on this executor")
+// errProcessSandbox maps a sandbox parse or resolution failure of
+// process/start to -32602 (protocol.md §3).
+func errProcessSandbox(err error) error {
+	var we *rpc.Error
+	switch {
+	case errors.Is(err, sandbox.ErrUnenforceable):
+		return errSandboxUnenforceable()
+	case errors.Is(err, sandbox.ErrInvalidPolicy):
+		if errors.As(err, &we) {
+			return rpc.Errorf(rpc.CodeInvalidParams, "invalid sandbox permission path URI: %s", we.Message)
+		}
+		return rpc.Errorf(rpc.CodeInvalidParams, "%s", err.Error())
+	}
+	return rpc.Errorf(rpc.CodeInvalidParams, "failed to prepare process sandbox: %s", err.Error())
 }
 
 // errSpawn maps a failed spawn to -32603 with the OS error text.

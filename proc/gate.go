@@ -2,7 +2,6 @@ package proc
 
 import (
 	"context"
-	"encoding/json"
 	"sync/atomic"
 
 	"github.com/codexec/codex/rpc"
@@ -92,9 +91,6 @@ func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error)
 		if err := h.check("filesystem"); err != nil {
 			return nil, err
 		}
-		if needsFSSandbox(req.Params) {
-			return nil, errFSSandboxUnenforceable()
-		}
 		return f(ctx, req)
 	}
 	return nil, errMethodNotImplemented(req.Method)
@@ -113,25 +109,4 @@ func (h *connHandler) Preempt(ctx context.Context, req *rpc.Request) (any, error
 	}
 	res, err := m.run(ctx, h, req)
 	return res, err, true
-}
-
-// needsFSSandbox reports whether fs params carry a sandbox whose filesystem
-// policy is restricted (protocol.md §8.2). Until the sandboxed fs helper
-// exists such requests are refused rather than run unconfined.
-func needsFSSandbox(params json.RawMessage) bool {
-	var p struct {
-		Sandbox *struct {
-			Permissions *struct {
-				Type       string `json:"type"`
-				FileSystem *struct {
-					Type string `json:"type"`
-				} `json:"file_system"`
-			} `json:"permissions"`
-		} `json:"sandbox"`
-	}
-	if json.Unmarshal(params, &p) != nil || p.Sandbox == nil || p.Sandbox.Permissions == nil {
-		return false
-	}
-	perm := p.Sandbox.Permissions
-	return perm.Type == "managed" && perm.FileSystem != nil && perm.FileSystem.Type == "restricted"
 }

@@ -5,6 +5,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"github.com/codexec/codex/sandbox"
 	"os"
 	ossignal "os/signal"
 	"runtime"
@@ -56,6 +57,17 @@ func Start(spec Spec, out OutputFunc, opts Options) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proc: start: %w", err)
 	}
+	var wrapped *sandbox.WrappedCommand
+	if spec.Sandbox != nil {
+		if wrapped, err = wrapSandbox(&spec, path); err != nil {
+			return nil, fmt.Errorf("proc: start %q: %w", spec.Argv[0], err)
+		}
+		defer func() {
+			for _, f := range wrapped.ExtraFiles {
+				_ = f.Close()
+			}
+		}()
+	}
 	if err := markCloexec(); err != nil {
 		log.Debug("marking inherited fds close-on-exec", zap.Error(err))
 	}
@@ -71,7 +83,7 @@ func Start(spec Spec, out OutputFunc, opts Options) (*Process, error) {
 		st.closeParent()
 		return nil, fmt.Errorf("proc: start %q: %w", spec.Argv[0], err)
 	}
-	pid, pidfd, leaf, err := spawn(path, &spec, &st, opts.Tree, log)
+	pid, pidfd, leaf, err := spawn(path, &spec, &st, wrapped, opts.Tree, log)
 	st.closeChild() // the child has its copies; EOF must depend on the child alone
 	if err != nil {
 		st.closeParent()
@@ -104,7 +116,7 @@ func Start(spec Spec, out OutputFunc, opts Options) (*Process, error) {
 // locked across the fork, because Pdeathsig fires when the forking thread
 // (not process) exits (go.dev/issue/27505). It returns the pid, the pidfd
 // (-1 if the kernel gave none) and the cgroup leaf ("" without one).
-func spawn(path string, spec *Spec, st *stdio, tree *TreeKiller, log *zap.Logger) (pid, pidfd int, leaf string, err error) {
+func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, tree *TreeKiller, log *zap.Logger) (pid, pidfd int, leaf string, err error) {
 	pidfd = -1
 	env := spec.Env
 	if env == nil {
@@ -124,6 +136,17 @@ func spawn(path string, spec *Spec, st *stdio, tree *TreeKiller, log *zap.Logger
 		Sys:   sys,
 	}
 	argv := spec.argv()
+	if wrapped != nil {
+		// The helper gets an empty environment; the command's travels in
+		// the plan, on fd 3.
+		path, argv, attr.Env = wrapped.Path, wrapped.Argv, []string{}
+		for _, f := range wrapped.ExtraFiles {
+			attr.Files = append(attr.Files, f.Fd())
+		}
+		sys.Cloneflags = wrapped.Cloneflags
+		sys.UidMappings, sys.GidMappings = wrapped.UidMappings, wrapped.GidMappings
+		sys.Pdeathsig = wrapped.Pdeathsig
+	}
 
 	slot := cgroupSlot{fd: -1}
 	if tree != nil {
@@ -667,4 +690,25 @@ func drainPTY(fd int, buf []byte, n int) int {
 		n += m
 	}
 	return n
+}
+
+// wrapSandbox fills the plan's command from spec (with argv[0] resolved
+// against the child's PATH, as for an unsandboxed start) and wraps it.
+func wrapSandbox(spec *Spec, path string) (*sandbox.WrappedCommand, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("locating the sandbox helper: %w", err)
+	}
+	plan := *spec.Sandbox
+	plan.Argv = append([]string{path}, spec.Argv[1:]...)
+	plan.Arg0 = spec.Argv[0]
+	if spec.Arg0 != "" {
+		plan.Arg0 = spec.Arg0
+	}
+	plan.Dir, plan.Env = spec.Dir, spec.Env
+	w, err := sandbox.Wrap(plan, self)
+	if err != nil {
+		return nil, err
+	}
+	return &w, nil
 }

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"errors"
+	"github.com/codexec/codex/sandbox"
 	"strconv"
 	"time"
 
@@ -66,12 +67,20 @@ type Spec struct {
 	// child's stdin is /dev/null and Process.Write returns ErrStdinClosed.
 	// Ignored with TTY (the PTY is always writable).
 	PipeStdin bool
+
+	// Sandbox, when not nil, runs the command under the sandbox helper
+	// (sandbox.Wrap): our own binary re-executed as codex-linux-sandbox in
+	// new namespaces, which applies the plan and then executes Argv. Start
+	// fills the plan's command fields from Argv, Arg0, Dir and Env. The
+	// server process itself is never restricted.
+	Sandbox *sandbox.Plan
 }
 
 // OutputFunc receives each chunk read from the OS, in order per stream.
 //
-// It owns b: b is a fresh slice that is never reused by this package, and it
-// is right-sized for small reads (a large read may hand over a buffer whose
+// It owns b: b is a fresh slice that this package does not touch again
+// (unless the owner hands it back through the retention log's recycling),
+// and it is right-sized for small reads (a large read may hand over a buffer whose
 // capacity exceeds len(b)). It is called from the stream's reader goroutine
 // and may block: that is the backpressure, since the child blocks once the
 // pipe or PTY fills. It is never called after the process's OutputDone

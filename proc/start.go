@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/sandbox"
 )
 
 // start handles process/start (protocol.md §6.5). The response is queued
@@ -25,22 +26,26 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *StartParams) 
 		}
 		rows, cols = p.Size.Rows, p.Size.Cols
 	}
+	env := BuildEnv(h.reg.cfg.BaseEnv, p.EnvPolicy, p.Env)
 	sandboxType := "none"
+	var plan *sandbox.Plan
 	if hasSandbox(p.Sandbox) {
-		if !sandboxDisabled(p.Sandbox) {
-			return nil, errSandboxUnenforceable()
-		}
-		// A disabled profile restricts nothing; the reference still
-		// reports linuxSeccomp (protocol.md §8.2).
+		// Any sandbox object reports linuxSeccomp, as the reference does,
+		// even when the plan turns out to enforce nothing (protocol.md §8.2).
 		sandboxType = "linuxSeccomp"
+		var err error
+		if plan, env, err = processPlan(p.Sandbox, p.Cwd.Native, env); err != nil {
+			return nil, err
+		}
 	}
 
 	s := h.session()
 	cfg := &h.reg.cfg
 	e := &entry{
 		id: p.ProcessID, qid: quoteID(p.ProcessID), sess: s,
-		log:     newEventLog(cfg.RetainedBytes, DefaultRetainedChunks),
-		started: make(chan struct{}),
+		log:       newEventLog(cfg.RetainedBytes, DefaultRetainedChunks),
+		started:   make(chan struct{}),
+		sandboxed: sandboxType != "none",
 	}
 	s.mu.Lock()
 	switch {
@@ -60,7 +65,7 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *StartParams) 
 
 	spec := Spec{
 		Argv: p.Argv, Dir: p.Cwd.Native, TTY: p.TTY, Rows: rows, Cols: cols, PipeStdin: p.PipeStdin,
-		Env: BuildEnv(cfg.BaseEnv, p.EnvPolicy, p.Env),
+		Env: env, Sandbox: plan,
 	}
 	if p.Arg0 != nil {
 		spec.Arg0 = *p.Arg0
@@ -100,13 +105,30 @@ func hasSandbox(raw json.RawMessage) bool {
 	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
 }
 
-// sandboxDisabled reports whether the sandbox object's profile is
-// {"type":"disabled"}, which restricts nothing.
-func sandboxDisabled(raw json.RawMessage) bool {
-	var sb struct {
-		Permissions struct {
-			Type string `json:"type"`
-		} `json:"permissions"`
+// processPlan resolves the sandbox object of process/start into the plan
+// the helper enforces, or nil when the profile restricts nothing. It also
+// returns the child environment, with CODEX_SANDBOX_NETWORK_DISABLED=1 when
+// the network is off (protocol.md §7.3).
+func processPlan(raw json.RawMessage, cwd string, env []string) (*sandbox.Plan, []string, error) {
+	sb, err := sandbox.ParseSandbox(raw)
+	if err != nil {
+		return nil, nil, errProcessSandbox(err)
 	}
-	return json.Unmarshal(raw, &sb) == nil && sb.Permissions.Type == "disabled"
+	tmp, _ := envLookup(env, "TMPDIR")
+	plan, err := sandbox.Resolve(sb.Permissions, sandbox.NewContext(sb, cwd, tmp), sandbox.PurposeProcess)
+	if err != nil {
+		return nil, nil, errProcessSandbox(err)
+	}
+	if plan.NetworkDisabled {
+		if _, ok := envLookup(env, "CODEX_SANDBOX_NETWORK_DISABLED"); !ok {
+			env = append(env, "CODEX_SANDBOX_NETWORK_DISABLED=1")
+		}
+	}
+	if !plan.Enforces() {
+		return nil, env, nil
+	}
+	if err := sandbox.Available(); err != nil {
+		return nil, nil, errSandboxUnenforceable()
+	}
+	return &plan, env, nil
 }

@@ -1,0 +1,134 @@
+package fshelper
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+
+	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/sandbox"
+)
+
+// sandboxedCall runs one fs method in a sandboxed `--fs-helper` child when
+// the request's sandbox must be enforced (protocol.md §8.2-§8.3): its
+// filesystem policy is restricted and does not grant full-disk write. It
+// returns handled = false when the operation should run directly.
+func sandboxedCall(ctx context.Context, method string, params json.RawMessage) (result any, handled bool, err error) {
+	var p struct {
+		Sandbox json.RawMessage `json:"sandbox"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil, false, nil // the method's own decoding reports it
+	}
+	sb, err := sandbox.ParseSandbox(p.Sandbox)
+	if err != nil {
+		return nil, true, fsSandboxError(err)
+	}
+	if sb == nil || !sandbox.FSNeedsSandbox(sb.Permissions) {
+		return nil, false, nil
+	}
+	if err := sandbox.Available(); err != nil {
+		return nil, true, rpc.Errorf(rpc.CodeInvalidRequest, "filesystem sandbox cannot be enforced on this executor")
+	}
+	cwd, _ := os.Getwd()
+	plan, err := sandbox.Resolve(sb.Permissions, sandbox.NewContext(sb, cwd, os.Getenv("TMPDIR")), sandbox.PurposeFSHelper)
+	if err != nil {
+		return nil, true, fsSandboxError(err)
+	}
+	res, err := runHelper(ctx, method, params, plan, cwd)
+	return res, true, err
+}
+
+// fsSandboxError maps a sandbox parse or resolution failure of an fs
+// method to -32600 (protocol.md §3).
+func fsSandboxError(err error) error {
+	switch {
+	case errors.Is(err, sandbox.ErrUnenforceable):
+		return rpc.Errorf(rpc.CodeInvalidRequest, "filesystem sandbox cannot be enforced on this executor")
+	case errors.Is(err, sandbox.ErrInvalidPolicy):
+		return rpc.Errorf(rpc.CodeInvalidRequest, "%s", err.Error())
+	}
+	return rpc.Errorf(rpc.CodeInvalidRequest, "failed to prepare fs sandbox: %s", err.Error())
+}
+
+// helperEnv is the environment of the fs helper: only the temp and path
+// variables of the server (protocol.md §8.3).
+func helperEnv() []string {
+	var env []string
+	for _, k := range []string{"PATH", "TMPDIR", "TMP", "TEMP"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// runHelper starts our binary as the sandbox helper in fs-helper mode,
+// sends the request line and decodes the response line.
+func runHelper(ctx context.Context, method string, params json.RawMessage, plan sandbox.Plan, cwd string) (any, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "failed to prepare fs sandbox: %v", err)
+	}
+	plan.Argv = []string{self, "--fs-helper"}
+	plan.Dir, plan.Env = cwd, helperEnv()
+	w, err := sandbox.Wrap(plan, self)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "failed to prepare fs sandbox: %v", err)
+	}
+	defer func() {
+		for _, f := range w.ExtraFiles {
+			_ = f.Close()
+		}
+	}()
+	req, err := helperRequestLine(method, params)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "failed to encode or decode fs sandbox helper message: %v", err)
+	}
+	cmd := exec.CommandContext(ctx, w.Path)
+	cmd.Args, cmd.Dir, cmd.Env = w.Argv, cwd, []string{}
+	cmd.ExtraFiles = w.ExtraFiles
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setsid: true, Cloneflags: w.Cloneflags, Pdeathsig: w.Pdeathsig,
+		UidMappings: w.UidMappings, GidMappings: w.GidMappings,
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req), &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, rpc.Errorf(rpc.CodeInternalError, "fs sandbox helper failed with status %s: %s", ee.ProcessState, strings.TrimSpace(stderr.String()))
+		}
+		return nil, rpc.Errorf(rpc.CodeInternalError, "fs sandbox helper failed: %v", err)
+	}
+	return decodeHelperOutput(method, bytes.TrimSpace(stdout.Bytes()))
+}
+
+// helperRequestLine encodes the request with `sandbox` set to null: the
+// helper is already inside the sandbox.
+func helperRequestLine(method string, params json.RawMessage) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(params, &m); err != nil {
+		return nil, err
+	}
+	m["sandbox"] = json.RawMessage("null")
+	b, err := json.Marshal(helperRequest{Operation: method, Params: mustMarshal(m)})
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+func mustMarshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("fshelper: marshalling a decoded map: %v", err))
+	}
+	return b
+}

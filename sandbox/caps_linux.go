@@ -1,0 +1,88 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
+)
+
+// errCapsRetained is the reference's text for a capability drop that did
+// not take (sandbox.md §4.8).
+var errCapsRetained = errors.New("Linux sandbox retained effective or permitted capabilities")
+
+// Capabilities, the bounding set and no_new_privs are per thread in Linux.
+// The command is forked from the helper's locked thread and inherits only
+// that thread's state, but the fs helper runs in-process on any thread, so
+// every change here is made on all threads at once with psx (the mechanism
+// go-landlock uses; it works with and without cgo).
+
+// allThreadsPrctl runs prctl(2) on every thread of the process.
+func allThreadsPrctl(option, arg2 uintptr) error {
+	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, option, arg2, 0, 0, 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// dropCapabilities clears the ambient set, empties the bounding set (so an
+// execve as uid 0 gains nothing back), and sets the effective, permitted
+// and inheritable sets to zero on every thread (sandbox.md §4.3 step 9).
+// It then checks with capget and fails with errCapsRetained if anything is
+// left. Inside a user namespace the same applies to the namespace's
+// capabilities.
+func dropCapabilities() error {
+	// EINVAL means a kernel without ambient capabilities: nothing to clear.
+	if err := allThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("capabilities: clear ambient set: %w", os.NewSyscallError("prctl", err))
+	}
+	for c := uintptr(0); c < 64; c++ {
+		err := allThreadsPrctl(unix.PR_CAPBSET_DROP, c)
+		if err == unix.EINVAL {
+			break // past CAP_LAST_CAP
+		}
+		if err != nil {
+			return fmt.Errorf("capabilities: drop %d from the bounding set: %w", c, os.NewSyscallError("prctl", err))
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return fmt.Errorf("capabilities: capset: %w", os.NewSyscallError("capset", e))
+	}
+	return verifyNoCapabilities()
+}
+
+// verifyNoCapabilities reads the calling thread's sets back with capget.
+func verifyNoCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("%w: capget: %w", errCapsRetained, err)
+	}
+	if capsRetained(data) {
+		return errCapsRetained
+	}
+	return nil
+}
+
+// capsRetained reports whether any effective or permitted capability is
+// set in capget's two 32-bit words.
+func capsRetained(data [2]unix.CapUserData) bool {
+	return data[0].Effective|data[1].Effective|data[0].Permitted|data[1].Permitted != 0
+}
+
+// setNoNewPrivs sets PR_SET_NO_NEW_PRIVS on every thread: no execve can
+// gain privileges (setuid bits, file capabilities) any more. It is also a
+// precondition of unprivileged seccomp filters.
+func setNoNewPrivs() error {
+	if err := allThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", os.NewSyscallError("prctl", err))
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// RunFSHelper is the fs helper operation that the sandbox helper runs
+// in-process, after enforcement, for a plan with FSHelper set (sandbox.md
+// §4.7). main sets it to the fs helper's entry point before it dispatches
+// to ChildMain; if it is nil such a plan fails with exit status 1. Nothing
+// else in this package is meant to be changed at run time.
+var RunFSHelper func() int
+
+// probeOK is what the helper prints in probe mode once everything is
+// enforced; Available checks it, so a binary that does not dispatch to
+// ChildMain cannot pass the probe by accident.
+const probeOK = "codex-linux-sandbox probe ok\n"
+
+// noCommandMessage is the reference's text for a helper without a command.
+const noCommandMessage = "No command specified to execute."
+
+// childArgs is the helper's command line: --plan-fd N [--probe].
+type childArgs struct {
+	planFD int
+	probe  bool // enforce the plan, then exit 0 (Available)
+}
+
+// ChildMain is the sandbox helper: the entry point when our binary runs as
+// HelperName. main calls it before anything else (no logger, no server
+// state) and exits with the status it returns.
+//
+// It runs in the child that Wrap describes, never in the server: the
+// restrictions it applies are irreversible and process-wide. It locks its
+// OS thread, reads the plan from the inherited fd, builds the mount view
+// (sandbox.md §4.3), drops every capability, sets no_new_privs, applies
+// Landlock and the seccomp filter, then runs the command: as PID 1 of its
+// PID namespace it forks and execs it, reaps every child and returns the
+// command's status (128+N for a death by signal N); without a PID namespace
+// it execs the command in its place. Any failure before the command runs
+// is reported on stderr with status 1, and the command never runs.
+func ChildMain() int {
+	// Never unlocked: capabilities and no_new_privs are per thread, and the
+	// command is forked from this thread.
+	runtime.LockOSThread()
+	// Group signals aimed at the command also reach the helper. Handle and
+	// discard them (the channel is never read): SIG_IGN would be inherited
+	// by the command, and the runtime's default would end the helper with
+	// its own status instead of the command's.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+
+	args, err := parseChildArgs(os.Args[1:])
+	if err != nil {
+		return childFail(err)
+	}
+	plan, err := readPlan(args.planFD)
+	if err != nil {
+		return childFail(err)
+	}
+	if len(plan.Argv) == 0 && !plan.FSHelper && !args.probe {
+		fmt.Fprintln(os.Stderr, noCommandMessage)
+		return 1
+	}
+	w, err := enforce(&plan)
+	if err != nil {
+		return childFail(err)
+	}
+	switch {
+	case args.probe:
+		fmt.Print(probeOK)
+		return 0
+	case plan.FSHelper:
+		if RunFSHelper == nil {
+			return childFail(errors.New("no fs helper in this binary"))
+		}
+		return w.finish(RunFSHelper())
+	}
+	return runCommand(&plan, w)
+}
+
+// childFail reports err on stderr and returns exit status 1. The reference's
+// fixed texts are printed on their own.
+func childFail(err error) int {
+	if errors.Is(err, errCapsRetained) || errors.Is(err, ErrUnenforceable) {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		fmt.Fprintln(os.Stderr, HelperName+": "+err.Error())
+	}
+	return 1
+}
+
+// parseChildArgs parses the helper's own arguments.
+func parseChildArgs(args []string) (childArgs, error) {
+	a := childArgs{planFD: -1}
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "--plan-fd":
+			if i+1 >= len(args) {
+				return a, errors.New("--plan-fd needs a value")
+			}
+			i++
+			fd, err := strconv.Atoi(args[i])
+			if err != nil || fd < 3 {
+				return a, fmt.Errorf("bad --plan-fd %q", args[i])
+			}
+			a.planFD = fd
+		case "--probe":
+			a.probe = true
+		default:
+			return a, fmt.Errorf("unknown argument %q", args[i])
+		}
+	}
+	if a.planFD < 0 {
+		return a, errors.New("missing --plan-fd")
+	}
+	return a, nil
+}
+
+// readPlan reads and closes the plan fd. It reads with pread from offset 0,
+// so the fd's shared offset does not matter, and it rejects fields it does
+// not know: a restriction the helper cannot see must not be dropped.
+func readPlan(fd int) (Plan, error) {
+	f := os.NewFile(uintptr(fd), "plan")
+	defer f.Close()
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, maxPlanSize+1))
+	if err != nil {
+		return Plan{}, fmt.Errorf("reading the plan: %w", err)
+	}
+	if len(data) > maxPlanSize {
+		return Plan{}, errors.New("reading the plan: plan too large")
+	}
+	var p Plan
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return Plan{}, fmt.Errorf("decoding the plan: %w", err)
+	}
+	return p, nil
+}
+
+// enforce applies the plan to the helper process, in the order of
+// sandbox.md §4.3. It returns the protected-create watcher (nil without
+// protected paths).
+func enforce(p *Plan) (*protectWatcher, error) {
+	if p.needsMounts() && !p.NewMountNS {
+		return nil, errors.New("the plan changes mounts but has no mount namespace")
+	}
+	dir := p.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		dir = wd
+	}
+	if p.NewMountNS {
+		if err := setupMounts(p); err != nil {
+			return nil, err
+		}
+	}
+	if p.NewNetNS {
+		loopbackUp()
+	}
+	// Re-resolve the working directory through the new mounts: the
+	// inherited one still points into the old, read-only tree.
+	if err := os.Chdir(dir); err != nil {
+		return nil, err
+	}
+	w, err := watchProtected(p.ProtectedCreate)
+	if err != nil {
+		return nil, err
+	}
+	if p.NewMountNS || p.NewUserNS || p.Landlock != nil {
+		if err := dropCapabilities(); err != nil {
+			return nil, err
+		}
+	}
+	if err := setNoNewPrivs(); err != nil {
+		return nil, err
+	}
+	if err := applyLandlock(p.Landlock); err != nil {
+		return nil, err
+	}
+	if err := installSeccomp(p.Seccomp); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// loopbackUp brings up "lo" in the new network namespace (it starts down),
+// best effort. The seccomp filter still denies connect and bind.
+func loopbackUp() {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	_ = unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}

@@ -1,0 +1,380 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// setupMounts builds the command's view of the filesystem inside the
+// helper's private mount namespace (sandbox.md §4.3 steps 1-4 and 6-8). It
+// must only ever run in a fresh mount namespace: every change here would
+// otherwise hit the host.
+//
+// The base tree is the host's, made read-only recursively with
+// mount_setattr (the copies of the host mounts in our namespace are ours to
+// change; binding "/" onto itself would not become the process root without
+// a pivot). A restricted-read plan first pivots into a new tmpfs root that
+// holds only the readable and writable roots.
+func setupMounts(p *Plan) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return mountErr("make / private", "/", err)
+	}
+	if p.RestrictedRead {
+		if err := pivotRestrictedRoot(p); err != nil {
+			return err
+		}
+	}
+	if p.ReadOnlyRoot || p.RestrictedRead {
+		if err := setReadOnly(unix.AT_FDCWD, "/", true, true); err != nil {
+			return err
+		}
+	}
+	if err := bindWritableRoots(p); err != nil {
+		return err
+	}
+	if err := maskDenyPaths(p); err != nil {
+		return err
+	}
+	if p.NewPIDNS {
+		mountProc() // best effort, as Codex does
+	}
+	return setupDev(p)
+}
+
+// bindWritableRoots re-binds each existing writable root read-write,
+// shallowest first, each followed by its read-only carve-outs (steps 3-4).
+// A root that is "/" needs no bind: clearing the read-only attribute of the
+// top mount is enough.
+func bindWritableRoots(p *Plan) error {
+	roots := slices.Clone(p.WritableRoots)
+	slices.SortStableFunc(roots, func(a, b WritableRoot) int { return mountDepth(a.Path) - mountDepth(b.Path) })
+	for _, r := range roots {
+		if !pathExists(r.Path) {
+			continue // resolution skips missing roots; be lenient about races
+		}
+		if r.Path != "/" {
+			if err := unix.Mount(r.Path, r.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+				return mountErr("bind writable root", r.Path, err)
+			}
+		}
+		if err := setReadOnly(unix.AT_FDCWD, r.Path, false, false); err != nil {
+			return err
+		}
+		ro := slices.Clone(r.ReadOnly)
+		slices.SortStableFunc(ro, func(a, b string) int { return mountDepth(a) - mountDepth(b) })
+		for _, c := range ro {
+			if !pathExists(c) {
+				continue // missing metadata is the watcher's job
+			}
+			if err := unix.Mount(c, c, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+				return mountErr("bind read-only path", c, err)
+			}
+			// mount_setattr changes only the read-only bit, so the
+			// nosuid/nodev/noexec flags that a user namespace locks are
+			// clonedTree as they are.
+			if err := setReadOnly(unix.AT_FDCWD, c, true, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// maskDenyPaths hides each existing deny path (step 6): a directory under
+// an empty read-only tmpfs of mode 000, or 111 when writable or readable
+// roots lie below it (those are cloned first and re-attached inside the
+// mask); anything else under an empty mode-000 file. Shallowest first, so a
+// deny path inside an earlier mask is already gone. The masks only hold
+// because the command has no CAP_DAC_OVERRIDE (caps_linux.go).
+func maskDenyPaths(p *Plan) error {
+	if len(p.DenyPaths) == 0 {
+		return nil
+	}
+	deny := slices.Clone(p.DenyPaths)
+	slices.SortStableFunc(deny, func(a, b string) int { return mountDepth(a) - mountDepth(b) })
+	empty := -1
+	defer func() {
+		if empty >= 0 {
+			unix.Close(empty)
+		}
+	}()
+	for _, d := range deny {
+		st, err := os.Stat(d)
+		if err != nil {
+			continue // missing: nothing to hide
+		}
+		if st.IsDir() {
+			if err := maskDir(d, keepersBelow(p, d)); err != nil {
+				return err
+			}
+			continue
+		}
+		if empty < 0 {
+			if empty, err = emptyFileMount(); err != nil {
+				return err
+			}
+		}
+		if err := attachFileMask(empty, d); err != nil {
+			return mountErr("mask deny path", d, err)
+		}
+	}
+	return nil
+}
+
+// keepersBelow lists the writable and readable roots strictly below dir
+// that must stay visible through a mask over dir.
+func keepersBelow(p *Plan, dir string) []string {
+	var out []string
+	for _, r := range p.WritableRoots {
+		if isStrictlyBelow(r.Path, dir) {
+			out = append(out, r.Path)
+		}
+	}
+	for _, r := range p.ReadableRoots {
+		if isStrictlyBelow(r, dir) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// maskDir covers dir with an empty read-only tmpfs; keep are paths below
+// dir whose current mounts are cloned before and re-attached after.
+func maskDir(dir string, keep []string) error {
+	mode := "000"
+	if len(keep) > 0 {
+		mode = "111" // traverse only, down to the re-attached roots
+	}
+	saved, err := cloneKeepers(keep)
+	defer closeKept(saved)
+	if err != nil {
+		return err
+	}
+	fd, err := newFS("tmpfs", map[string]string{"mode": mode, "size": "16k"},
+		unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return mountErr("tmpfs for deny mask", dir, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dir, unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_SYMLINKS); err != nil {
+		return mountErr("mask deny path", dir, err)
+	}
+	if err := restoreKept(fd, dir, saved, 0o111); err != nil {
+		return err
+	}
+	return setReadOnly(fd, "", true, false)
+}
+
+// clonedTree is a detached clone of the mount tree at path.
+type clonedTree struct {
+	path string
+	fd   int
+	dir  bool
+}
+
+// cloneKeepers clones the mount trees at paths (recursively, with their
+// carve-outs), shallowest first.
+func cloneKeepers(paths []string) ([]clonedTree, error) {
+	paths = slices.Clone(paths)
+	slices.SortStableFunc(paths, func(a, b string) int { return mountDepth(a) - mountDepth(b) })
+	var out []clonedTree
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return out, mountErr("clone", p, err)
+		}
+		out = append(out, clonedTree{path: p, fd: fd, dir: st.IsDir()})
+	}
+	return out, nil
+}
+
+// closeKept closes the clone fds (attached clones stay mounted).
+func closeKept(ks []clonedTree) {
+	for _, k := range ks {
+		unix.Close(k.fd)
+	}
+}
+
+// restoreKept attaches the clones ks inside the mount rootfd, which is now
+// mounted at base, creating their mountpoints (intermediate directories
+// with dirMode) in it first.
+func restoreKept(rootfd int, base string, ks []clonedTree, dirMode uint32) error {
+	for _, k := range ks {
+		rel, err := filepath.Rel(base, k.path)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if err := mkdirAllAt(rootfd, filepath.Dir(rel), dirMode); err != nil {
+			return mountErr("mountpoint for", k.path, err)
+		}
+		if err := makeMountpoint(rootfd, rel, k.dir, dirMode); err != nil {
+			return mountErr("mountpoint for", k.path, err)
+		}
+		if err := unix.MoveMount(k.fd, "", rootfd, rel, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return mountErr("re-attach", k.path, err)
+		}
+	}
+	return nil
+}
+
+// emptyFileMount returns a detached read-only tmpfs mount holding one empty
+// mode-000 file, "empty", used as the source of file masks.
+func emptyFileMount() (int, error) {
+	fd, err := newFS("tmpfs", map[string]string{"mode": "000", "size": "4k"},
+		unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return -1, mountErr("tmpfs for file masks", "", err)
+	}
+	if err := makeMountpoint(fd, "empty", false, 0); err != nil {
+		unix.Close(fd)
+		return -1, mountErr("empty mask file", "", err)
+	}
+	if err := setReadOnly(fd, "", true, false); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// attachFileMask binds the empty file of the mask mount empty onto target
+// (a non-directory), read-only like its source.
+func attachFileMask(empty int, target string) error {
+	fd, err := unix.OpenTree(empty, "empty", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_SYMLINKS)
+}
+
+// newFS creates a detached mount of a fresh filesystem of type fstype with
+// the given string options and mount attributes (fsopen/fsmount).
+func newFS(fstype string, opts map[string]string, attrs int) (int, error) {
+	fsfd, err := unix.Fsopen(fstype, unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, os.NewSyscallError("fsopen "+fstype, err)
+	}
+	defer unix.Close(fsfd)
+	for k, v := range opts {
+		if v == "" {
+			err = unix.FsconfigSetFlag(fsfd, k)
+		} else {
+			err = unix.FsconfigSetString(fsfd, k, v)
+		}
+		if err != nil {
+			return -1, os.NewSyscallError("fsconfig "+fstype+" "+k, err)
+		}
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return -1, os.NewSyscallError("fsconfig create "+fstype, err)
+	}
+	fd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, attrs)
+	if err != nil {
+		return -1, os.NewSyscallError("fsmount "+fstype, err)
+	}
+	return fd, nil
+}
+
+// setReadOnly sets (ro) or clears the read-only attribute of the mount at
+// (dirfd, path), of the whole tree below it when recursive. An empty path
+// means dirfd itself.
+func setReadOnly(dirfd int, path string, ro, recursive bool) error {
+	attr := unix.MountAttr{}
+	if ro {
+		attr.Attr_set = unix.MOUNT_ATTR_RDONLY
+	} else {
+		attr.Attr_clr = unix.MOUNT_ATTR_RDONLY
+	}
+	var flags uint
+	if recursive {
+		flags |= unix.AT_RECURSIVE
+	}
+	if path == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	if err := unix.MountSetattr(dirfd, path, flags, &attr); err != nil {
+		what := "remount read-only"
+		if !ro {
+			what = "remount read-write"
+		}
+		return mountErr(what, path, err)
+	}
+	return nil
+}
+
+// mkdirAllAt creates rel (and its parents) below dirfd with mode, never
+// following a symlink. Existing directories are clonedTree as they are.
+func mkdirAllAt(dirfd int, rel string, mode uint32) error {
+	if rel == "." || rel == "" || rel == "/" {
+		return nil
+	}
+	if err := mkdirAllAt(dirfd, filepath.Dir(rel), mode); err != nil {
+		return err
+	}
+	return makeMountpoint(dirfd, rel, true, mode)
+}
+
+// makeMountpoint creates rel below dirfd as a directory (dir) or an empty
+// file, with mode, unless something is already there. The mode is set
+// explicitly, as the umask would otherwise narrow it.
+func makeMountpoint(dirfd int, rel string, dir bool, mode uint32) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		return nil
+	}
+	if dir {
+		if err := unix.Mkdirat(dirfd, rel, mode); err != nil && err != unix.EEXIST {
+			return err
+		}
+	} else {
+		fd, err := unix.Openat(dirfd, rel, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, mode)
+		if err != nil {
+			return err
+		}
+		unix.Close(fd)
+	}
+	return unix.Fchmodat(dirfd, rel, mode, 0)
+}
+
+// mountDepth is the number of components of an absolute path ("/" is 0).
+func mountDepth(p string) int {
+	p = filepath.Clean(p)
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// isStrictlyBelow reports whether p lies below dir (component-wise).
+func isStrictlyBelow(p, dir string) bool {
+	p, dir = filepath.Clean(p), filepath.Clean(dir)
+	if dir == "/" {
+		return p != "/"
+	}
+	return strings.HasPrefix(p, dir+"/")
+}
+
+// pathExists reports whether p exists (following symlinks).
+func pathExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// mountErr wraps a mount-layer failure, keeping the errno for errors.Is.
+func mountErr(what, path string, err error) error {
+	if path == "" {
+		return fmt.Errorf("mount: %s: %w", what, err)
+	}
+	return fmt.Errorf("mount: %s %s: %w", what, path, err)
+}

@@ -1,0 +1,105 @@
+package sandbox
+
+import "path/filepath"
+
+// PathEntry returns an entry for an absolute path.
+func PathEntry(path string, access Access) Entry {
+	return Entry{Path: EntryPath{Type: PathAbsolute, Path: filepath.Clean(path)}, Access: access}
+}
+
+// GlobDenyEntry returns a deny entry for a git-style glob pattern.
+func GlobDenyEntry(pattern string) Entry {
+	return Entry{Path: EntryPath{Type: PathGlob, Pattern: pattern}, Access: AccessDeny}
+}
+
+// SpecialEntry returns an entry for a special path without subpath.
+func SpecialEntry(kind SpecialKind, access Access) Entry {
+	return Entry{Path: EntryPath{Type: PathSpecial, Kind: kind}, Access: access}
+}
+
+// ProjectRootsEntry returns a project_roots entry with an optional subpath.
+func ProjectRootsEntry(subpath string, access Access) Entry {
+	return Entry{Path: EntryPath{Type: PathSpecial, Kind: SpecialProjectRoots, Subpath: subpath}, Access: access}
+}
+
+// metadataNames returns the protected workspace metadata names, in the
+// order the reference lists them.
+func metadataNames() [3]string { return [3]string{".git", ".agents", ".codex"} }
+
+// Managed returns a managed restricted profile with the given entries.
+func Managed(network Network, entries ...Entry) Profile {
+	return Profile{
+		Type:       ProfileManaged,
+		FileSystem: FileSystemRestricted,
+		Entries:    append([]Entry(nil), entries...),
+		Network:    network,
+	}
+}
+
+// DangerFullAccess is the legacy danger-full-access policy as a profile:
+// unrestricted file system, network enabled (sandbox.md §3.6).
+func DangerFullAccess() Profile {
+	return Profile{Type: ProfileManaged, FileSystem: FileSystemUnrestricted, Network: NetworkEnabled}
+}
+
+// ExternalSandbox is the legacy external-sandbox policy as a profile: the
+// caller is already sandboxed and nothing is enforced.
+func ExternalSandbox(network bool) Profile {
+	return Profile{Type: ProfileExternal, Network: networkOf(network)}
+}
+
+// ReadOnly is the legacy read-only policy as a profile: root readable.
+func ReadOnly(network bool) Profile {
+	return Managed(networkOf(network), SpecialEntry(SpecialRoot, AccessRead))
+}
+
+// WorkspaceWrite is the legacy workspace-write policy as a profile
+// (sandbox.md §3.6): root readable; the project roots, /tmp (unless
+// excludeSlashTmp), $TMPDIR (unless excludeTmpdirEnvVar) and each of
+// writableRoots writable; the project roots' .git, .agents and .codex
+// read-only with missing_path_behavior "skip". The project roots are the
+// context's workspace roots (the policy cwd by default).
+func WorkspaceWrite(writableRoots []string, network, excludeTmpdirEnvVar, excludeSlashTmp bool) Profile {
+	entries := []Entry{
+		SpecialEntry(SpecialRoot, AccessRead),
+		ProjectRootsEntry("", AccessWrite),
+	}
+	if !excludeSlashTmp {
+		entries = append(entries, SpecialEntry(SpecialSlashTmp, AccessWrite))
+	}
+	if !excludeTmpdirEnvVar {
+		entries = append(entries, SpecialEntry(SpecialTmpdir, AccessWrite))
+	}
+	for _, r := range writableRoots {
+		entries = append(entries, PathEntry(r, AccessWrite))
+	}
+	for _, name := range metadataNames() {
+		e := ProjectRootsEntry(name, AccessRead)
+		e.MissingPathBehavior = MissingSkip
+		entries = append(entries, e)
+	}
+	return Managed(networkOf(network), entries...)
+}
+
+// networkOf maps a legacy network_access flag.
+func networkOf(enabled bool) Network {
+	if enabled {
+		return NetworkEnabled
+	}
+	return NetworkRestricted
+}
+
+// NamedProfile maps the built-in profile names of sandbox.md §2.5:
+// ":read-only", ":workspace" and ":danger-no-sandbox". User profiles from
+// the Codex config are out of scope and rejected.
+func NamedProfile(name string) (Profile, error) {
+	switch name {
+	case ":read-only":
+		return ReadOnly(false), nil
+	case ":workspace":
+		return WorkspaceWrite(nil, false, false, false), nil
+	case ":danger-no-sandbox":
+		return DangerFullAccess(), nil
+	}
+	return Profile{}, invalidf("unknown permission profile `%s`", name)
+}

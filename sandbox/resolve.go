@@ -1,0 +1,155 @@
+package sandbox
+
+import (
+	"path/filepath"
+	"slices"
+)
+
+// Resolve compiles a profile and a context into the plan the helper
+// enforces (sandbox.md §3). It is a pure function apart from the stats,
+// symlink reads and directory walks needed to look at the filesystem; it
+// never changes anything. The plan's command fields (Argv, Arg0, Dir, Env)
+// are left for the caller.
+//
+// The result follows the mode matrix of §3.7: external profiles enforce
+// nothing; unrestricted ones only filter the network when it is
+// restricted; restricted ones get a mount layer (read-only root, writable
+// roots with carve-outs, deny masks, watched missing metadata) in new
+// mount and PID namespaces, plus a network namespace when the network is
+// restricted and a user namespace when not root, Landlock rules, and the
+// seccomp mode of §4.4. For PurposeFSHelper the network is always
+// restricted and, under a restricted read policy, the minimal platform set
+// stays readable (§4.7).
+//
+// Paths listed in WritableRoots[].ReadOnly and DenyPaths exist; missing
+// protected paths go to ProtectedCreate instead. Errors: a
+// *SymlinkCrossingError when a carve-out or deny path crosses a writable
+// symlink, a *PrepareError when deny globs cannot be expanded.
+func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
+	plan := Plan{FSHelper: purpose == PurposeFSHelper}
+	network := p.FullNetwork() && purpose != PurposeFSHelper
+	switch p.mode() {
+	case fsExternal:
+		return plan, nil
+	case fsUnrestricted:
+		if !network {
+			plan.Seccomp = SeccompRestricted
+			plan.NetworkDisabled = true
+		}
+		return plan, nil
+	}
+	fullWrite := p.FullDiskWrite()
+	r := &resolver{p: p, ctx: ctx, entries: resolveEntries(p, ctx)}
+	if !fullWrite {
+		r.collectRoots()
+		if err := r.carveOuts(); err != nil {
+			return Plan{}, err
+		}
+	}
+	deny, err := r.denyPaths()
+	if err != nil {
+		return Plan{}, err
+	}
+	globbed, err := expandDenyGlobs(p, ctx)
+	if err != nil {
+		return Plan{}, err
+	}
+	for _, g := range globbed {
+		if s := firstWritableSymlink(g, r.writable); s != "" {
+			return Plan{}, &SymlinkCrossingError{Deny: true, Path: g, Symlink: s}
+		}
+	}
+	plan.DenyPaths = dedup(append(deny, globbed...))
+	sortByDepth(plan.DenyPaths)
+	plan.ProtectedCreate = r.protect
+	sortByDepth(plan.ProtectedCreate)
+
+	rootWritable := false
+	for _, rt := range r.roots {
+		// A carve-out that is also denied is masked, not bound read-only.
+		ro := slices.DeleteFunc(dedup(rt.readOnly), func(p string) bool { return slices.Contains(plan.DenyPaths, p) })
+		sortByDepth(ro)
+		if rt.path == "/" {
+			rootWritable = true
+			if len(ro) == 0 {
+				continue // "/" is already writable: nothing to re-bind
+			}
+		}
+		plan.WritableRoots = append(plan.WritableRoots, WritableRoot{Path: rt.path, ReadOnly: ro})
+	}
+	slices.SortStableFunc(plan.WritableRoots, func(a, b WritableRoot) int { return depth(a.Path) - depth(b.Path) })
+	plan.ReadOnlyRoot = !fullWrite && !rootWritable
+
+	readable, fullBase := r.readableRoots(purpose)
+	if !fullBase {
+		plan.RestrictedRead = true
+		plan.ReadableRoots = readable
+	}
+	if plan.ReadOnlyRoot {
+		rules := &LandlockRules{WriteFiles: devFiles()}
+		if fullBase {
+			rules.ReadDirs = []string{"/"}
+		} else {
+			rules.ReadDirs = readable
+		}
+		for _, w := range plan.WritableRoots {
+			rules.WriteDirs = append(rules.WriteDirs, w.Path)
+		}
+		plan.Landlock = rules
+	}
+
+	mountLayer := plan.ReadOnlyRoot || plan.RestrictedRead || len(plan.WritableRoots) > 0 ||
+		len(plan.DenyPaths) > 0 || len(plan.ProtectedCreate) > 0
+	plan.NewMountNS = mountLayer
+	plan.NewPIDNS = mountLayer
+	plan.NewNetNS = mountLayer && !network
+	plan.NewUserNS = mountLayer && ctx.Euid != 0
+	plan.Seccomp = seccompMode(network, fullWrite)
+	plan.NetworkDisabled = !network
+	return plan, nil
+}
+
+// seccompMode selects the filter of sandbox.md §4.4 for an enforced
+// profile: Restricted with the network off, VmSocketRestricted with the
+// network on and a restricted file system, none with full network and
+// full-disk write.
+func seccompMode(network, fullWrite bool) SeccompMode {
+	switch {
+	case !network:
+		return SeccompRestricted
+	case !fullWrite:
+		return SeccompVMSocketRestricted
+	}
+	return SeccompNone
+}
+
+// readableRoots returns the read set of a restricted read policy: the
+// readable entries, the platform defaults when `minimal` is readable (or
+// for the fs helper), and our own binary's directory. fullBase is true when
+// the whole root is readable, so no restricted read view is needed.
+func (r *resolver) readableRoots(purpose Purpose) (roots []string, fullBase bool) {
+	if r.p.FullDiskRead() {
+		return nil, true
+	}
+	for _, e := range r.entries {
+		if !e.access.CanRead() || !accessOf(r.entries, e.path).CanRead() {
+			continue
+		}
+		p := normalizeKeepLink(r.remap(e.path))
+		if p == "/" {
+			return nil, true
+		}
+		if lexists(p) {
+			roots = append(roots, p)
+		}
+	}
+	if r.p.IncludePlatformDefaults() || purpose == PurposeFSHelper {
+		roots = append(roots, platformDefaults()...)
+	}
+	if filepath.IsAbs(r.ctx.Self) {
+		roots = append(roots, filepath.Dir(filepath.Clean(r.ctx.Self)))
+	}
+	roots = dedup(roots)
+	sortByDepth(roots)
+	return roots, false
+}

@@ -1,0 +1,33 @@
+//go:build linux && (amd64 || arm64)
+
+package sandbox
+
+import "golang.org/x/sys/unix"
+
+// seccompNumbers maps the syscall names of the filter to the numbers of
+// the architecture being built (x86_64 and aarch64 share the names).
+func seccompNumbers() map[string]uint32 {
+	return map[string]uint32{
+		"io_uring_setup":    unix.SYS_IO_URING_SETUP,
+		"io_uring_enter":    unix.SYS_IO_URING_ENTER,
+		"io_uring_register": unix.SYS_IO_URING_REGISTER,
+		"ptrace":            unix.SYS_PTRACE,
+		"process_vm_readv":  unix.SYS_PROCESS_VM_READV,
+		"process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
+		"connect":           unix.SYS_CONNECT,
+		"accept":            unix.SYS_ACCEPT,
+		"accept4":           unix.SYS_ACCEPT4,
+		"bind":              unix.SYS_BIND,
+		"listen":            unix.SYS_LISTEN,
+		"getpeername":       unix.SYS_GETPEERNAME,
+		"getsockname":       unix.SYS_GETSOCKNAME,
+		"shutdown":          unix.SYS_SHUTDOWN,
+		"sendto":            unix.SYS_SENDTO,
+		"sendmmsg":          unix.SYS_SENDMMSG,
+		"recvmmsg":          unix.SYS_RECVMMSG,
+		"getsockopt":        unix.SYS_GETSOCKOPT,
+		"setsockopt":        unix.SYS_SETSOCKOPT,
+		"socket":            unix.SYS_SOCKET,
+		"socketpair":        unix.SYS_SOCKETPAIR,
+	}
+}

@@ -1,0 +1,152 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// HelperName is the argv[0] under which our binary acts as the sandbox
+// helper (the name the reference uses for the same role). main dispatches on
+// filepath.Base(os.Args[0]) == HelperName before anything else.
+const HelperName = "codex-linux-sandbox"
+
+// planFD is the helper's fd that carries the plan: ExtraFiles[0].
+const planFD = 3
+
+// maxPlanSize bounds the plan the helper reads; a plan with many thousands
+// of deny paths is still far below it.
+const maxPlanSize = 64 << 20
+
+// WrappedCommand is what the process spawner runs instead of a sandboxed
+// command: our own binary as the helper, with the plan on an inherited fd.
+// Copy Path and Argv into the exec call, ExtraFiles after fds 0-2 (the first
+// becomes fd 3), and the remaining fields into syscall.SysProcAttr. The
+// spawner keeps its own Setsid/Setctty settings.
+//
+// After the start (or a failed start) the caller closes ExtraFiles. The
+// command's Dir, Env and Arg0 travel in the plan; the spawner starts the
+// helper with any directory and an empty environment.
+type WrappedCommand struct {
+	// Path is our executable (the self argument of Wrap).
+	Path string
+	// Argv is the helper's argv: HelperName, "--plan-fd", "3".
+	Argv []string
+	// ExtraFiles[0] is a sealed, read-only memfd holding the plan as JSON.
+	ExtraFiles []*os.File
+	// Cloneflags are the namespaces to create (SysProcAttr.Cloneflags);
+	// zero for a seccomp-only plan.
+	Cloneflags uintptr
+	// UidMappings and GidMappings map 0 to the server's effective ids when
+	// a user namespace is created (SysProcAttr.UidMappings/GidMappings,
+	// with GidMappingsEnableSetgroups left false); nil otherwise.
+	UidMappings []syscall.SysProcIDMap
+	GidMappings []syscall.SysProcIDMap
+	// Pdeathsig is SIGKILL: the helper is PID 1 of its namespace and would
+	// ignore SIGTERM, and its death tears the whole namespace down.
+	Pdeathsig syscall.Signal
+}
+
+// Wrap returns the command that runs plan's command under the sandbox
+// helper. self is our own executable (os.Executable()). Wrap restricts
+// nothing itself: all enforcement happens in the helper child, never in the
+// server process.
+//
+// Wrap normalises the namespaces: any mount work implies a mount namespace,
+// and a server that is not root gets a user namespace (uid/gid 0 mapped to
+// its effective ids) whenever it needs any namespace. Plans without mount
+// work or a PID namespace (unrestricted filesystem, network off) get no
+// namespaces: the helper sets no_new_privs, installs seccomp and execs.
+func Wrap(plan Plan, self string) (WrappedCommand, error) {
+	if self == "" {
+		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: empty helper path")
+	}
+	plan = normalizeNamespaces(plan, os.Geteuid())
+	data, err := json.Marshal(plan)
+	if err != nil {
+		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: encoding plan: %w", err)
+	}
+	f, err := sealedMemfd("codex-sandbox-plan", data)
+	if err != nil {
+		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: %w", err)
+	}
+	w := WrappedCommand{
+		Path:       self,
+		Argv:       []string{HelperName, "--plan-fd", "3"},
+		ExtraFiles: []*os.File{f},
+		Cloneflags: cloneflags(&plan),
+		Pdeathsig:  syscall.SIGKILL,
+	}
+	if plan.NewUserNS {
+		w.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
+		w.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+	}
+	return w, nil
+}
+
+// needsMounts reports whether the plan changes the mount table.
+func (p *Plan) needsMounts() bool {
+	return p.ReadOnlyRoot || p.RestrictedRead || len(p.WritableRoots) > 0 || len(p.DenyPaths) > 0
+}
+
+// normalizeNamespaces makes the namespace flags of p consistent: mount work
+// needs a mount namespace, a PID namespace needs one for its /proc, and a
+// non-root server needs a user namespace to create any of them.
+func normalizeNamespaces(p Plan, euid int) Plan {
+	if p.needsMounts() || p.NewPIDNS {
+		p.NewMountNS = true
+	}
+	if euid != 0 && (p.NewMountNS || p.NewPIDNS || p.NewNetNS) {
+		p.NewUserNS = true
+	}
+	return p
+}
+
+// cloneflags maps the plan's namespaces to CLONE_* flags.
+func cloneflags(p *Plan) uintptr {
+	var f uintptr
+	for _, ns := range []struct {
+		on   bool
+		flag uintptr
+	}{
+		{p.NewMountNS, unix.CLONE_NEWNS},
+		{p.NewPIDNS, unix.CLONE_NEWPID},
+		{p.NewNetNS, unix.CLONE_NEWNET},
+		{p.NewUserNS, unix.CLONE_NEWUSER},
+	} {
+		if ns.on {
+			f |= ns.flag
+		}
+	}
+	return f
+}
+
+// sealedMemfd returns a close-on-exec memfd holding data, sealed against
+// any further change. Writing it never blocks, whatever the size, and the
+// reader sees the whole plan or nothing.
+func sealedMemfd(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, os.NewSyscallError("memfd_create", err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
+	}
+	seals := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, seals); err != nil {
+		f.Close()
+		return nil, os.NewSyscallError("fcntl F_ADD_SEALS", err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}

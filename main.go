@@ -53,6 +53,7 @@ func main() {
 		Version: version + " (exec-server protocol 0.169.0)",
 		Commands: []*cli.Command{
 			execServerCommand(),
+			sandboxCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are handled below
 	}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+
+	"github.com/codexec/codex/sandbox"
+	"github.com/urfave/cli/v2"
+)
+
+func sandboxCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "sandbox",
+		Usage:     "run a command under a sandbox policy, to try a policy by hand",
+		ArgsUsage: "-- COMMAND [ARGS...]",
+		Description: `Runs COMMAND the way exec-server runs a sandboxed process/start: our own
+binary is re-executed as the sandbox helper, which builds a read-only view of
+the system with the writable roots re-bound, drops capabilities, applies
+Landlock and the seccomp network filter, and then executes COMMAND. This
+process itself is never restricted. Exits with COMMAND's exit code (128+N for
+a death by signal N).
+
+--mode workspace-write makes the current directory, the --writable-root
+directories, /tmp and $TMPDIR (unless --exclude-tmp) writable. --policy-json
+takes a legacy SandboxPolicy and --profile-json a PermissionProfile, as JSON
+or @FILE; they replace --mode.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "mode", Value: "read-only", Usage: "`MODE`: read-only, workspace-write or danger-full-access"},
+			&cli.StringSliceFlag{Name: "writable-root", Usage: "extra writable `DIR` (workspace-write; repeatable)"},
+			&cli.BoolFlag{Name: "network", Usage: "allow network access"},
+			&cli.BoolFlag{Name: "exclude-tmp", Usage: "workspace-write: do not make /tmp and $TMPDIR writable"},
+			&cli.StringFlag{Name: "policy-json", Usage: "legacy SandboxPolicy as `JSON` or @FILE"},
+			&cli.StringFlag{Name: "profile-json", Usage: "PermissionProfile as `JSON` or @FILE"},
+		},
+		Action: runSandbox,
+	}
+}
+
+// jsonArg reads a flag value that is JSON or @FILE.
+func jsonArg(v string) (json.RawMessage, error) {
+	if name, ok := strings.CutPrefix(v, "@"); ok {
+		return os.ReadFile(name)
+	}
+	return json.RawMessage(v), nil
+}
+
+// sandboxProfile builds the profile the flags describe.
+func sandboxProfile(c *cli.Context) (sandbox.Profile, error) {
+	switch {
+	case c.IsSet("policy-json") && c.IsSet("profile-json"):
+		return sandbox.Profile{}, errors.New("give either --policy-json or --profile-json, not both")
+	case c.IsSet("policy-json"):
+		raw, err := jsonArg(c.String("policy-json"))
+		if err != nil {
+			return sandbox.Profile{}, err
+		}
+		pol, err := sandbox.ParsePolicy(raw)
+		if err != nil {
+			return sandbox.Profile{}, err
+		}
+		return pol.Profile(), nil
+	case c.IsSet("profile-json"):
+		raw, err := jsonArg(c.String("profile-json"))
+		if err != nil {
+			return sandbox.Profile{}, err
+		}
+		return sandbox.ParseProfile(raw)
+	}
+	switch mode := c.String("mode"); mode {
+	case "read-only":
+		return sandbox.ReadOnly(c.Bool("network")), nil
+	case "workspace-write":
+		return sandbox.WorkspaceWrite(c.StringSlice("writable-root"), c.Bool("network"), c.Bool("exclude-tmp"), c.Bool("exclude-tmp")), nil
+	case "danger-full-access":
+		return sandbox.DangerFullAccess(), nil
+	default:
+		return sandbox.Profile{}, fmt.Errorf("unknown --mode %q; expected read-only, workspace-write or danger-full-access", mode)
+	}
+}
+
+func runSandbox(c *cli.Context) error {
+	argv := c.Args().Slice()
+	if len(argv) == 0 {
+		return cli.Exit("codex sandbox: no command given (usage: codex sandbox [flags] -- COMMAND [ARGS...])", 2)
+	}
+	prof, err := sandboxProfile(c)
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	plan, err := sandbox.Resolve(prof, sandbox.NewContext(nil, cwd, os.Getenv("TMPDIR")), sandbox.PurposeProcess)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	plan.Argv, plan.Dir, plan.Env = argv, cwd, os.Environ()
+	var cmd *exec.Cmd
+	if !plan.Enforces() {
+		cmd = exec.Command(argv[0], argv[1:]...)
+	} else {
+		if err := sandbox.Available(); err != nil {
+			return cli.Exit("sandbox intent cannot be enforced on this executor: "+err.Error(), 1)
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+		w, err := sandbox.Wrap(plan, self)
+		if err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+		cmd = exec.Command(w.Path)
+		cmd.Args, cmd.Env, cmd.ExtraFiles = w.Argv, []string{}, w.ExtraFiles
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: w.Cloneflags, Pdeathsig: w.Pdeathsig,
+			UidMappings: w.UidMappings, GidMappings: w.GidMappings}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// Terminal signals reach the command through the process group; we
+	// only wait for it and pass its status on.
+	stop := ignoreSignals()
+	defer stop()
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return cli.Exit(err.Error(), 127)
+		}
+		return cli.Exit("", exitCode(ee.ProcessState))
+	}
+	return nil
+}
+
+// exitCode is the shell convention: the code, or 128+N for signal N.
+func exitCode(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}

@@ -202,22 +202,9 @@ func writeStatus(err error) (any, error) {
 	return nil, rpc.OSError(rpc.CodeInternalError, err)
 }
 
-func closeStdin(_ context.Context, h *connHandler, _ *rpc.Request, p *ProcessIDParams) (any, error) {
-	e := h.session().lookup(p.ProcessID)
-	if e == nil {
-		return WriteResult{Status: WriteUnknownProcess}, nil
-	}
-	proc := e.p.Load()
-	if proc == nil {
-		return WriteResult{Status: WriteStarting}, nil
-	}
-	if proc.IsPTY() {
-		return nil, errCloseStdinPTY()
-	}
-	if err := proc.CloseStdin(); err != nil {
-		return writeStatus(err)
-	}
-	return WriteResult{Status: WriteAccepted}, nil
+// closeStdin is process/write with no bytes and closeStdin (§10.2).
+func closeStdin(ctx context.Context, h *connHandler, req *rpc.Request, p *ProcessIDParams) (any, error) {
+	return write(ctx, h, req, &WriteParams{ProcessID: p.ProcessID, CloseStdin: true})
 }
 
 func signal(_ context.Context, h *connHandler, _ *rpc.Request, p *SignalParams) (any, error) {

@@ -35,20 +35,20 @@ func setupDev(p *Plan) error {
 		return nil
 	}
 	var nodes []clonedTree
-	defer func() { closeKept(nodes) }()
+	defer func() { closeClones(nodes) }()
 	for _, n := range devNodes {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, "/dev/"+n, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		if err == nil {
 			nodes = append(nodes, clonedTree{path: "/dev/" + n, fd: fd})
 		}
 	}
-	saved, err := cloneKeepers(keepersBelow(p, "/dev"))
-	defer func() { closeKept(saved) }()
+	saved, err := cloneTrees(keepersBelow(p, "/dev"))
+	defer func() { closeClones(saved) }()
 	if err != nil {
 		return err
 	}
-	hostPTY, _ := cloneKeepers([]string{"/dev/pts", "/dev/ptmx"}) // fallback only
-	defer func() { closeKept(hostPTY) }()
+	hostPTY, _ := cloneTrees([]string{"/dev/pts", "/dev/ptmx"}) // fallback only
+	defer func() { closeClones(hostPTY) }()
 
 	dev, err := newFS("tmpfs", map[string]string{"mode": "0755", "size": "64k"},
 		unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
@@ -59,7 +59,7 @@ func setupDev(p *Plan) error {
 	if err := unix.MoveMount(dev, "", unix.AT_FDCWD, "/dev", unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return mountErr("mount", "/dev", err)
 	}
-	if err := restoreKept(dev, "/dev", nodes, 0o755); err != nil {
+	if err := attachClones(dev, "/dev", nodes, 0o755); err != nil {
 		return err
 	}
 	for _, l := range devLinks {
@@ -75,7 +75,7 @@ func setupDev(p *Plan) error {
 			return err
 		}
 	}
-	if err := restoreKept(dev, "/dev", saved, 0o755); err != nil {
+	if err := attachClones(dev, "/dev", saved, 0o755); err != nil {
 		return err
 	}
 	return setReadOnly(dev, "", true, false)
@@ -103,7 +103,7 @@ func devPTS(dev int, host []clonedTree) error {
 	if err := unix.Unlinkat(dev, "ptmx", 0); err != nil {
 		return mountErr("unlink", "/dev/ptmx", err)
 	}
-	return restoreKept(dev, "/dev", host, 0o755)
+	return attachClones(dev, "/dev", host, 0o755)
 }
 
 // devShm mounts a private tmpfs on /dev/shm.

@@ -152,8 +152,8 @@ func maskDir(dir string, keep []string) error {
 	if len(keep) > 0 {
 		mode = "111" // traverse only, down to the re-attached roots
 	}
-	saved, err := cloneKeepers(keep)
-	defer closeKept(saved)
+	saved, err := cloneTrees(keep)
+	defer closeClones(saved)
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func maskDir(dir string, keep []string) error {
 	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dir, unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_SYMLINKS); err != nil {
 		return mountErr("mask deny path", dir, err)
 	}
-	if err := restoreKept(fd, dir, saved, 0o111); err != nil {
+	if err := attachClones(fd, dir, saved, 0o111); err != nil {
 		return err
 	}
 	return setReadOnly(fd, "", true, false)
@@ -179,9 +179,9 @@ type clonedTree struct {
 	dir  bool
 }
 
-// cloneKeepers clones the mount trees at paths (recursively, with their
+// cloneTrees clones the mount trees at paths (recursively, with their
 // carve-outs), shallowest first.
-func cloneKeepers(paths []string) ([]clonedTree, error) {
+func cloneTrees(paths []string) ([]clonedTree, error) {
 	paths = slices.Clone(paths)
 	slices.SortStableFunc(paths, func(a, b string) int { return mountDepth(a) - mountDepth(b) })
 	var out []clonedTree
@@ -199,17 +199,17 @@ func cloneKeepers(paths []string) ([]clonedTree, error) {
 	return out, nil
 }
 
-// closeKept closes the clone fds (attached clones stay mounted).
-func closeKept(ks []clonedTree) {
+// closeClones closes the clone fds (attached clones stay mounted).
+func closeClones(ks []clonedTree) {
 	for _, k := range ks {
 		unix.Close(k.fd)
 	}
 }
 
-// restoreKept attaches the clones ks inside the mount rootfd, which is now
+// attachClones attaches the clones ks inside the mount rootfd, which is now
 // mounted at base, creating their mountpoints (intermediate directories
 // with dirMode) in it first.
-func restoreKept(rootfd int, base string, ks []clonedTree, dirMode uint32) error {
+func attachClones(rootfd int, base string, ks []clonedTree, dirMode uint32) error {
 	for _, k := range ks {
 		rel, err := filepath.Rel(base, k.path)
 		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {

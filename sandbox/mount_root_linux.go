@@ -34,8 +34,8 @@ func pivotRestrictedRoot(p *Plan) error {
 	}
 	want = append(want, "/dev", "/proc")
 	srcs, aliases := rootSources(want)
-	clones, err := cloneKeepers(srcs)
-	defer func() { closeKept(clones) }()
+	clones, err := cloneTrees(srcs)
+	defer func() { closeClones(clones) }()
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func pivotRestrictedRoot(p *Plan) error {
 	if err := unix.MoveMount(root, "", unix.AT_FDCWD, "/", unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return mountErr("stack the restricted root on", "/", err)
 	}
-	if err := restoreKept(root, "/", clones, 0o755); err != nil {
+	if err := attachClones(root, "/", clones, 0o755); err != nil {
 		return err
 	}
 	for _, a := range aliases {

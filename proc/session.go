@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,6 +104,12 @@ type entry struct {
 	writeIDs   map[string]struct{} // guarded by writeMu; the last maxWriteIDs ids
 	writeOrder []string            // guarded by writeMu; FIFO of writeIDs
 
+	// protected are paths a sandboxed run must not leave behind (missing
+	// .git/.agents/.codex under a writable root). The helper removes them as
+	// they appear; the sweep after the run also covers a helper that was
+	// killed first.
+	protected []string
+
 	killOnce   sync.Once                  // a tree is SIGKILLed at most once
 	graceTimer atomic.Pointer[time.Timer] // pending SIGKILL of a graceful terminate
 }
@@ -175,6 +182,7 @@ func (e *entry) watch(p *Process) {
 		t.Stop()
 	}
 	p.Close()
+	e.sweepProtected()
 	s := e.sess
 	s.mu.Lock()
 	s.live--
@@ -217,4 +225,15 @@ func (e *entry) rememberWrite(id string) bool {
 		e.writeOrder = e.writeOrder[1:]
 	}
 	return true
+}
+
+// sweepProtected removes protected metadata paths that a sandboxed run
+// created, once the whole tree is gone.
+func (e *entry) sweepProtected() {
+	for _, path := range e.protected {
+		if _, err := os.Lstat(path); err == nil {
+			e.sess.log.Warn("removing protected path created by a sandboxed process", zap.String("path", path))
+			_ = os.RemoveAll(path)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/codexec/codex/sandbox"
 	"os"
 	ossignal "os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -706,6 +707,11 @@ func wrapSandbox(spec *Spec, path string) (*sandbox.WrappedCommand, error) {
 		plan.Arg0 = spec.Arg0
 	}
 	plan.Dir, plan.Env = spec.Dir, spec.Env
+	// Writable roots are bound at their canonical paths, so a symlinked cwd
+	// runs in its canonical location (sandbox.md §7 item 22).
+	if d, err := filepath.EvalSymlinks(spec.Dir); err == nil {
+		plan.Dir = d
+	}
 	w, err := sandbox.Wrap(plan, self)
 	if err != nil {
 		return nil, err

@@ -47,6 +47,9 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *StartParams) 
 		started:   make(chan struct{}),
 		sandboxed: sandboxType != "none",
 	}
+	if plan != nil {
+		e.protected = plan.ProtectedCreate
+	}
 	s.mu.Lock()
 	switch {
 	case s.ended:

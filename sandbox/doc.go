@@ -1,7 +1,29 @@
-// Package sandbox holds the sandbox policy model and its Linux enforcement.
+// Package sandbox holds the sandbox policy model and its Linux enforcement
+// (sandbox.md).
 //
-// So far it holds only the pure denial heuristic (LikelyDenied) shared by the
-// server and the client layer; policy parsing and the re-executed helper
-// come with the sandbox issue. The server process itself is never
-// restricted: enforcement happens only in re-executed children.
+// # Policy
+//
+// A Profile (the wire's PermissionProfile) or a legacy Policy describes what
+// a command may touch. Resolve turns a profile and a Context into a Plan: a
+// pure function, apart from the stats and walks needed to find existing
+// paths and expand deny globs. The deepest matching entry wins, ties go
+// deny > write > read, and an unmatched path is denied.
+//
+// # Enforcement
+//
+// Nothing here ever restricts the server process: Landlock, seccomp and
+// no_new_privs are irreversible and apply to a whole process. Wrap rewrites
+// a spawn so that our own binary runs as "codex-linux-sandbox" in new
+// namespaces with the plan on fd 3; ChildMain, in that child, makes the root
+// read-only, re-binds the writable roots with their read-only carve-outs,
+// masks denied paths, drops every capability, sets no_new_privs, applies
+// Landlock and the seccomp network filter, and then runs the command as the
+// PID 1 reaper of its namespace. On a kernel that cannot enforce what a plan
+// requires, the request is refused (fail closed); an older Landlock ABI
+// enforces what it can.
+//
+// # Denials
+//
+// LikelyDenied is the heuristic that tells a client whether a failed
+// sandboxed command was probably blocked by the sandbox.
 package sandbox

@@ -341,6 +341,7 @@ type StartParams struct {
 	TTY       bool              `json:"tty"`
 	PipeStdin bool              `json:"pipeStdin"`
 	Arg0      *string           `json:"arg0"`
+	Sandbox   any               `json:"sandbox,omitempty"`
 }
 
 var procCounter atomic.Int64
@@ -353,9 +354,10 @@ func newProcessID() string {
 // benchEnv is the environment of every benchmark child.
 var benchEnv = map[string]string{"PATH": "/usr/bin:/bin"}
 
-// StartAsync registers a new process and writes its process/start request.
-// The caller awaits the returned channel.
-func (c *Client) StartAsync(ctx context.Context, argv []string, tty, decode bool) (*Proc, <-chan *Response, error) {
+// StartAsync registers a new process and writes its process/start request
+// with params (the process id is filled in). The caller awaits the
+// returned channel.
+func (c *Client) StartAsync(ctx context.Context, params StartParams, decode bool) (*Proc, <-chan *Response, error) {
 	p := &Proc{
 		ID:     newProcessID(),
 		Decode: decode,
@@ -365,7 +367,7 @@ func (c *Client) StartAsync(ctx context.Context, argv []string, tty, decode bool
 	c.mu.Lock()
 	c.procs[p.ID] = p
 	c.mu.Unlock()
-	params := StartParams{ProcessID: p.ID, Argv: argv, Cwd: "file:///tmp", Env: benchEnv, TTY: tty}
+	params.ProcessID = p.ID
 	// Start must be set before the reader can see any notification of the
 	// process; the response cannot arrive before the write returns.
 	id := c.nextID.Add(1)
@@ -395,10 +397,15 @@ func (c *Client) StartAsync(ctx context.Context, argv []string, tty, decode bool
 	return p, ch, nil
 }
 
-// Start starts a process and waits for the process/start response. It
-// returns the response time too.
+// Start starts a process (cwd /tmp, no sandbox) and waits for the
+// process/start response. It returns the response time too.
 func (c *Client) Start(ctx context.Context, argv []string, tty, decode bool) (*Proc, *Response, error) {
-	p, ch, err := c.StartAsync(ctx, argv, tty, decode)
+	return c.StartWith(ctx, StartParams{Argv: argv, Cwd: "file:///tmp", Env: benchEnv, TTY: tty}, decode)
+}
+
+// StartWith is Start with explicit parameters.
+func (c *Client) StartWith(ctx context.Context, params StartParams, decode bool) (*Proc, *Response, error) {
+	p, ch, err := c.StartAsync(ctx, params, decode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -408,7 +415,7 @@ func (c *Client) Start(ctx context.Context, argv []string, tty, decode bool) (*P
 	}
 	if err != nil {
 		c.Forget(p)
-		return nil, r, fmt.Errorf("process/start %v: %w", argv, err)
+		return nil, r, fmt.Errorf("process/start %v: %w", params.Argv, err)
 	}
 	return p, r, nil
 }

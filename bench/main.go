@@ -48,6 +48,8 @@ type Config struct {
 	Stall      time.Duration // #8 time without reading
 	TailOurs   int           // #9 runs per mode for ours
 	TailRef    int           // #9 runs per mode for the reference
+	SandWarm   int           // #11 warm-ups per subject
+	SandN      int           // #11 measured samples per subject
 }
 
 // Mode describes the iteration counts in one line.
@@ -56,8 +58,8 @@ func (c Config) Mode() string {
 	if c.Quick {
 		m = "quick"
 	}
-	return fmt.Sprintf("%s: latency %d warm-ups + N=%d in %d rounds; pipe %d MiB × %d; PTY %d MiB × %d; concurrency K=%v × %d rounds; memory K=%d; stall %v; tail %d (ours) / %d (ref) runs per mode",
-		m, c.Warm, c.N, c.Rounds, c.PipeSize>>20, c.PipeRounds, c.PTYSize>>20, c.PTYRounds, c.ConcKs, c.ConcRounds, c.MemK, c.Stall, c.TailOurs, c.TailRef)
+	return fmt.Sprintf("%s: latency %d warm-ups + N=%d in %d rounds; sandboxed %d warm-ups + N=%d; pipe %d MiB × %d; PTY %d MiB × %d; concurrency K=%v × %d rounds; memory K=%d; stall %v; tail %d (ours) / %d (ref) runs per mode",
+		m, c.Warm, c.N, c.Rounds, c.SandWarm, c.SandN, c.PipeSize>>20, c.PipeRounds, c.PTYSize>>20, c.PTYRounds, c.ConcKs, c.ConcRounds, c.MemK, c.Stall, c.TailOurs, c.TailRef)
 }
 
 func parseFlags() Config {
@@ -72,7 +74,7 @@ func parseFlags() Config {
 	flag.BoolVar(&c.QuickAck, "quickack", true, "set TCP_QUICKACK after every socket read")
 	flag.BoolVar(&c.CR32, "cr32", true, "also run the concurrency metric on the reference with --concurrent-requests 32")
 	flag.BoolVar(&c.Keep, "keep", false, "keep the scratch directory (server stderr logs, CODEX_HOME)")
-	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,throughput,concurrency,tail,slow (default all)")
+	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,throughput,concurrency,tail,slow (default all)")
 	flag.IntVar(&n, "n", 0, "override the measured latency samples per subject")
 	flag.IntVar(&rounds, "rounds", 0, "override the number of interleaved latency rounds")
 	flag.IntVar(&tailRef, "tail-ref", 0, "override the tail-completeness runs for the reference")
@@ -94,7 +96,9 @@ func parseFlags() Config {
 	c.ConcKs, c.ConcRounds = []int{50, 100}, 3
 	c.MemK, c.Stall = 100, 8*time.Second
 	c.TailOurs, c.TailRef = 100, 100
+	c.SandWarm, c.SandN = 10, 50
 	if c.Quick {
+		c.SandWarm, c.SandN = 3, 20
 		c.N, c.Rounds = 30, 3
 		c.PipeRounds = 3
 		c.PTYSize, c.PTYRounds = 128<<20, 2

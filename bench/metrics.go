@@ -21,7 +21,7 @@ type ServerResult struct {
 	Errors  map[string]string `json:"errors,omitempty"`
 }
 
-// Metrics are benchmarks.md §3 #1–#10.
+// Metrics are benchmarks.md §3 #1–#11.
 type Metrics struct {
 	SpawnPipe      *Latency       `json:"spawn_latency_pipe,omitempty"`      // #1 tty:false
 	SpawnPTY       *Latency       `json:"spawn_latency_pty,omitempty"`       // #1 tty:true
@@ -37,6 +37,9 @@ type Metrics struct {
 	TailPTY        *Tail          `json:"tail_completeness_pty,omitempty"`   // #9 tty:true
 	TailPipe       *Tail          `json:"tail_completeness_pipe,omitempty"`  // #9 tty:false
 	Metadata       *Latency       `json:"metadata_rtt,omitempty"`            // #10
+	SandboxSpawn   *Latency       `json:"sandboxed_spawn_latency,omitempty"` // #11 workspace-write, tty:false
+	SandboxClosed  *Latency       `json:"sandboxed_completion_latency,omitempty"`
+	SandboxWrite   *Latency       `json:"sandboxed_fs_write_latency,omitempty"`
 }
 
 // Checks are the correctness observations made on every run (§3, end).

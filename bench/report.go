@@ -244,6 +244,9 @@ func buildRows(cfg Config, b *Bench) []Row {
 		newRow("#9 tail completeness, PTY", "fraction", "higher", tailVal(o.TailPTY), tailVal(r.TailPTY), nil, nil, nil, nil),
 		newRow("#9 tail completeness, pipes", "fraction", "higher", tailVal(o.TailPipe), tailVal(r.TailPipe), nil, nil, nil, nil),
 		latRow("#10 fs/getMetadata RTT p50", o.Metadata, r.Metadata, nil),
+		latRow("#11 sandboxed spawn p50", o.SandboxSpawn, r.SandboxSpawn, nil),
+		latRow("#11 sandboxed completion p50", o.SandboxClosed, r.SandboxClosed, nil),
+		latRow("#11 sandboxed fs/writeFile p50", o.SandboxWrite, r.SandboxWrite, nil),
 	)
 	return rows
 }
@@ -307,6 +310,7 @@ func evalTargets(rows []Row, b *Bench) []TargetCheck {
 		ratioTarget(rows, "#6 100 × sleep 0.2, one connection", "concurrency (100 × sleep 0.2, one connection) ≤ 1.3× the 100-goroutine os/exec floor", 0, 1.3, 0, 0),
 		ratioTarget(rows, "#7 server RSS per idle child, pipes", "memory per idle process (pipes) ≤ 0.5× ref", 0.5, 0, 0, 0),
 		ratioTarget(rows, "#7 server RSS per idle child, PTY", "memory per idle process (PTY) ≤ 0.5× ref", 0.5, 0, 0, 0),
+		ratioTarget(rows, "#11 sandboxed completion p50", "sandboxed start→closed of /bin/true ≤ 0.3× the reference", 0.3, 0, 0, 0),
 	}
 	o := b.ours.Res.Metrics
 	sc := TargetCheck{Target: "slow consumer: RSS growth ≤ 8 MiB, child blocked, exactly 1 GiB after resuming", Measured: "not measured"}
@@ -455,6 +459,9 @@ func (rep *Report) markdown() string {
 		{"completion, PTY", o.CompletionPTY, r.CompletionPTY, f.PTYSpawn},
 		{"first byte", o.FirstByte, r.FirstByte, f.FirstByte},
 		{"fs/getMetadata", o.Metadata, r.Metadata, nil},
+		{"sandboxed spawn", o.SandboxSpawn, r.SandboxSpawn, nil},
+		{"sandboxed completion", o.SandboxClosed, r.SandboxClosed, nil},
+		{"sandboxed fs/writeFile", o.SandboxWrite, r.SandboxWrite, nil},
 	} {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", l.name, fmtLat(l.ou), fmtLat(l.re), fmtLat(l.fl))
 	}

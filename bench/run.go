@@ -102,6 +102,7 @@ func (b *Bench) execute(ctx context.Context) {
 	}{
 		{"memory", b.runMemory},
 		{"latency", b.runLatency},
+		{"sandbox", b.runSandbox},
 		{"throughput", b.runThroughput},
 		{"concurrency", b.runConcurrency},
 		{"tail", b.runTail},

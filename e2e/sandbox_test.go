@@ -167,6 +167,12 @@ func TestSandboxedProcesses(t *testing.T) {
 			}
 		}
 	})
+	t.Run("protected metadata is not created", func(t *testing.T) {
+		_, code, _ := runSandboxed(t, c, sandboxedStart("codex", root, sb, false, "mkdir .codex && echo made"))
+		if _, err := os.Stat(filepath.Join(root, ".codex")); code == 0 || err == nil {
+			t.Fatalf("mkdir .codex: code %d, stat err %v", code, err)
+		}
+	})
 	t.Run("fs calls", func(t *testing.T) {
 		c.ok("fs/writeFile", map[string]any{"path": "file://" + filepath.Join(root, "f.txt"), "dataBase64": "aGkK", "sandbox": sb}, nil)
 		if b, _ := os.ReadFile(filepath.Join(root, "f.txt")); string(b) != "hi\n" {
@@ -177,4 +183,25 @@ func TestSandboxedProcesses(t *testing.T) {
 		c.ok("fs/writeFile", map[string]any{"path": "file://" + outside, "dataBase64": "aGkK", "sandbox": disabled}, nil)
 		os.Remove(outside)
 	})
+}
+
+// A protected path reached through a symlink inside the writable root cannot
+// be enforced: the command fails with the reason, and nothing is written.
+func TestSandboxSymlinkRefusal(t *testing.T) {
+	s := startServer(t)
+	c := dial(t, s.URL, nil)
+	c.handshake()
+	root := t.TempDir()
+	_ = os.MkdirAll(filepath.Join(root, "decoy"), 0o755)
+	_ = os.WriteFile(filepath.Join(root, "decoy", "config.toml"), []byte("orig\n"), 0o644)
+	if err := os.Symlink("decoy", filepath.Join(root, ".codex")); err != nil {
+		t.Fatal(err)
+	}
+	out, code, _ := runSandboxed(t, c, sandboxedStart("sym", root, workspaceSandbox(root, "restricted"), false, "echo evil > .codex/config.toml"))
+	if code != 1 || !strings.Contains(out, "cannot enforce sandbox read-only path") || strings.Contains(out, "panic") {
+		t.Fatalf("code %d out %q", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "decoy", "config.toml")); string(b) != "orig\n" {
+		t.Fatalf("config.toml now %q", b)
+	}
 }

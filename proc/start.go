@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
@@ -119,6 +120,11 @@ func processPlan(raw json.RawMessage, cwd string, env []string) (*sandbox.Plan, 
 	}
 	tmp, _ := envLookup(env, "TMPDIR")
 	plan, err := sandbox.Resolve(sb.Permissions, sandbox.NewContext(sb, cwd, tmp), sandbox.PurposeProcess)
+	if errors.Is(err, sandbox.ErrSymlinkCrossing) {
+		// The command runs and fails with the reason on stderr, as with the
+		// reference (sandbox.md §7 item 14).
+		return &sandbox.Plan{Refusal: err.Error()}, env, nil
+	}
 	if err != nil {
 		return nil, nil, errProcessSandbox(err)
 	}

@@ -69,6 +69,10 @@ func ChildMain() int {
 	if err != nil {
 		return childFail(err)
 	}
+	if plan.Refusal != "" {
+		fmt.Fprintln(os.Stderr, plan.Refusal)
+		return 1
+	}
 	if len(plan.Argv) == 0 && !plan.FSHelper && !args.probe {
 		fmt.Fprintln(os.Stderr, noCommandMessage)
 		return 1

@@ -53,6 +53,13 @@ type Plan struct {
 
 	// NetworkDisabled adds CODEX_SANDBOX_NETWORK_DISABLED=1 to Env.
 	NetworkDisabled bool `json:"networkDisabled,omitempty"`
+
+	// Refusal, when set by the server, makes the helper print it on stderr
+	// and exit 1 without running the command: how a policy that cannot be
+	// enforced safely (a carve-out reached through a writable symlink,
+	// sandbox.md §3.4) is reported, as the reference reports it from its
+	// helper.
+	Refusal string `json:"refusal,omitempty"`
 }
 
 // WritableRoot is a directory the command may write, minus its read-only
@@ -85,6 +92,6 @@ const (
 // Enforces reports whether the plan restricts anything; a plan that does
 // not may run the command directly.
 func (p *Plan) Enforces() bool {
-	return p.NewMountNS || p.NewPIDNS || p.NewNetNS || p.ReadOnlyRoot || p.Landlock != nil ||
+	return p.Refusal != "" || p.NewMountNS || p.NewPIDNS || p.NewNetNS || p.ReadOnlyRoot || p.Landlock != nil ||
 		p.Seccomp != SeccompNone || len(p.DenyPaths) > 0 || p.RestrictedRead
 }

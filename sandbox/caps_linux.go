@@ -18,13 +18,20 @@ var errCapsRetained = errors.New("Linux sandbox retained effective or permitted 
 
 // Capabilities, the bounding set and no_new_privs are per thread in Linux.
 // The command is forked from the helper's locked thread and inherits only
-// that thread's state, but the fs helper runs in-process on any thread, so
-// every change here is made on all threads at once with psx (the mechanism
-// go-landlock uses; it works with and without cgo).
+// that thread's state, so for a command the changes are made on that thread
+// alone. The fs helper runs in-process on any thread, so there every change
+// is made on all threads at once with psx (the mechanism go-landlock uses;
+// it works with and without cgo). psx signals every thread per call, which
+// costs milliseconds over the ~45 calls of a capability drop.
 
-// allThreadsPrctl runs prctl(2) on every thread of the process.
-func allThreadsPrctl(option, arg2 uintptr) error {
-	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, option, arg2, 0, 0, 0, 0); e != 0 {
+// prctlOn runs prctl(2) on the calling (locked) thread, or on every thread
+// of the process when allThreads is set.
+func prctlOn(allThreads bool, option, arg2 uintptr) error {
+	call := unix.RawSyscall6
+	if allThreads {
+		call = psx.Syscall6
+	}
+	if _, _, e := call(unix.SYS_PRCTL, option, arg2, 0, 0, 0, 0); e != 0 {
 		return e
 	}
 	return nil
@@ -32,17 +39,18 @@ func allThreadsPrctl(option, arg2 uintptr) error {
 
 // dropCapabilities clears the ambient set, empties the bounding set (so an
 // execve as uid 0 gains nothing back), and sets the effective, permitted
-// and inheritable sets to zero on every thread (sandbox.md §4.3 step 9).
+// and inheritable sets to zero (on every thread with allThreads; sandbox.md
+// §4.3 step 9).
 // It then checks with capget and fails with errCapsRetained if anything is
 // left. Inside a user namespace the same applies to the namespace's
 // capabilities.
-func dropCapabilities() error {
+func dropCapabilities(allThreads bool) error {
 	// EINVAL means a kernel without ambient capabilities: nothing to clear.
-	if err := allThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL); err != nil && err != unix.EINVAL {
+	if err := prctlOn(allThreads, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL); err != nil && err != unix.EINVAL {
 		return fmt.Errorf("capabilities: clear ambient set: %w", os.NewSyscallError("prctl", err))
 	}
 	for c := uintptr(0); c < 64; c++ {
-		err := allThreadsPrctl(unix.PR_CAPBSET_DROP, c)
+		err := prctlOn(allThreads, unix.PR_CAPBSET_DROP, c)
 		if err == unix.EINVAL {
 			break // past CAP_LAST_CAP
 		}
@@ -52,7 +60,11 @@ func dropCapabilities() error {
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
-	if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+	capset := unix.RawSyscall
+	if allThreads {
+		capset = psx.Syscall3
+	}
+	if _, _, e := capset(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
 		return fmt.Errorf("capabilities: capset: %w", os.NewSyscallError("capset", e))
 	}
 	return verifyNoCapabilities()
@@ -77,11 +89,11 @@ func capsRetained(data [2]unix.CapUserData) bool {
 	return data[0].Effective|data[1].Effective|data[0].Permitted|data[1].Permitted != 0
 }
 
-// setNoNewPrivs sets PR_SET_NO_NEW_PRIVS on every thread: no execve can
+// setNoNewPrivs sets PR_SET_NO_NEW_PRIVS (on every thread with allThreads): no execve can
 // gain privileges (setuid bits, file capabilities) any more. It is also a
 // precondition of unprivileged seccomp filters.
-func setNoNewPrivs() error {
-	if err := allThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1); err != nil {
+func setNoNewPrivs(allThreads bool) error {
+	if err := prctlOn(allThreads, unix.PR_SET_NO_NEW_PRIVS, 1); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", os.NewSyscallError("prctl", err))
 	}
 	return nil

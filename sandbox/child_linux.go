@@ -187,11 +187,11 @@ func enforce(p *Plan) (*protectWatcher, error) {
 		return nil, err
 	}
 	if p.NewMountNS || p.NewUserNS || p.Landlock != nil {
-		if err := dropCapabilities(); err != nil {
+		if err := dropCapabilities(p.FSHelper); err != nil {
 			return nil, err
 		}
 	}
-	if err := setNoNewPrivs(); err != nil {
+	if err := setNoNewPrivs(p.FSHelper); err != nil {
 		return nil, err
 	}
 	if err := applyLandlock(p.Landlock); err != nil {

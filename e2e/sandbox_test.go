@@ -205,3 +205,23 @@ func TestSandboxSymlinkRefusal(t *testing.T) {
 		t.Fatalf("config.toml now %q", b)
 	}
 }
+
+func TestSandboxDenyGlobAndBadPolicy(t *testing.T) {
+	s := startServer(t)
+	c := dial(t, s.URL, nil)
+	c.handshake()
+	root := t.TempDir()
+	_ = os.WriteFile(filepath.Join(root, "secret.env"), []byte("TOKEN=x\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(root, "plain.txt"), []byte("ok\n"), 0o644)
+	sb := workspaceSandbox(root, "restricted")
+	fsys := sb["permissions"].(map[string]any)["file_system"].(map[string]any)
+	fsys["entries"] = append(fsys["entries"].([]any), map[string]any{"path": map[string]any{"type": "glob_pattern", "pattern": "**/*.env"}, "access": "deny"})
+	out, code, denied := runSandboxed(t, c, sandboxedStart("glob", root, sb, false, "cat plain.txt; cat secret.env"))
+	if code == 0 || !denied || !strings.Contains(out, "ok\n") || strings.Contains(out, "TOKEN") {
+		t.Fatalf("deny glob: code %d denied %v out %q", code, denied, out)
+	}
+	// A glob can only deny: a contradictory profile is refused.
+	fsys["entries"] = []any{map[string]any{"path": map[string]any{"type": "glob_pattern", "pattern": "*.env"}, "access": "write"}}
+	c.fail("process/start", sandboxedStart("bad", root, sb, false, "true"), -32602, "glob file system permissions only support deny-read entries")
+	c.fail("fs/writeFile", map[string]any{"path": "file://" + filepath.Join(root, "x"), "dataBase64": "", "sandbox": sb}, -32600, "glob file system permissions only support deny-read entries")
+}

@@ -7,82 +7,62 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
+	"time"
 )
 
 // protectedCreateMessage is the reference's text when a protected path
 // had to be removed (sandbox.md §4.8).
 const protectedCreateMessage = "sandbox blocked creation of protected workspace metadata path %s\n"
 
+// protectPoll is how often the watcher looks for protected paths.
+const protectPoll = 5 * time.Millisecond
+
 // protectWatcher is the protected-create watcher (sandbox.md §4.3 step 5):
 // paths that did not exist at the start (a missing .git, .agents, .codex
 // under a writable root) are removed as soon as they appear, and a run
 // that created one cannot succeed. Its methods are safe for concurrent use.
+//
+// It polls with lstat instead of using inotify: closing an inotify fd waits
+// for an SRCU grace period in the kernel (10-20 ms here), and that wait
+// would sit between the command's exit and the helper's, on every
+// sandboxed run. A few lstat calls every 5 ms cost nothing by comparison;
+// the final sweep in finish, and the server's sweep after the run, close
+// the remaining window.
 type protectWatcher struct {
 	paths map[string]bool // the protected paths, by absolute path
-	f     *os.File        // the inotify fd, non-blocking; nil without inotify
-	done  chan struct{}   // closed when the event loop has returned
+	stop  chan struct{}   // closed by finish
+	done  chan struct{}   // closed when the poll loop has returned
 	mu    sync.Mutex
 	hit   bool // a protected path was created; guarded by mu
 }
 
-// watchProtected starts watching the parent directories of paths with
-// inotify (IN_CREATE|IN_MOVED_TO) and removes any protected path that
-// exists already. It returns nil for no paths. One goroutine reads the
-// events until finish stops it.
+// watchProtected removes any protected path that exists already and starts
+// polling for new ones. It returns nil for no paths. One goroutine polls
+// until finish stops it.
 func watchProtected(paths []string) (*protectWatcher, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	w := &protectWatcher{paths: map[string]bool{}}
+	w := &protectWatcher{paths: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	for _, p := range paths {
 		w.paths[filepath.Clean(p)] = true
 	}
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	if err != nil {
-		// Without inotify the final check in finish still fails the run.
-		w.sweep()
-		return w, nil
-	}
-	dirs := map[int]string{}
-	for p := range w.paths {
-		parent := filepath.Dir(p)
-		wd, err := unix.InotifyAddWatch(fd, parent, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_ONLYDIR)
-		if err == nil {
-			dirs[wd] = parent
-		}
-	}
-	w.f = os.NewFile(uintptr(fd), "inotify") // polled: Close ends a pending Read
-	w.done = make(chan struct{})
-	w.sweep() // after the watches: nothing slips between check and watch
-	go w.loop(dirs)
+	w.sweep()
+	go w.loop()
 	return w, nil
 }
 
-// loop reads inotify events and removes protected names as they appear.
-func (w *protectWatcher) loop(dirs map[int]string) {
+// loop sweeps every protectPoll until stopped.
+func (w *protectWatcher) loop() {
 	defer close(w.done)
-	var buf [64 * (unix.SizeofInotifyEvent + unix.NAME_MAX + 1)]byte
+	t := time.NewTicker(protectPoll)
+	defer t.Stop()
 	for {
-		n, err := w.f.Read(buf[:])
-		if err != nil || n <= 0 {
+		select {
+		case <-t.C:
+			w.sweep()
+		case <-w.stop:
 			return
-		}
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			nameBytes := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
-			off += unix.SizeofInotifyEvent + int(ev.Len)
-			name := string(nameBytes[:cstrLen(nameBytes)])
-			if parent, ok := dirs[int(ev.Wd)]; ok && name != "" {
-				if p := filepath.Join(parent, name); w.paths[p] {
-					w.remove(p)
-				}
-			}
-			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
-				w.sweep()
-			}
 		}
 	}
 }
@@ -115,10 +95,8 @@ func (w *protectWatcher) finish(code int) int {
 	if w == nil {
 		return code
 	}
-	if w.f != nil {
-		w.f.Close()
-		<-w.done
-	}
+	close(w.stop)
+	<-w.done
 	w.sweep()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -126,14 +104,4 @@ func (w *protectWatcher) finish(code int) int {
 		return 1
 	}
 	return code
-}
-
-// cstrLen is the length of the NUL-terminated name in b.
-func cstrLen(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return len(b)
 }

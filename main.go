@@ -54,6 +54,7 @@ func main() {
 		Commands: []*cli.Command{
 			execServerCommand(),
 			sandboxCommand(),
+			execCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are handled below
 	}

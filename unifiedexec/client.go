@@ -1,0 +1,437 @@
+package unifiedexec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/codexec/codex/proc"
+	"github.com/codexec/codex/rpc"
+	"go.uber.org/zap"
+)
+
+// ClientName is the clientName sent in initialize.
+const ClientName = "codex-go-unifiedexec"
+
+// Timeouts of unifiedexec.md §2.
+const (
+	ConnectTimeout    = 10 * time.Second
+	InitializeTimeout = 10 * time.Second
+	RecoveryDeadline  = 25 * time.Second
+	recoveryPacing    = 100 * time.Millisecond
+	maxMessageBytes   = 64 << 20
+)
+
+var (
+	// ErrClosed is returned by calls on a Client after Close.
+	ErrClosed = errors.New("unifiedexec: client closed")
+	// ErrTransport is wrapped by every error caused by a lost connection:
+	// "exec-server transport disconnected[: reason]".
+	ErrTransport = errors.New("exec-server transport disconnected")
+	// ErrUnknownProcess is returned when the server does not know a process.
+	ErrUnknownProcess = errors.New("unknown process id")
+	// ErrStdinClosed is returned by writes to a process whose stdin is closed
+	// or was never a pipe.
+	ErrStdinClosed = errors.New("stdin is closed for this process")
+)
+
+// transportError wraps ErrTransport with a reason.
+func transportError(reason string) error {
+	if reason == "" {
+		return ErrTransport
+	}
+	return fmt.Errorf("%w: %s", ErrTransport, reason)
+}
+
+// DialOptions configure Dial. The zero value is usable.
+type DialOptions struct {
+	// Token, when set, is sent as `Authorization: Bearer <Token>`.
+	Token string
+	// Logger receives client logs; nil means none.
+	Logger *zap.Logger
+}
+
+// connector opens a new transport and returns a Conn bound to the client's
+// handler. It is how Dial and Supervise differ.
+type connector interface {
+	connect(ctx context.Context, c *Client) (*rpc.Conn, error)
+	// recover handles the loss of conn and returns the next connection, or an
+	// error that fails the client for good. It runs on the monitor goroutine.
+	recover(ctx context.Context, c *Client, reason string) (*rpc.Conn, error)
+	// stop releases the transport's resources at Close.
+	stop()
+}
+
+// Client is a connection to an exec-server. It is safe for concurrent use.
+// Create it with Dial or Supervise; Close releases it.
+type Client struct {
+	log   *zap.Logger
+	tr    connector
+	ctx   context.Context // cancelled by Close
+	stop  context.CancelFunc
+	wg    sync.WaitGroup // the monitor goroutine
+	ids   atomic.Uint64
+	wrIDs atomic.Uint64
+
+	mu        sync.Mutex
+	conn      *rpc.Conn            // guarded by mu; nil while recovering or failed
+	ready     chan struct{}        // guarded by mu; closed when conn is set or the client fails
+	failed    error                // guarded by mu; set once the client cannot recover
+	closed    bool                 // guarded by mu
+	sessionID string               // guarded by mu
+	env       proc.EnvironmentInfo // guarded by mu
+	procs     map[string]*Process  // guarded by mu: live processes by id
+}
+
+// Dial connects to a WebSocket exec-server at url (ws://host:port) and
+// performs the handshake. It blocks for at most ConnectTimeout plus
+// InitializeTimeout, or until ctx is done; ctx bounds only the dial, not the
+// Client's life.
+func Dial(ctx context.Context, url string, opts DialOptions) (*Client, error) {
+	return newClient(ctx, &wsConnector{url: url, token: opts.Token}, opts.Logger)
+}
+
+func newClient(ctx context.Context, tr connector, log *zap.Logger) (*Client, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	c := &Client{log: log, tr: tr, ready: make(chan struct{}), procs: map[string]*Process{}}
+	c.ctx, c.stop = context.WithCancel(context.Background())
+	conn, err := tr.connect(ctx, c)
+	if err == nil {
+		err = c.handshake(ctx, conn, "")
+		if err != nil {
+			conn.Close()
+			conn.Wait()
+		}
+	}
+	if err != nil {
+		c.stop()
+		tr.stop()
+		return nil, err
+	}
+	c.setConn(conn)
+	c.wg.Add(1)
+	go c.monitor(conn)
+	return c, nil
+}
+
+// handshake sends initialize (resuming resume when not empty) and
+// initialized, and records the session and environment.
+func (c *Client) handshake(ctx context.Context, conn *rpc.Conn, resume string) error {
+	ctx, cancel := context.WithTimeout(ctx, InitializeTimeout)
+	defer cancel()
+	p := proc.InitializeParams{ClientName: ClientName}
+	if resume != "" {
+		p.ResumeSessionID = &resume
+	}
+	var res struct {
+		SessionID       string                `json:"sessionId"`
+		EnvironmentInfo *proc.EnvironmentInfo `json:"environmentInfo"`
+	}
+	if err := conn.Call(ctx, "initialize", p, &res); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	if res.EnvironmentInfo == nil {
+		res.EnvironmentInfo = new(proc.EnvironmentInfo)
+		if err := conn.Call(ctx, "environment/info", nil, res.EnvironmentInfo); err != nil {
+			return fmt.Errorf("environment/info: %w", err)
+		}
+	}
+	if err := conn.Notify(ctx, "initialized", struct{}{}); err != nil {
+		return fmt.Errorf("initialized: %w", err)
+	}
+	c.mu.Lock()
+	c.sessionID = res.SessionID
+	c.env = *res.EnvironmentInfo
+	c.mu.Unlock()
+	return nil
+}
+
+// newConn wraps a transport in an rpc.Conn whose handler routes the
+// process notifications to c.
+func (c *Client) newConn(f rpc.Framer) *rpc.Conn {
+	return rpc.NewConn(f, rpc.Options{
+		Logger: c.log,
+		Bind:   func(*rpc.Conn) rpc.Handler { return rpc.HandlerFunc(c.handle) },
+	})
+}
+
+func (c *Client) setConn(conn *rpc.Conn) {
+	c.mu.Lock()
+	c.conn = conn
+	close(c.ready)
+	c.mu.Unlock()
+}
+
+// SessionID returns the server session id of the current connection.
+func (c *Client) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// Environment returns the environmentInfo of the last handshake.
+func (c *Client) Environment() proc.EnvironmentInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.env
+}
+
+// monitor waits for the current connection to end and recovers from it,
+// until the client is closed or recovery fails.
+func (c *Client) monitor(conn *rpc.Conn) {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-conn.Done():
+		case <-c.ctx.Done():
+			conn.Close()
+			conn.Wait()
+			return
+		}
+		conn.Wait()
+		if c.ctx.Err() != nil {
+			return
+		}
+		reason := "connection closed"
+		c.mu.Lock()
+		if c.conn == conn {
+			c.conn = nil
+			c.ready = make(chan struct{})
+		}
+		c.mu.Unlock()
+		c.log.Info("exec-server connection lost; recovering", zap.String("label", conn.Label()))
+		next, err := c.tr.recover(c.ctx, c, reason)
+		if err != nil {
+			if c.ctx.Err() != nil {
+				return
+			}
+			c.fail(err)
+			return
+		}
+		c.setConn(next)
+		conn = next
+	}
+}
+
+// fail marks the client failed with err and fails every live process.
+func (c *Client) fail(err error) {
+	c.mu.Lock()
+	if c.failed == nil {
+		c.failed = err
+	}
+	c.conn = nil
+	select {
+	case <-c.ready:
+	default:
+		close(c.ready)
+	}
+	procs := c.takeProcs()
+	c.mu.Unlock()
+	for _, p := range procs {
+		p.failWith(err)
+	}
+}
+
+// takeProcs empties the process table. c.mu must be held.
+func (c *Client) takeProcs() []*Process {
+	ps := make([]*Process, 0, len(c.procs))
+	for id, p := range c.procs {
+		ps = append(ps, p)
+		delete(c.procs, id)
+	}
+	return ps
+}
+
+// Close ends the connection, stops a supervised server child, fails every
+// live process with ErrClosed and waits for every goroutine the Client
+// started. It is idempotent and never blocks for more than a few seconds
+// (a supervised child gets SIGTERM, then SIGKILL after 2 s).
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	procs := c.takeProcs()
+	c.mu.Unlock()
+	c.stop()
+	c.wg.Wait()
+	c.tr.stop()
+	for _, p := range procs {
+		p.failWith(ErrClosed)
+	}
+	return nil
+}
+
+// current returns the live connection, waiting while the client recovers.
+// It fails at once once the client is closed or failed.
+func (c *Client) current(ctx context.Context) (*rpc.Conn, error) {
+	for {
+		c.mu.Lock()
+		switch {
+		case c.closed:
+			c.mu.Unlock()
+			return nil, ErrClosed
+		case c.failed != nil:
+			err := c.failed
+			c.mu.Unlock()
+			return nil, err
+		case c.conn != nil:
+			conn := c.conn
+			c.mu.Unlock()
+			return conn, nil
+		}
+		ready := c.ready
+		c.mu.Unlock()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// call sends one request on the current connection. When the connection
+// is lost during the call, an idempotent call (retry true) is sent once more
+// on the recovered connection; any other call fails with ErrTransport.
+func (c *Client) call(ctx context.Context, method string, params, result any, retry bool) error {
+	for attempt := 0; ; attempt++ {
+		conn, err := c.current(ctx)
+		if err != nil {
+			return err
+		}
+		err = conn.Call(ctx, method, params, result)
+		if err == nil || !errors.Is(err, rpc.ErrClosed) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !retry || attempt > 0 {
+			return fmt.Errorf("%s: %w", method, transportError("connection lost during the call"))
+		}
+		c.waitReplaced(ctx, conn)
+	}
+}
+
+// waitReplaced waits until conn is no longer the current connection.
+func (c *Client) waitReplaced(ctx context.Context, conn *rpc.Conn) {
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+		return
+	}
+	for {
+		c.mu.Lock()
+		same, ready, done := c.conn == conn, c.ready, c.closed || c.failed != nil
+		c.mu.Unlock()
+		if !same || done {
+			return
+		}
+		// The monitor has not noticed the loss yet.
+		select {
+		case <-ready:
+			t := time.NewTimer(5 * time.Millisecond)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// handle receives the server's messages: process notifications are routed
+// to their Process; requests are refused.
+func (c *Client) handle(_ context.Context, req *rpc.Request) (any, error) {
+	if !req.IsNotification() {
+		return nil, rpc.Errorf(rpc.CodeMethodNotFound, "method not found: %s", req.Method)
+	}
+	var n notification
+	if err := json.Unmarshal(req.Params, &n); err != nil {
+		c.log.Debug("bad notification", zap.String("method", req.Method), zap.Error(err))
+		return nil, nil
+	}
+	ev := Event{Seq: n.Seq}
+	switch req.Method {
+	case "process/output":
+		ev.Kind, ev.Stream, ev.Data = EventOutput, n.Stream, n.Chunk
+	case "process/exited":
+		ev.Kind, ev.ExitCode, ev.SandboxDenied = EventExited, n.ExitCode, n.SandboxDenied
+	case "process/closed":
+		ev.Kind = EventClosed
+	default:
+		return nil, nil
+	}
+	c.route(n.ProcessID, []Event{ev})
+	return nil, nil
+}
+
+// notification is the params of process/output, /exited and /closed.
+type notification struct {
+	ProcessID     string    `json:"processId"`
+	Seq           uint64    `json:"seq"`
+	Stream        string    `json:"stream"`
+	Chunk         rpc.Bytes `json:"chunk"`
+	ExitCode      int       `json:"exitCode"`
+	SandboxDenied bool      `json:"sandboxDenied"`
+}
+
+// route hands events to a live process; unknown ids are ignored.
+func (c *Client) route(id string, evs []Event) {
+	c.mu.Lock()
+	p := c.procs[id]
+	c.mu.Unlock()
+	if p != nil {
+		p.deliver(evs)
+	}
+}
+
+// unregister removes p from the process table.
+func (c *Client) unregister(p *Process) {
+	c.mu.Lock()
+	if c.procs[p.id] == p {
+		delete(c.procs, p.id)
+	}
+	c.mu.Unlock()
+}
+
+// wsConnector dials a WebSocket server and recovers with resume.
+type wsConnector struct {
+	url, token string
+}
+
+func (w *wsConnector) connect(ctx context.Context, c *Client) (*rpc.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
+	defer cancel()
+	var opts websocket.DialOptions
+	if w.token != "" {
+		opts.HTTPHeader = http.Header{"Authorization": {"Bearer " + w.token}}
+	}
+	wc, resp, err := websocket.Dial(ctx, w.url, &opts)
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", w.url, err)
+	}
+	return c.newConn(rpc.NewWebSocketFramer(wc, "exec-server websocket "+w.url, maxMessageBytes)), nil
+}
+
+func (w *wsConnector) recover(ctx context.Context, c *Client, reason string) (*rpc.Conn, error) {
+	return c.resume(ctx, func(ctx context.Context) (*rpc.Conn, error) { return w.connect(ctx, c) }, reason)
+}
+
+func (w *wsConnector) stop() {}

@@ -1,0 +1,228 @@
+package unifiedexec
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/codexec/codex/proc"
+	"github.com/codexec/codex/rpc"
+	"github.com/google/uuid"
+)
+
+// The typed calls below block until the server answers, ctx is done, or
+// the connection fails. While the client recovers a lost connection they
+// wait for the outcome; idempotent calls (reads, resize, closeStdin, writes
+// with a writeId, environment and fs reads) are sent once more when the
+// connection is lost during the call, the others fail with ErrTransport.
+// Wire errors come back as *rpc.Error.
+
+// Start registers a Process and sends process/start (protocol.md §6.5). The
+// id is registered before the request, so no notification is missed; it
+// is unregistered when the start fails. Start is never replayed.
+func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
+	if len(o.Argv) == 0 {
+		return nil, fmt.Errorf("process/start: argv must not be empty")
+	}
+	id := o.ProcessID
+	if id == "" {
+		id = fmt.Sprintf("%d-%s", c.ids.Add(1), uuid.NewString())
+	}
+	cwdStr := o.Cwd
+	if cwdStr == "" {
+		cwdStr = c.Environment().Cwd
+	}
+	cwd, err := rpc.ParsePath(cwdStr)
+	if err != nil {
+		return nil, fmt.Errorf("process/start: cwd %q: %w", cwdStr, err)
+	}
+	env := o.Env
+	if env == nil {
+		env = map[string]string{}
+	}
+	params := proc.StartParams{
+		ProcessID: id, Argv: o.Argv, Cwd: cwd, Env: env, TTY: o.TTY,
+		PipeStdin: o.PipeStdin && !o.TTY, EnvPolicy: o.EnvPolicy, Size: o.Size,
+	}
+	if o.Sandbox != nil {
+		params.Sandbox = json.RawMessage(o.Sandbox)
+	}
+	p := newProcess(c, id, o)
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return nil, ErrClosed
+	case c.failed != nil:
+		err := c.failed
+		c.mu.Unlock()
+		return nil, err
+	case c.procs[id] != nil:
+		c.mu.Unlock()
+		return nil, fmt.Errorf("process/start: process id %q is already registered", id)
+	}
+	c.procs[id] = p
+	c.mu.Unlock()
+	var res proc.StartResult
+	if err := c.call(ctx, "process/start", params, &res, false); err != nil {
+		c.unregister(p)
+		return nil, fmt.Errorf("process/start: %w", err)
+	}
+	p.mu.Lock()
+	p.sandboxType = res.SandboxType
+	p.mu.Unlock()
+	return p, nil
+}
+
+// ReadRequest is the params of process/read; nil pointers are sent as null.
+type ReadRequest struct {
+	ProcessID string
+	AfterSeq  uint64
+	MaxBytes  *uint64
+	Wait      time.Duration
+}
+
+// Read sends process/read (protocol.md §6.6). It is retried once after a
+// recovered connection loss.
+func (c *Client) Read(ctx context.Context, r ReadRequest) (proc.ReadResult, error) {
+	wait := uint64(r.Wait / time.Millisecond)
+	params := proc.ReadParams{ProcessID: r.ProcessID, AfterSeq: &r.AfterSeq, MaxBytes: r.MaxBytes, WaitMs: &wait}
+	var res proc.ReadResult
+	err := c.call(ctx, "process/read", params, &res, true)
+	return res, err
+}
+
+// WriteRequest is the params of process/write. WriteID should be unique
+// per process; the server drops a repeated id, which makes retries safe.
+type WriteRequest struct {
+	ProcessID  string
+	Data       []byte
+	WriteID    string
+	CloseStdin bool
+}
+
+// Write sends process/write and returns the status ("accepted",
+// "unknownProcess", "starting" or "stdinClosed"). An empty WriteID is
+// replaced by a fresh one. It is retried once after a recovered connection
+// loss, with the same writeId.
+func (c *Client) Write(ctx context.Context, w WriteRequest) (string, error) {
+	if w.WriteID == "" {
+		w.WriteID = fmt.Sprintf("w%d", c.wrIDs.Add(1))
+	}
+	params := proc.WriteParams{ProcessID: w.ProcessID, Chunk: rpc.Bytes(w.Data), WriteID: &w.WriteID, CloseStdin: w.CloseStdin}
+	if params.Chunk == nil {
+		params.Chunk = rpc.Bytes{}
+	}
+	var res proc.WriteResult
+	err := c.call(ctx, "process/write", params, &res, true)
+	return res.Status, err
+}
+
+// CloseStdin sends process/closeStdin [ext] and returns the write status.
+func (c *Client) CloseStdin(ctx context.Context, processID string) (string, error) {
+	var res proc.WriteResult
+	err := c.call(ctx, "process/closeStdin", proc.ProcessIDParams{ProcessID: processID}, &res, true)
+	return res.Status, err
+}
+
+// Signal sends process/signal {signal:"interrupt"}. It is not replayed.
+func (c *Client) Signal(ctx context.Context, processID string) error {
+	return c.call(ctx, "process/signal", proc.SignalParams{ProcessID: processID, Signal: "interrupt"}, nil, false)
+}
+
+// Terminate sends process/terminate: a force kill when graceful is 0,
+// otherwise the graceful mode [ext] with graceful as timeout. It returns
+// whether the process was running. It is not replayed.
+func (c *Client) Terminate(ctx context.Context, processID string, graceful time.Duration) (bool, error) {
+	params := proc.TerminateParams{ProcessID: processID}
+	if graceful > 0 {
+		ms := uint64(graceful / time.Millisecond)
+		params.Mode = &proc.TerminateMode{Type: "graceful", TimeoutMs: &ms}
+	}
+	var res proc.TerminateResult
+	err := c.call(ctx, "process/terminate", params, &res, false)
+	return res.Running, err
+}
+
+// Resize sends process/resize [ext].
+func (c *Client) Resize(ctx context.Context, processID string, rows, cols uint16) error {
+	params := proc.ResizeParams{ProcessID: processID, Size: proc.Size{Rows: rows, Cols: cols}}
+	return c.call(ctx, "process/resize", params, nil, true)
+}
+
+// EnvironmentInfo sends environment/info.
+func (c *Client) EnvironmentInfo(ctx context.Context) (proc.EnvironmentInfo, error) {
+	var res proc.EnvironmentInfo
+	err := c.call(ctx, "environment/info", nil, &res, true)
+	return res, err
+}
+
+// EnvironmentStatus sends environment/status and returns the status.
+func (c *Client) EnvironmentStatus(ctx context.Context) (string, error) {
+	var res proc.StatusResult
+	err := c.call(ctx, "environment/status", nil, &res, true)
+	return res.Status, err
+}
+
+// fsParams is the common params shape of the fs/* methods. Path is a URI
+// or an absolute path; Sandbox is the wire sandbox object or nil.
+type fsParams struct {
+	Path       string          `json:"path"`
+	DataBase64 *rpc.Bytes      `json:"dataBase64,omitempty"`
+	Recursive  *bool           `json:"recursive,omitempty"`
+	Force      *bool           `json:"force,omitempty"`
+	Sandbox    json.RawMessage `json:"sandbox"`
+}
+
+func rawSandbox(sb []byte) json.RawMessage {
+	if sb == nil {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(sb)
+}
+
+// ReadFile sends fs/readFile and returns the file's bytes.
+func (c *Client) ReadFile(ctx context.Context, path string, sandbox []byte) ([]byte, error) {
+	var res struct {
+		Data rpc.Bytes `json:"dataBase64"`
+	}
+	err := c.call(ctx, "fs/readFile", fsParams{Path: path, Sandbox: rawSandbox(sandbox)}, &res, true)
+	return res.Data, err
+}
+
+// WriteFile sends fs/writeFile (create or truncate). It is not replayed.
+func (c *Client) WriteFile(ctx context.Context, path string, data []byte, sandbox []byte) error {
+	b := rpc.Bytes(data)
+	if b == nil {
+		b = rpc.Bytes{}
+	}
+	return c.call(ctx, "fs/writeFile", fsParams{Path: path, DataBase64: &b, Sandbox: rawSandbox(sandbox)}, nil, false)
+}
+
+// Metadata is the result of fs/getMetadata.
+type Metadata struct {
+	IsDirectory  bool   `json:"isDirectory"`
+	IsFile       bool   `json:"isFile"`
+	IsSymlink    bool   `json:"isSymlink"`
+	Size         uint64 `json:"size"`
+	CreatedAtMs  int64  `json:"createdAtMs"`
+	ModifiedAtMs int64  `json:"modifiedAtMs"`
+}
+
+// GetMetadata sends fs/getMetadata.
+func (c *Client) GetMetadata(ctx context.Context, path string) (Metadata, error) {
+	var res Metadata
+	err := c.call(ctx, "fs/getMetadata", fsParams{Path: path, Sandbox: rawSandbox(nil)}, &res, true)
+	return res, err
+}
+
+// CreateDirectory sends fs/createDirectory (mkdir -p when recursive).
+func (c *Client) CreateDirectory(ctx context.Context, path string, recursive bool) error {
+	return c.call(ctx, "fs/createDirectory", fsParams{Path: path, Recursive: &recursive, Sandbox: rawSandbox(nil)}, nil, true)
+}
+
+// Remove sends fs/remove {recursive, force}. It is not replayed.
+func (c *Client) Remove(ctx context.Context, path string, recursive, force bool) error {
+	return c.call(ctx, "fs/remove", fsParams{Path: path, Recursive: &recursive, Force: &force, Sandbox: rawSandbox(nil)}, nil, false)
+}

@@ -1,0 +1,36 @@
+// Package unifiedexec is the client side of the exec-server protocol
+// (protocol.md, unifiedexec.md): a Client that connects to a server over
+// WebSocket (Dial) or supervises a `codex exec-server --listen stdio` child
+// (Supervise), typed calls for every server method, and Process handles in
+// the style of os/exec.
+//
+// # Connections
+//
+// A Client is built on rpc.Conn. Dial and Supervise perform the handshake
+// (initialize {clientName:"codex-go-unifiedexec"}, then initialized) before
+// they return. Every method of Client and Process is safe for concurrent use.
+// Close ends the connection, stops a supervised child and waits for every
+// goroutine the Client started.
+//
+// # Event ordering
+//
+// process/output, process/exited and process/closed notifications are
+// routed by processId to the Process handle and published strictly in seq
+// order: an out-of-order notification is parked until every lower seq has
+// been published, duplicates are dropped, notifications for unknown ids are
+// ignored, and closed is always the last event (unifiedexec.md §3.2).
+//
+// # Recovery
+//
+// When a WebSocket connection drops, the Client reconnects with
+// resumeSessionId for up to 25 s (100 ms between attempts), then catches up
+// every live process with process/read from its last published seq, so no
+// output is lost or duplicated (unifiedexec.md §11). Calls made while
+// recovering wait for the outcome. In-flight process/start, process/signal,
+// process/terminate and fs writes are never replayed; they fail with an
+// error wrapping ErrTransport. process/write always carries a writeId, so
+// Process.Write retries once after a recovery without risk of a double
+// write. A supervised child that dies ends its processes with an error
+// wrapping ErrTransport and is restarted (SuperviseOptions.MaxRestarts) with
+// a fresh session.
+package unifiedexec

@@ -1,0 +1,206 @@
+package unifiedexec
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/codexec/codex/rpc"
+	"go.uber.org/zap"
+)
+
+// SuperviseOptions configure Supervise.
+type SuperviseOptions struct {
+	// Path is the codex binary; empty means os.Executable().
+	Path string
+	// Args are appended after `exec-server --listen stdio`.
+	Args []string
+	// Env is the child's environment; nil inherits ours.
+	Env []string
+	// Stderr receives the child's logs; nil discards them.
+	Stderr io.Writer
+	// MaxRestarts bounds how often a dead child is restarted over the
+	// client's life: 0 means 3, negative means never.
+	MaxRestarts int
+	// Backoff is the delay before the first restart, doubled for each
+	// further one; 0 means 200 ms.
+	Backoff time.Duration
+	// Logger receives client logs; nil means none.
+	Logger *zap.Logger
+}
+
+// Supervise starts `codex exec-server --listen stdio` as a child, speaks
+// the protocol over its stdin/stdout and performs the handshake. When the
+// child dies, its processes fail with an error wrapping ErrTransport and a
+// new child (a new session) is started, up to MaxRestarts times with
+// backoff; calls made meanwhile wait for it. Close stops the child with
+// SIGTERM, then SIGKILL after 2 s. ctx bounds only the first start.
+func Supervise(ctx context.Context, opts SuperviseOptions) (*Client, error) {
+	if opts.Path == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		opts.Path = exe
+	}
+	if opts.MaxRestarts == 0 {
+		opts.MaxRestarts = 3
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = 200 * time.Millisecond
+	}
+	return newClient(ctx, &stdioConnector{opts: opts}, opts.Logger)
+}
+
+// stdioConnector runs the supervised child. Its fields are used by the
+// monitor goroutine only, except child, which is guarded by mu.
+type stdioConnector struct {
+	opts     SuperviseOptions
+	restarts int
+
+	mu    sync.Mutex
+	child *child // guarded by mu: the current child
+}
+
+// child is one running server process.
+type child struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd.Wait returned
+	err  error         // cmd.Wait's result, set before done is closed
+}
+
+func (s *stdioConnector) connect(ctx context.Context, c *Client) (*rpc.Conn, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(s.opts.Path, append([]string{"exec-server", "--listen", "stdio"}, s.opts.Args...)...)
+	cmd.Env = s.opts.Env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, s.opts.Stderr
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("starting exec-server: %w", err)
+	}
+	ch := &child{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		// Ends when the child exits; stop and recover always wait for it.
+		ch.err = cmd.Wait()
+		close(ch.done)
+	}()
+	s.mu.Lock()
+	s.child = ch
+	s.mu.Unlock()
+	closer := closeBoth{inW, outR}
+	return c.newConn(rpc.NewStdioFramer(outR, inW, closer, "exec-server stdio", maxMessageBytes)), nil
+}
+
+// closeBoth closes our ends of the child's stdin and stdout pipes.
+type closeBoth [2]*os.File
+
+func (b closeBoth) Close() error {
+	err := b[0].Close()
+	b[1].Close()
+	return err
+}
+
+// reap ends the current child: SIGTERM unless it already exited, SIGKILL
+// after 2 s, and waits for it.
+func (s *stdioConnector) reap() error {
+	s.mu.Lock()
+	ch := s.child
+	s.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch.done:
+		return ch.err
+	default:
+	}
+	_ = ch.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-ch.done:
+	case <-t.C:
+		_ = ch.cmd.Process.Kill()
+		<-ch.done
+	}
+	return ch.err
+}
+
+func (s *stdioConnector) recover(ctx context.Context, c *Client, reason string) (*rpc.Conn, error) {
+	err := s.reap()
+	why := "supervised exec-server exited"
+	if err != nil {
+		why += ": " + err.Error()
+	}
+	lost := transportError(why)
+	c.mu.Lock()
+	procs := c.takeProcs()
+	c.mu.Unlock()
+	for _, p := range procs {
+		p.failWith(lost)
+	}
+	for {
+		if s.opts.MaxRestarts < 0 || s.restarts >= s.opts.MaxRestarts {
+			return nil, fmt.Errorf("%w; restart limit (%d) reached", lost, max(s.opts.MaxRestarts, 0))
+		}
+		delay := s.opts.Backoff << s.restarts
+		s.restarts++
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		conn, err := s.connect(ctx, c)
+		if err == nil {
+			if err = c.handshake(ctx, conn, ""); err == nil {
+				c.log.Info("exec-server child restarted", zap.Int("restart", s.restarts))
+				return conn, nil
+			}
+			conn.Close()
+			conn.Wait()
+			_ = s.reap()
+		}
+		c.log.Warn("exec-server restart failed", zap.Error(err))
+	}
+}
+
+func (s *stdioConnector) stop() { _ = s.reap() }
+
+// pid returns the current child's pid, or 0.
+func (s *stdioConnector) pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.child == nil {
+		return 0
+	}
+	return s.child.cmd.Process.Pid
+}
+
+// ServerPID returns the pid of the supervised exec-server child, or 0 for
+// a WebSocket client. It is meant for diagnostics and tests.
+func (c *Client) ServerPID() int {
+	if s, ok := c.tr.(*stdioConnector); ok {
+		return s.pid()
+	}
+	return 0
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs ../shared/realclient/run.sh (the real Codex CLI 0.169.0 as client)
-# against bin/codex: over WebSocket with the resume test, then over stdio.
+# against bin/codex: over WebSocket with the resume test, with the
+# workspace-write sandbox, then over stdio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUN=${REALCLIENT:-../shared/realclient/run.sh}
@@ -14,5 +15,6 @@ url=$(head -n1 "$out")
 echo "server: $url (pid $pid)"
 status=0
 "$RUN" --resume-test "$url" || status=1
+"$RUN" --sandbox workspace-write "$url" || status=1
 "$RUN" --stdio "$BIN" exec-server --listen stdio || status=1
 exit $status

@@ -84,6 +84,9 @@ type StartOptions struct {
 	// block for long (other processes' events wait behind it) and must not
 	// call Client.Close.
 	OnOutput func(Chunk)
+	// OnEvent, when set, receives every event (output, exited, closed) in
+	// seq order, under the same rules as OnOutput.
+	OnEvent func(Event)
 }
 
 // Process is a handle on one process started with Client.Start, in the
@@ -96,6 +99,7 @@ type Process struct {
 	tty, pipe bool
 	cap       int
 	onOutput  func(Chunk)
+	onEvent   func(Event)
 	done      chan struct{} // closed after the closed event or a failure
 
 	dmu sync.Mutex // serialises publishing; held while OnOutput runs
@@ -118,7 +122,7 @@ func newProcess(c *Client, id string, o StartOptions) *Process {
 		limit = DefaultOutputBytesCap
 	}
 	return &Process{
-		c: c, id: id, tty: o.TTY, pipe: o.PipeStdin, cap: limit, onOutput: o.OnOutput,
+		c: c, id: id, tty: o.TTY, pipe: o.PipeStdin, cap: limit, onOutput: o.OnOutput, onEvent: o.OnEvent,
 		done: make(chan struct{}), parked: map[uint64]Event{}, status: ExitStatus{Code: -1},
 	}
 }
@@ -163,6 +167,7 @@ func (p *Process) deliver(evs []Event) {
 		}
 	}
 	var ready []Chunk
+	var published []Event
 	finished := false
 	for !finished {
 		ev, ok := p.parked[p.last+1]
@@ -171,6 +176,9 @@ func (p *Process) deliver(evs []Event) {
 		}
 		delete(p.parked, ev.Seq)
 		p.last = ev.Seq
+		if p.onEvent != nil {
+			published = append(published, ev)
+		}
 		switch ev.Kind {
 		case EventOutput:
 			p.capture(ev)
@@ -188,6 +196,9 @@ func (p *Process) deliver(evs []Event) {
 	p.mu.Unlock()
 	for _, ch := range ready {
 		p.onOutput(ch)
+	}
+	for _, ev := range published {
+		p.onEvent(ev)
 	}
 	if finished {
 		p.c.unregister(p)

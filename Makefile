@@ -6,7 +6,7 @@ STATICCHECK_VERSION := v0.8.2
 .PHONY: build run test flake bench realclient lint fmt clean
 
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -o $(BIN) .
 
 # Builds and starts a server on an ephemeral loopback port; prints its URL.
 run: build

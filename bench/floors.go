@@ -25,6 +25,7 @@ type Floors struct {
 	PTYReadSpin   *Throughput           `json:"pty_read_throughput_spin"`       // the same, busy-polling a non-blocking fd (informational)
 	Concurrency   map[string]*Durations `json:"concurrency_goroutines"`         // K goroutines × os/exec sleep 0.2
 	ConcurrencyKs []int                 `json:"concurrency_k_values,omitempty"` // the K values measured
+	ExecRunRaw    *Latency              `json:"exec_run_raw_true,omitempty"`    // os/exec Run of /bin/true, interleaved with exec run
 }
 
 // floorEnv is the environment of floor children (as for server children).

@@ -40,6 +40,7 @@ type Metrics struct {
 	SandboxSpawn   *Latency       `json:"sandboxed_spawn_latency,omitempty"` // #11 workspace-write, tty:false
 	SandboxClosed  *Latency       `json:"sandboxed_completion_latency,omitempty"`
 	SandboxWrite   *Latency       `json:"sandboxed_fs_write_latency,omitempty"`
+	ExecRun        *Latency       `json:"exec_run_true,omitempty"` // `codex exec run -- /bin/true` wall time (ours only)
 }
 
 // Checks are the correctness observations made on every run (§3, end).

@@ -247,6 +247,7 @@ func buildRows(cfg Config, b *Bench) []Row {
 		latRow("#11 sandboxed spawn p50", o.SandboxSpawn, r.SandboxSpawn, nil),
 		latRow("#11 sandboxed completion p50", o.SandboxClosed, r.SandboxClosed, nil),
 		latRow("#11 sandboxed fs/writeFile p50", o.SandboxWrite, r.SandboxWrite, nil),
+		latRow("#12 codex exec run -- /bin/true p50", o.ExecRun, nil, f.ExecRunRaw),
 	)
 	return rows
 }
@@ -311,6 +312,7 @@ func evalTargets(rows []Row, b *Bench) []TargetCheck {
 		ratioTarget(rows, "#7 server RSS per idle child, pipes", "memory per idle process (pipes) ≤ 0.5× ref", 0.5, 0, 0, 0),
 		ratioTarget(rows, "#7 server RSS per idle child, PTY", "memory per idle process (PTY) ≤ 0.5× ref", 0.5, 0, 0, 0),
 		ratioTarget(rows, "#11 sandboxed completion p50", "sandboxed start→closed of /bin/true ≤ 0.3× the reference", 0.3, 0, 0, 0),
+		ratioTarget(rows, "#12 codex exec run -- /bin/true p50", "codex exec run -- true ≤ 6× a raw spawn of /bin/true", 0, 6, 0, 0),
 	}
 	o := b.ours.Res.Metrics
 	sc := TargetCheck{Target: "slow consumer: RSS growth ≤ 8 MiB, child blocked, exactly 1 GiB after resuming", Measured: "not measured"}

@@ -103,6 +103,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"memory", b.runMemory},
 		{"latency", b.runLatency},
 		{"sandbox", b.runSandbox},
+		{"execrun", b.runExecRun},
 		{"throughput", b.runThroughput},
 		{"concurrency", b.runConcurrency},
 		{"tail", b.runTail},

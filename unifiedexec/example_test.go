@@ -24,7 +24,7 @@ func ExampleSupervise() {
 		return
 	}
 	st, err := p.Wait(ctx)
-	fmt.Printf("%q %d %v\n", p.Snapshot().Stdout, st.Code, err)
+	fmt.Printf("%q %d %v\n", p.Current().Stdout, st.Code, err)
 	// Output: "hello\n" 4 <nil>
 }
 

@@ -100,6 +100,7 @@ type Process struct {
 	cap       int
 	onOutput  func(Chunk)
 	onEvent   func(Event)
+	exitedCh  chan struct{} // closed at the exited event
 	done      chan struct{} // closed after the closed event or a failure
 
 	dmu sync.Mutex // serialises publishing; held while OnOutput runs
@@ -123,7 +124,7 @@ func newProcess(c *Client, id string, o StartOptions) *Process {
 	}
 	return &Process{
 		c: c, id: id, tty: o.TTY, pipe: o.PipeStdin, cap: limit, onOutput: o.OnOutput, onEvent: o.OnEvent,
-		done: make(chan struct{}), parked: map[uint64]Event{}, status: ExitStatus{Code: -1},
+		done: make(chan struct{}), exitedCh: make(chan struct{}), parked: map[uint64]Event{}, status: ExitStatus{Code: -1},
 	}
 }
 
@@ -186,6 +187,9 @@ func (p *Process) deliver(evs []Event) {
 				ready = append(ready, Chunk{Seq: ev.Seq, Stream: ev.Stream, Data: ev.Data})
 			}
 		case EventExited:
+			if !p.exited {
+				close(p.exitedCh)
+			}
 			p.exited = true
 			p.status = ExitStatus{Code: ev.ExitCode, SandboxDenied: ev.SandboxDenied}
 		case EventClosed:
@@ -268,9 +272,42 @@ type Snapshot struct {
 	LastSeq                      uint64
 }
 
-// Snapshot returns a copy of the output captured so far and the current
+// WaitExit is Wait, but returns at process/exited: output from descendants
+// that still hold the pipes may follow. Cancelling ctx abandons the wait and
+// never kills the process.
+func (p *Process) WaitExit(ctx context.Context) (ExitStatus, error) {
+	select {
+	case <-p.exitedCh:
+	case <-p.done:
+	case <-ctx.Done():
+		return ExitStatus{Code: -1}, ctx.Err()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.status, p.err
+}
+
+// Snapshot is the yield-window collection of unifiedexec.md §3.5 and §5.4:
+// it waits until the process exits, yield has passed or ctx is done, and
+// then returns the output gathered so far with the state. It never kills
+// the process; ctx's error is returned only if ctx ended the wait.
+func (p *Process) Snapshot(ctx context.Context, yield time.Duration) (Snapshot, error) {
+	t := time.NewTimer(yield)
+	defer t.Stop()
+	var err error
+	select {
+	case <-p.exitedCh:
+	case <-p.done:
+	case <-t.C:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	return p.Current(), err
+}
+
+// Current returns a copy of the output captured so far and the current
 // state. It never blocks on the server.
-func (p *Process) Snapshot() Snapshot {
+func (p *Process) Current() Snapshot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return Snapshot{
@@ -364,6 +401,6 @@ func (p *Process) Communicate(ctx context.Context, stdin []byte) (stdout, stderr
 		return nil, nil, ExitStatus{Code: -1}, ErrStdinClosed
 	}
 	status, err = p.Wait(ctx)
-	s := p.Snapshot()
+	s := p.Current()
 	return s.Stdout, s.Stderr, status, err
 }

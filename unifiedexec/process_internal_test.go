@@ -35,7 +35,7 @@ func TestDeliverInSeqOrder(t *testing.T) {
 	if len(got) != 2 || got[0] != 1 || got[1] != 2 {
 		t.Fatalf("output seqs %v, want [1 2]", got)
 	}
-	s := p.Snapshot()
+	s := p.Current()
 	if string(s.Stdout) != "a" || string(s.Stderr) != "b" || !s.Closed || s.LastSeq != 4 {
 		t.Fatalf("snapshot %+v", s)
 	}
@@ -48,7 +48,7 @@ func TestOutputCap(t *testing.T) {
 	c := &Client{procs: map[string]*Process{}}
 	p := newProcess(c, "p", StartOptions{OutputBytesCap: 5})
 	p.deliver([]Event{{Seq: 1, Kind: EventOutput, Stream: "stdout", Data: []byte("abcdef")}})
-	if s := p.Snapshot(); string(s.Stdout) != "abcde" || s.StdoutDropped != 1 {
+	if s := p.Current(); string(s.Stdout) != "abcde" || s.StdoutDropped != 1 {
 		t.Fatalf("snapshot %+v", s)
 	}
 }

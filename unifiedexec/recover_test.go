@@ -122,7 +122,7 @@ func TestReconnectThroughProxy(t *testing.T) {
 	for i := range lines {
 		fmt.Fprintf(&want, "line%d\n", i)
 	}
-	got := p.Snapshot().Stdout
+	got := p.Current().Stdout
 	if string(got) != want.String() {
 		t.Fatalf("captured output differs: %d bytes, want %d", len(got), want.Len())
 	}

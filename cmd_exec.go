@@ -101,6 +101,9 @@ func runExec(cctx *cli.Context) error {
 		if ws, err := unix.IoctlGetWinsize(int(os.Stdin.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 && ws.Col > 0 {
 			opts.Size = &proc.Size{Rows: ws.Row, Cols: ws.Col}
 		}
+		// The remote PTY does the echo and line editing; ours stays out
+		// of the way until we exit.
+		defer makeRaw(os.Stdin)()
 	}
 	if profile != nil {
 		if opts.Sandbox, err = wireSandbox(*profile, cwd); err != nil {

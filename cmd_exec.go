@@ -77,7 +77,7 @@ func runExec(cctx *cli.Context) error {
 	if url := cctx.String("server"); url != "" {
 		client, err = unifiedexec.Dial(ctx, url, unifiedexec.DialOptions{Token: cctx.String("token")})
 	} else {
-		client, err = unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{MaxRestarts: -1, Stderr: os.Stderr})
+		client, err = unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Stderr: os.Stderr})
 	}
 	if err != nil {
 		return cli.Exit("exec run: "+err.Error(), 1)

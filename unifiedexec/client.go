@@ -277,16 +277,11 @@ func (c *Client) Close() error {
 func (c *Client) current(ctx context.Context) (*rpc.Conn, error) {
 	for {
 		c.mu.Lock()
-		switch {
-		case c.closed:
-			c.mu.Unlock()
-			return nil, ErrClosed
-		case c.failed != nil:
-			err := c.failed
+		if err := c.stateErrLocked(); err != nil {
 			c.mu.Unlock()
 			return nil, err
-		case c.conn != nil:
-			conn := c.conn
+		}
+		if conn := c.conn; conn != nil {
 			c.mu.Unlock()
 			return conn, nil
 		}
@@ -435,3 +430,15 @@ func (w *wsConnector) recover(ctx context.Context, c *Client, reason string) (*r
 }
 
 func (w *wsConnector) stop() {}
+
+// stateErrLocked returns ErrClosed or the failure that ended the client,
+// or nil while it is usable. c.mu must be held.
+func (c *Client) stateErrLocked() error {
+	switch {
+	case c.closed:
+		return ErrClosed
+	case c.failed != nil:
+		return c.failed
+	}
+	return nil
+}

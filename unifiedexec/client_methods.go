@@ -50,14 +50,11 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	}
 	p := newProcess(c, id, o)
 	c.mu.Lock()
-	switch {
-	case c.closed:
-		c.mu.Unlock()
-		return nil, ErrClosed
-	case c.failed != nil:
-		err := c.failed
+	if err := c.stateErrLocked(); err != nil {
 		c.mu.Unlock()
 		return nil, err
+	}
+	switch {
 	case c.procs[id] != nil:
 		c.mu.Unlock()
 		return nil, fmt.Errorf("process/start: process id %q is already registered", id)

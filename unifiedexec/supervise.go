@@ -54,7 +54,24 @@ func Supervise(ctx context.Context, opts SuperviseOptions) (*Client, error) {
 	if opts.Backoff <= 0 {
 		opts.Backoff = 200 * time.Millisecond
 	}
-	return newClient(ctx, &stdioConnector{opts: opts}, opts.Logger)
+	// A child that fails to start or to answer the handshake is retried
+	// like a child that died, up to MaxRestarts times with backoff.
+	backoff := opts.Backoff
+	for attempt := 0; ; attempt++ {
+		c, err := newClient(ctx, &stdioConnector{opts: opts}, opts.Logger)
+		if err == nil || opts.MaxRestarts < 0 || attempt >= opts.MaxRestarts || ctx.Err() != nil {
+			if err != nil && attempt > 0 {
+				err = fmt.Errorf("starting the exec-server child failed %d times: %w", attempt+1, err)
+			}
+			return c, err
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		backoff *= 2
+	}
 }
 
 // stdioConnector runs the supervised child. Its fields are used by the

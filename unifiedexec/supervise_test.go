@@ -3,6 +3,7 @@ package unifiedexec_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -64,5 +65,16 @@ func TestSupervisorRestart(t *testing.T) {
 	}
 	if c.ServerPID() == pid {
 		t.Fatal("server pid did not change")
+	}
+}
+
+// A child that never comes up is retried MaxRestarts times, then the error
+// says so.
+func TestSuperviseStartRetries(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: "/bin/false", MaxRestarts: 2, Backoff: time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "failed 3 times") {
+		t.Fatalf("err = %v, want a failure after 3 attempts", err)
 	}
 }

@@ -14,6 +14,8 @@ import (
 
 // errCapsRetained is the reference's text for a capability drop that did
 // not take (sandbox.md §4.8).
+//
+//lint:ignore ST1005 the exact text the reference prints
 var errCapsRetained = errors.New("Linux sandbox retained effective or permitted capabilities")
 
 // Capabilities, the bounding set and no_new_privs are per thread in Linux.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -77,7 +78,7 @@ func Wrap(plan Plan, self string) (WrappedCommand, error) {
 	}
 	w := WrappedCommand{
 		Path:       self,
-		Argv:       []string{HelperName, "--plan-fd", "3"},
+		Argv:       []string{HelperName, "--plan-fd", strconv.Itoa(planFD)},
 		ExtraFiles: []*os.File{f},
 		Cloneflags: cloneflags(&plan),
 		Pdeathsig:  syscall.SIGKILL,

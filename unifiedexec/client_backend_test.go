@@ -60,13 +60,12 @@ func TestToolsOnRealServer(t *testing.T) {
 		t.Fatalf("tty call returned:\n%s", text)
 	}
 	var sid int32
-	for _, f := range strings.Fields(text[strings.Index(text, "session ID")+len("session ID"):]) {
-		for _, r := range f {
+	if f := strings.Fields(text[strings.Index(text, "session ID")+len("session ID"):]); len(f) > 0 {
+		for _, r := range f[0] {
 			if r >= '0' && r <= '9' {
 				sid = sid*10 + int32(r-'0')
 			}
 		}
-		break
 	}
 	out, err = tools.WriteStdin(ctx, unifiedexec.WriteStdinCall{Params: unifiedexec.WriteStdinParams{SessionID: sid, Chars: "ping\n", YieldTimeMs: &yield}})
 	if err != nil {

@@ -19,6 +19,8 @@ var (
 	ErrMissingCommandLine = errors.New("missing command line for unified exec request")
 	// ErrLoginShellDisabled is returned for login:true while login shells are
 	// disabled by Config.AllowLoginShell.
+	//
+	//lint:ignore ST1005 the exact text the model sees (unifiedexec.md §12)
 	ErrLoginShellDisabled = errors.New("login shell is disabled by config; omit `login` or set it to false.")
 	// ErrUnavailable is returned by a Tools without a Backend.
 	ErrUnavailable = errors.New("unified exec is unavailable in this session")

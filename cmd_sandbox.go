@@ -118,8 +118,9 @@ func runSandbox(c *cli.Context) error {
 		}
 		cmd = exec.Command(w.Path)
 		cmd.Args, cmd.Env, cmd.ExtraFiles = w.Argv, []string{}, w.ExtraFiles
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: w.Cloneflags, Pdeathsig: w.Pdeathsig,
-			UidMappings: w.UidMappings, GidMappings: w.GidMappings}
+		cmd.SysProcAttr = w.SysProcAttr()
+		// Stay in the terminal's session, so that Ctrl-C reaches the command.
+		cmd.SysProcAttr.Setsid = false
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// Terminal signals reach the command through the process group; we

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
@@ -94,10 +93,7 @@ func runHelper(ctx context.Context, method string, params json.RawMessage, plan 
 	cmd := exec.CommandContext(ctx, w.Path)
 	cmd.Args, cmd.Dir, cmd.Env = w.Argv, cwd, []string{}
 	cmd.ExtraFiles = w.ExtraFiles
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setsid: true, Cloneflags: w.Cloneflags, Pdeathsig: w.Pdeathsig,
-		UidMappings: w.UidMappings, GidMappings: w.GidMappings,
-	}
+	cmd.SysProcAttr = w.SysProcAttr()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req), &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -151,3 +151,12 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// SysProcAttr returns the namespace and parent-death settings of w for an
+// os/exec command (the helper also gets its own session).
+func (w *WrappedCommand) SysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{
+		Setsid: true, Cloneflags: w.Cloneflags, Pdeathsig: w.Pdeathsig,
+		UidMappings: w.UidMappings, GidMappings: w.GidMappings,
+	}
+}

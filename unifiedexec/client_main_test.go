@@ -3,44 +3,18 @@ package unifiedexec_test
 import (
 	"bufio"
 	"fmt"
-	"os"
+	"github.com/codexec/codex/internal/testbin"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
 
 // binary is the codex binary built once for the package's tests.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "codex-unifiedexec-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "codex")
-	build := exec.Command("go", "build", "-o", binary, "..")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building codex:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &binary, "..") }
 
 // startWSServer starts `codex exec-server --listen ws://127.0.0.1:0` and
 // returns its URL and a function that stops it.

@@ -1,0 +1,44 @@
+// Package testbin builds the codex binary for the integration tests of
+// other packages, and runs a test binary's tests around it with a
+// goroutine-leak check.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// Main builds the codex binary from the module root (dir, relative to the
+// calling package), stores its path in *binary, runs the tests and exits:
+// with 1 if the build fails, the tests fail, or goroutines are left over.
+// Extra go build flags (such as -race) come in flags.
+func Main(m *testing.M, binary *string, root string, flags ...string) {
+	dir, err := os.MkdirTemp("", "codex-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*binary = filepath.Join(dir, "codex")
+	args := append(append([]string{"build"}, flags...), "-o", *binary, root)
+	build := exec.Command("go", args...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building codex:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

@@ -110,9 +110,9 @@ func (c *Conn) Go(f func(ctx context.Context)) {
 	}()
 }
 
-// Close ends the connection: queued messages are flushed for up to two
-// seconds, the transport is closed, and every context is cancelled. It does
-// not wait for goroutines; use Wait.
+// Close ends the connection: a message being written gets up to two seconds
+// to finish, then the transport is closed and every context is cancelled.
+// It does not wait for goroutines; use Wait.
 func (c *Conn) Close() error {
 	c.shutdown(nil, false)
 	return nil

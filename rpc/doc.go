@@ -1,0 +1,28 @@
+// Package rpc is the JSON-RPC layer shared by the exec-server and its
+// clients: the message envelope (with or without "jsonrpc"), wire errors
+// whose Is compares codes, framers for WebSocket messages and
+// newline-delimited stdio, the symmetric Conn, the WebSocket listener
+// (readiness probe, Origin refusal, bearer tokens), and the wire codecs for
+// paths (file:// URI or absolute path, remembering the form) and base64
+// bytes. It knows nothing of processes, sessions or sandboxes.
+//
+// # Ordering
+//
+// With Options.Concurrency 0 (the default) requests run one at a time in
+// arrival order on the connection's handler goroutine, so answers before
+// the handshake come back in wire order. Two things step out of that line:
+// a Preempter answers control requests at once on the reading goroutine,
+// and a handler may return ErrAsync and answer later with Respond (a parked
+// long poll), letting the next request run. With Concurrency 1 every
+// request, asynchronous ones included, is answered before the next starts;
+// with N ≥ 2 up to N run at once.
+//
+// # Writing and backpressure
+//
+// Messages are written by the goroutine that sends them, one at a time (a
+// 1-token channel hands the right to write around), so frames never
+// interleave and a peer that stops reading blocks its senders rather than
+// growing a queue. Unparseable input is answered with id -1 and the
+// connection stays open; an oversize message gets that answer and then the
+// connection ends (WebSocket close 1009).
+package rpc

@@ -33,7 +33,11 @@
 // map failures to wire errors with WireError, the single place that applies the
 // error table of protocol.md §3.
 //
-// Sandboxed calls are not yet routed to a helper process: every fs method
-// accepts and ignores its sandbox object and runs the operation directly in the
-// server (protocol.md §8.2 and §8.3 describe the helper that will run them).
+// A call whose sandbox must be enforced (a restricted filesystem policy
+// without full-disk write, protocol.md §8.2) does not run in the server: it
+// runs in our own binary re-executed as the sandbox helper in `--fs-helper`
+// mode, which reads one JSON request line on stdin and writes one response
+// line (ChildMain, §8.3). A denied write then fails as in the reference,
+// with -32603 Read-only file system (os error 30). Every other call runs
+// directly.
 package fshelper

@@ -160,7 +160,10 @@ func (c *client) close() {
 
 func (c *client) readLoop() {
 	for {
-		_, data, err := c.ws.Read(c.ctx)
+		typ, data, err := c.ws.Read(c.ctx)
+		if err == nil && typ != websocket.MessageText {
+			c.t.Errorf("server sent a %v frame; it must send text frames", typ)
+		}
 		if err != nil {
 			c.closed <- err
 			c.mu.Lock()

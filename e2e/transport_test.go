@@ -146,3 +146,18 @@ func TestOversizeFrameClosesWith1009(t *testing.T) {
 	c2.handshake()
 	c2.ok("environment/status", nil, nil)
 }
+
+// Binary WebSocket frames are read as JSON too; the server answers with
+// text frames.
+func TestBinaryFramesAccepted(t *testing.T) {
+	s := startServer(t)
+	c := dial(t, s.URL, nil)
+	c.handshake()
+	if err := c.ws.Write(c.ctx, websocket.MessageBinary, []byte(`{"id":77,"method":"environment/status"}`)); err != nil {
+		t.Fatal(err)
+	}
+	r := c.next()
+	if string(r.ID) != "77" || r.Error != nil || !strings.Contains(string(r.Result), "ready") {
+		t.Fatalf("answer to a binary frame: %+v %s", r, r.Result)
+	}
+}

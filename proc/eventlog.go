@@ -11,8 +11,16 @@ const (
 	DefaultRetainedChunks = 50_000
 )
 
-// chunk is one retained output read.
+// chunk records one retained output read; its bytes are in the ring.
 type chunk struct {
+	seq    uint64
+	stream Stream
+	off    uint64 // absolute ring offset of its first byte
+	n      int
+}
+
+// outChunk is a chunk copied out of the log for a read result.
+type outChunk struct {
 	seq    uint64
 	stream Stream
 	data   []byte
@@ -34,9 +42,9 @@ type eventLog struct {
 	next         uint64  // next unassigned seq; starts at 1
 	chunks       []chunk // retained output, oldest first, from index head
 	head         int
-	bytes        int    // bytes retained
-	evictedBytes uint64 // bytes evicted since start
-	lastEvicted  uint64 // seq of the newest evicted chunk, 0 if none
+	ring         byteRing // the retained bytes
+	evictedBytes uint64   // bytes evicted since start
+	lastEvicted  uint64   // seq of the newest evicted chunk, 0 if none
 
 	exited        bool
 	exitCode      int
@@ -62,20 +70,20 @@ func (l *eventLog) broadcast() {
 	l.wake = make(chan struct{})
 }
 
-// appendOutput assigns the next seq to an output chunk and retains it.
+// appendOutput assigns the next seq to an output chunk and retains a copy
+// of it, evicting the oldest chunks first so that at most maxBytes (or the
+// one chunk, if it is larger) and maxChunks stay retained. data is not kept.
 func (l *eventLog) appendOutput(s Stream, data []byte) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	seq := l.next
 	l.next++
-	l.chunks = append(l.chunks, chunk{seq: seq, stream: s, data: data})
-	l.bytes += len(data)
-	for (l.bytes > l.maxBytes || len(l.chunks)-l.head > l.maxChunks) && len(l.chunks)-l.head > 1 {
+	limit := max(l.maxBytes, len(data))
+	for l.head < len(l.chunks) && (l.ring.len()+len(data) > limit || len(l.chunks)-l.head >= l.maxChunks) {
 		old := &l.chunks[l.head]
-		l.bytes -= len(old.data)
-		l.evictedBytes += uint64(len(old.data))
+		l.evictedBytes += uint64(old.n)
 		l.lastEvicted = old.seq
-		recycleChunk(old.data)
+		l.ring.drop(old.off + uint64(old.n))
 		*old = chunk{}
 		l.head++
 	}
@@ -85,6 +93,9 @@ func (l *eventLog) appendOutput(s Stream, data []byte) uint64 {
 		l.chunks = l.chunks[:n]
 		l.head = 0
 	}
+	l.ring.grow(l.ring.len()+len(data), l.maxBytes)
+	off := l.ring.append(data)
+	l.chunks = append(l.chunks, chunk{seq: seq, stream: s, off: off, n: len(data)})
 	l.broadcast()
 	return seq
 }
@@ -118,9 +129,9 @@ func (l *eventLog) retainedText() (stdout, stderr []byte) {
 	defer l.mu.Unlock()
 	for _, c := range l.chunks[l.head:] {
 		if c.stream == StreamStderr {
-			stderr = append(stderr, c.data...)
+			stderr = l.ring.read(stderr, c.off, c.n)
 		} else {
-			stdout = append(stdout, c.data...)
+			stdout = l.ring.read(stdout, c.off, c.n)
 		}
 	}
 	return stdout, stderr
@@ -128,7 +139,7 @@ func (l *eventLog) retainedText() (stdout, stderr []byte) {
 
 // readResult is the outcome of a read (protocol.md §6.6).
 type readResult struct {
-	Chunks           []chunk
+	Chunks           []outChunk
 	NextSeq          uint64
 	Exited           bool
 	ExitCode         *int
@@ -159,13 +170,11 @@ func (l *eventLog) read(afterSeq uint64, maxBytes int64) (readResult, bool, <-ch
 	}
 	var total int64
 	for _, c := range live[lo:] {
-		n := int64(len(c.data))
+		n := int64(c.n)
 		if len(r.Chunks) > 0 && maxBytes >= 0 && total+n > maxBytes {
 			break
 		}
-		// Copy: an evicted chunk's buffer is recycled for new reads.
-		c.data = append([]byte(nil), c.data...)
-		r.Chunks = append(r.Chunks, c)
+		r.Chunks = append(r.Chunks, outChunk{seq: c.seq, stream: c.stream, data: l.ring.read(make([]byte, 0, c.n), c.off, c.n)})
 		total += n
 		if maxBytes >= 0 && total >= maxBytes {
 			break

@@ -177,16 +177,18 @@ func (e *entry) watch(p *Process) {
 	}
 	e.emitExited(code, denied)
 	<-p.OutputDone()
+	// The process no longer counts against MaxProcesses once it is closed;
+	// do it before the client can learn of the close.
+	s := e.sess
+	s.mu.Lock()
+	s.live--
+	s.mu.Unlock()
 	e.emitClosed()
 	if t := e.graceTimer.Load(); t != nil {
 		t.Stop()
 	}
 	p.Close()
 	e.sweepProtected()
-	s := e.sess
-	s.mu.Lock()
-	s.live--
-	s.mu.Unlock()
 	time.AfterFunc(s.reg.cfg.ExitedRetention, func() { s.remove(e) })
 }
 

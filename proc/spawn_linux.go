@@ -403,15 +403,11 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc) {
 			}
 			break
 		}
-		var chunk []byte
-		if n >= handOff {
-			chunk = (*bp)[:n] // hand the whole buffer over; the pool makes a new one
-		} else {
-			chunk = make([]byte, n)
-			copy(chunk, *bp)
-			readBufs.Put(bp)
-		}
-		out(s, chunk)
+		// The chunk is only lent to out, which copies what it keeps; the
+		// buffer goes straight back to the pool, so a stream allocates
+		// nothing per read.
+		out(s, (*bp)[:n])
+		readBufs.Put(bp)
 	}
 	if s != StreamPTY { // the PTY master is also the stdin writer's; Close closes it
 		_ = closeFile(f)
@@ -661,16 +657,6 @@ func markCloexec() error {
 		return nil
 	}
 	return cloexecInherited()
-}
-
-// recycleChunk returns an output chunk that nobody references any more (it
-// was evicted from retention) to the read-buffer pool, so a steady stream
-// of output reuses a few buffers instead of allocating one per read.
-func recycleChunk(b []byte) {
-	if cap(b) == readSize {
-		b = b[:readSize]
-		readBufs.Put(&b)
-	}
 }
 
 // drainPTY keeps reading a PTY master into buf after a first read of n

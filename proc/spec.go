@@ -78,12 +78,10 @@ type Spec struct {
 
 // OutputFunc receives each chunk read from the OS, in order per stream.
 //
-// It owns b: b is a fresh slice that this package does not touch again
-// (unless the owner hands it back through the retention log's recycling),
-// and it is right-sized for small reads (a large read may hand over a buffer whose
-// capacity exceeds len(b)). It is called from the stream's reader goroutine
-// and may block: that is the backpressure, since the child blocks once the
-// pipe or PTY fills. It is never called after the process's OutputDone
+// b is only lent: it is valid for the duration of the call and is reused
+// for later reads, so the function must copy what it keeps. It is called
+// from the stream's reader goroutine and may block: that is the
+// backpressure, since the child blocks once the pipe or PTY fills. It is never called after the process's OutputDone
 // channel is closed. It must not call Process.Close.
 type OutputFunc func(s Stream, b []byte)
 
@@ -130,11 +128,6 @@ const (
 	// stream is read in chunks of up to readSize.
 	readSize = 256 << 10
 	bigPipe  = 1 << 20
-
-	// handOff is the read length from which the pooled buffer itself is
-	// handed to the OutputFunc instead of a right-sized copy (so retention
-	// never pins a mostly empty buffer).
-	handOff = readSize / 2
 )
 
 // size returns the PTY size of s with the defaults applied.

@@ -288,21 +288,32 @@ func (p *Process) WaitExit(ctx context.Context) (ExitStatus, error) {
 }
 
 // Snapshot is the yield-window collection of unifiedexec.md §3.5 and §5.4:
-// it waits until the process exits, yield has passed or ctx is done, and
-// then returns the output gathered so far with the state. It never kills
+// it waits until the process exits (then up to 50 ms more for trailing
+// output), yield has passed or ctx is done, and then returns the output
+// gathered so far with the state. It never kills
 // the process; ctx's error is returned only if ctx ended the wait.
 func (p *Process) Snapshot(ctx context.Context, yield time.Duration) (Snapshot, error) {
+	deadline := time.Now().Add(yield)
 	t := time.NewTimer(yield)
 	defer t.Stop()
-	var err error
 	select {
 	case <-p.exitedCh:
+		// Trailing output may still be in flight after the exit: wait for
+		// the close, but at most 50 ms and never past the deadline (§5.4).
+		grace := time.NewTimer(min(50*time.Millisecond, max(time.Until(deadline), 0)))
+		defer grace.Stop()
+		select {
+		case <-p.done:
+		case <-grace.C:
+		case <-ctx.Done():
+			return p.Current(), ctx.Err()
+		}
 	case <-p.done:
 	case <-t.C:
 	case <-ctx.Done():
-		err = ctx.Err()
+		return p.Current(), ctx.Err()
 	}
-	return p.Current(), err
+	return p.Current(), nil
 }
 
 // Current returns a copy of the output captured so far and the current

@@ -143,6 +143,7 @@ func (t *TreeKiller) setupCgroup() error {
 	if err := unix.Access(filepath.Join(base, "cgroup.procs"), unix.W_OK); err != nil {
 		return &os.PathError{Op: "access", Path: filepath.Join(base, "cgroup.procs"), Err: err}
 	}
+	sweepStaleCgroups(base)
 	var dir string
 	for i := 0; ; i++ {
 		dir = filepath.Join(base, "codex-exec-"+strconv.Itoa(os.Getpid()))
@@ -175,6 +176,41 @@ func (t *TreeKiller) setupCgroup() error {
 	t.dir = dir
 	t.pending = make(map[string]struct{})
 	return nil
+}
+
+// sweepStaleCgroups removes the cgroup directories of earlier servers that
+// died without cleaning up (SIGKILL, a crash): "codex-exec-<pid>[-n]" under
+// base whose pid no longer runs. Whatever still runs in them was left by
+// that server, so it is killed, as that server would have done; then the
+// leaves and the directory are removed. Failures are ignored (best effort).
+func sweepStaleCgroups(base string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "codex-exec-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if err := unix.Kill(pid, 0); err == nil || err == unix.EPERM {
+			continue // its server is alive
+		}
+		dir := filepath.Join(base, e.Name())
+		_ = writeFile(filepath.Join(dir, "cgroup.kill"), "1")
+		leaves, _ := os.ReadDir(dir)
+		for _, l := range leaves {
+			if l.IsDir() {
+				_ = rmdirRetry(filepath.Join(dir, l.Name()), 200*time.Millisecond)
+			}
+		}
+		_ = rmdirRetry(dir, 200*time.Millisecond)
+	}
 }
 
 // cgroupSlot is a leaf prepared for one spawn: its path and an O_RDONLY fd

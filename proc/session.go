@@ -166,7 +166,16 @@ func (e *entry) watch(p *Process) {
 	<-p.Exited()
 	code := p.ExitCode()
 	denied := false
-	if e.sandboxed {
+	if !e.sandboxed {
+		// Output written just before the exit is usually one scheduler
+		// hop away; a moment's wait keeps the natural order (output,
+		// exited, closed) without holding up a process whose descendants
+		// keep the pipes open.
+		select {
+		case <-p.OutputDone():
+		case <-time.After(time.Millisecond):
+		}
+	} else {
 		// Let late output land before judging the denial (protocol.md §8.4).
 		select {
 		case <-p.OutputDone():

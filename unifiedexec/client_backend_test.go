@@ -1,11 +1,9 @@
 package unifiedexec_test
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/codexec/codex/unifiedexec"
 )
@@ -14,13 +12,7 @@ import (
 // supervised real server: the model-visible text, the events and a PTY
 // session that stays alive across calls.
 func TestToolsOnRealServer(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: binary})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := supervised(t)
 	var mu sync.Mutex // the sink is called from several goroutines
 	var events []unifiedexec.ToolEvent
 	tools := unifiedexec.NewTools(unifiedexec.ToolsConfig{

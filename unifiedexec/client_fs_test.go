@@ -1,23 +1,13 @@
 package unifiedexec_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
-
-	"github.com/codexec/codex/unifiedexec"
 )
 
 func TestFilesystemCalls(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: binary})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := supervised(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
 	if err := c.WriteFile(ctx, a, []byte("alpha"), nil); err != nil {

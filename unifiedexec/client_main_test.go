@@ -2,13 +2,16 @@ package unifiedexec_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
-	"github.com/codexec/codex/internal/testbin"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/codexec/codex/internal/testbin"
+	"github.com/codexec/codex/unifiedexec"
 )
 
 // binary is the codex binary built once for the package's tests.
@@ -45,4 +48,18 @@ func startWSServer(extra ...string) (url string, stop func(), err error) {
 		}
 	}
 	return strings.TrimSpace(line), stop, nil
+}
+
+// supervised starts a Client supervising a stdio server child of the test
+// binary's codex build; both end with the test. ctx expires after 30 s.
+func supervised(t *testing.T) (context.Context, *unifiedexec.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: binary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return ctx, c
 }

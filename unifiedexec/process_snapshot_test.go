@@ -1,7 +1,6 @@
 package unifiedexec_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -12,13 +11,7 @@ import (
 // otherwise at its deadline with what arrived so far; WaitExit returns at
 // the exit while a background descendant still holds stdout.
 func TestSnapshotAndWaitExit(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: binary})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := supervised(t)
 
 	p, err := c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"/bin/sh", "-c", "echo a; read x; echo b"}, PipeStdin: true})
 	if err != nil {

@@ -13,13 +13,7 @@ import (
 
 func TestSuperviseCommunicate(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: binary})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := supervised(t)
 	p, err := c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"sh", "-c", "cat; echo e >&2; exit 3"}, PipeStdin: true})
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,12 @@ func setupMounts(p *Plan) error {
 	if err := bindWritableRoots(p); err != nil {
 		return err
 	}
+	if err := pinPaths(p); err != nil {
+		return err
+	}
+	if err := bindReadOnlyFiles(p); err != nil {
+		return err
+	}
 	if err := maskDenyPaths(p); err != nil {
 		return err
 	}

@@ -35,11 +35,22 @@ type Plan struct {
 	WritableRoots []WritableRoot `json:"writableRoots,omitempty"`
 	// DenyPaths are masked: directories by a mode-000 read-only tmpfs (111
 	// when a writable root lies below), files by an empty mode-000 file.
+	// The folders between a writable root and a deny path are pinned
+	// (bound onto themselves), so no run can rename them and move a
+	// denied file out of the next run's reach.
 	DenyPaths []string `json:"denyPaths,omitempty"`
 	// ProtectedCreate are paths that do not exist and must not come into
 	// existence during the run (missing .git/.agents/.codex under a
 	// writable root; protected-create watcher, sandbox.md §4.3 step 5).
 	ProtectedCreate []string `json:"protectedCreate,omitempty"`
+	// ReadOnlyFiles are regular files inside the writable area that the
+	// command must not change, rename or replace: our own executable
+	// (Context.Self), which the server and later helpers run as root.
+	// Resolution sets them for every plan with a mount layer; the helper
+	// binds each onto itself read-only after the writable roots (so a
+	// write fails with EROFS and a rename over it with EBUSY), and pins
+	// the folders on the way to it as it pins those of the deny paths.
+	ReadOnlyFiles []string `json:"readOnlyFiles,omitempty"`
 	// RestrictedRead limits reads to ReadableRoots (the `minimal` case):
 	// the mount layer starts from an empty root instead of "/".
 	RestrictedRead bool     `json:"restrictedRead,omitempty"`
@@ -93,5 +104,5 @@ const (
 // not may run the command directly.
 func (p *Plan) Enforces() bool {
 	return p.Refusal != "" || p.NewMountNS || p.NewPIDNS || p.NewNetNS || p.ReadOnlyRoot || p.Landlock != nil ||
-		p.Seccomp != SeccompNone || len(p.DenyPaths) > 0 || p.RestrictedRead
+		p.Seccomp != SeccompNone || len(p.DenyPaths) > 0 || p.RestrictedRead || len(p.ReadOnlyFiles) > 0
 }

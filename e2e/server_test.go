@@ -49,7 +49,13 @@ func (l *lockedBuffer) String() string {
 // stopped with SIGTERM at the end of the test.
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"exec-server", "--listen", "ws://127.0.0.1:0", "--log-level", "debug"}, args...)...)
+	return startServerFrom(t, binary, args...)
+}
+
+// startServerFrom is startServer with the executable at bin.
+func startServerFrom(t *testing.T, bin string, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"exec-server", "--listen", "ws://127.0.0.1:0", "--log-level", "debug"}, args...)...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "CODEX_E2E_MARKER=1"}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

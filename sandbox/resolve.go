@@ -100,6 +100,9 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 
 	mountLayer := plan.ReadOnlyRoot || plan.RestrictedRead || len(plan.WritableRoots) > 0 ||
 		len(plan.DenyPaths) > 0 || len(plan.ProtectedCreate) > 0
+	if mountLayer {
+		plan.ReadOnlyFiles = selfReadOnly(&plan, ctx.Self)
+	}
 	plan.NewMountNS = mountLayer
 	plan.NewPIDNS = mountLayer
 	plan.NewNetNS = mountLayer && !network

@@ -6,12 +6,12 @@ import "path/filepath"
 // mount layer enforces it: not under a watched protected path, nor under a
 // deny mask that no deeper writable root re-opens; inside the deepest
 // writable root containing it and none of that root's read-only
-// carve-outs; or anywhere when the root is not read-only. The path is
-// taken literally (symlinks are not resolved). It is a model for tests and
-// diagnostics, not an enforcement.
+// carve-outs, nor one of the read-only files; or anywhere when the root
+// is not read-only. The path is taken literally (symlinks are not
+// resolved). It is a model for tests and diagnostics, not an enforcement.
 func (p *Plan) CanWrite(path string) bool {
 	path = filepath.Clean(path)
-	if withinAny(path, p.ProtectedCreate) {
+	if withinAny(path, p.ProtectedCreate) || p.isReadOnlyFile(path) {
 		return false
 	}
 	best := p.writableRootOf(path)

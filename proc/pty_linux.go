@@ -3,10 +3,13 @@
 package proc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
+	"github.com/codexec/codex/sandbox"
 	"github.com/creack/pty"
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,10 +22,23 @@ import (
 // pty.Open leaves it in blocking mode (its ioctls go through File.Fd), so we
 // keep a non-blocking duplicate and close the original. The slave, in
 // contrast, must be blocking: the child shares its open file description.
-func (st *stdio) openPTY(rows, cols uint16) error {
-	master, slave, err := pty.Open()
+//
+// private asks for a PTY in a devpts instance of its own, which the
+// sandbox helper mounts as the command's /dev/pts (sandbox.OpenPTY); where
+// that is impossible (a server that is not root), it falls back to the
+// host's instance, and the command's terminal then has no name inside.
+func (st *stdio) openPTY(rows, cols uint16, private bool, log *zap.Logger) error {
+	var master, slave *os.File
+	err := errors.New("not asked")
+	if private {
+		if master, slave, st.pts, err = sandbox.OpenPTY(); err != nil {
+			log.Debug("no private devpts instance; using the host's", zap.Error(err))
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("open pty: %w", err)
+		if master, slave, err = pty.Open(); err != nil {
+			return fmt.Errorf("open pty: %w", err)
+		}
 	}
 	dup, err := unix.FcntlInt(master.Fd(), unix.F_DUPFD_CLOEXEC, 3)
 	_ = master.Close()

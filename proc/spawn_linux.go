@@ -58,11 +58,23 @@ func Start(spec Spec, out OutputFunc, opts Options) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proc: start: %w", err)
 	}
+	var st stdio
+	if spec.TTY {
+		rows, cols := spec.size()
+		err = st.openPTY(rows, cols, spec.Sandbox.ReplacesDev(), log)
+	} else {
+		err = st.openPipes(spec.PipeStdin)
+	}
 	var wrapped *sandbox.WrappedCommand
-	if spec.Sandbox != nil {
-		if wrapped, err = wrapSandbox(&spec, path); err != nil {
-			return nil, fmt.Errorf("proc: start %q: %w", spec.Argv[0], err)
-		}
+	if err == nil && spec.Sandbox != nil {
+		wrapped, err = wrapSandbox(&spec, path, st.takePTS())
+	}
+	if err != nil {
+		st.closeChild()
+		st.closeParent()
+		return nil, fmt.Errorf("proc: start %q: %w", spec.Argv[0], err)
+	}
+	if wrapped != nil {
 		defer func() {
 			for _, f := range wrapped.ExtraFiles {
 				_ = f.Close()
@@ -71,18 +83,6 @@ func Start(spec Spec, out OutputFunc, opts Options) (*Process, error) {
 	}
 	if err := markCloexec(); err != nil {
 		log.Debug("marking inherited fds close-on-exec", zap.Error(err))
-	}
-
-	var st stdio
-	if spec.TTY {
-		err = st.openPTY(spec.size())
-	} else {
-		err = st.openPipes(spec.PipeStdin)
-	}
-	if err != nil {
-		st.closeChild()
-		st.closeParent()
-		return nil, fmt.Errorf("proc: start %q: %w", spec.Argv[0], err)
 	}
 	pid, pidfd, leaf, err := spawn(path, &spec, &st, wrapped, opts.Tree, log)
 	st.closeChild() // the child has its copies; EOF must depend on the child alone
@@ -220,6 +220,7 @@ type stdio struct {
 	child    [3]int     // the child's fds 0, 1, 2 (may repeat); closed by closeChild
 	childOwn []int      // distinct fds in child to close
 	slave    *os.File   // PTY slave (also in child); closed by closeChild
+	pts      *os.File   // devpts mount of a private PTY (sandbox.OpenPTY); see takePTS
 	outputs  []*os.File // parent read ends, non-blocking
 	streams  []Stream   // the stream of each output
 	stdin    *os.File   // parent write end: stdin pipe or PTY master; nil for /dev/null
@@ -277,6 +278,18 @@ func (st *stdio) closeChild() {
 		_ = st.slave.Close()
 		st.slave = nil
 	}
+	if st.pts != nil {
+		_ = st.pts.Close()
+		st.pts = nil
+	}
+}
+
+// takePTS hands the devpts mount of a private PTY (nil without one) to the
+// caller, who closes it.
+func (st *stdio) takePTS() *os.File {
+	f := st.pts
+	st.pts = nil
+	return f
 }
 
 // closeParent closes the parent's ends after a failed start.
@@ -681,12 +694,22 @@ func drainPTY(fd int, buf []byte, n int) int {
 
 // wrapSandbox fills the plan's command from spec (with argv[0] resolved
 // against the child's PATH, as for an unsandboxed start) and wraps it.
-func wrapSandbox(spec *Spec, path string) (*sandbox.WrappedCommand, error) {
+//
+// pts, when not nil, is the devpts mount of the command's terminal
+// (sandbox.OpenPTY): it goes to the helper as fd sandbox.PTSFD, and is
+// closed with the other ExtraFiles (or here, on failure).
+func wrapSandbox(spec *Spec, path string, pts *os.File) (*sandbox.WrappedCommand, error) {
 	self, err := os.Executable()
 	if err != nil {
+		if pts != nil {
+			_ = pts.Close()
+		}
 		return nil, fmt.Errorf("locating the sandbox helper: %w", err)
 	}
 	plan := *spec.Sandbox
+	if pts != nil {
+		plan.PTSFD = sandbox.PTSFD
+	}
 	plan.Argv = append([]string{path}, spec.Argv[1:]...)
 	plan.Arg0 = spec.Argv[0]
 	if spec.Arg0 != "" {
@@ -699,6 +722,13 @@ func wrapSandbox(spec *Spec, path string) (*sandbox.WrappedCommand, error) {
 		plan.Dir = d
 	}
 	w, err := sandbox.Wrap(plan, self)
+	if pts != nil {
+		if err == nil {
+			w.ExtraFiles = append(w.ExtraFiles, pts)
+		} else {
+			_ = pts.Close()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -158,7 +158,7 @@ func readPlan(fd int) (Plan, error) {
 // sandbox.md §4.3. It returns the protected-create watcher (nil without
 // protected paths).
 func enforce(p *Plan) (*protectWatcher, error) {
-	if p.needsMounts() && !p.NewMountNS {
+	if (p.needsMounts() || p.PTSFD != 0) && !p.NewMountNS {
 		return nil, errors.New("the plan changes mounts but has no mount namespace")
 	}
 	dir := p.Dir

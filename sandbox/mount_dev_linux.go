@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"fmt"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -27,9 +29,12 @@ func mountProc() {
 }
 
 // setupDev replaces /dev with a minimal read-only tmpfs (step 8): the
-// nodes of devNodes, a new devpts instance with ptmx, a private /dev/shm
-// (or the host's, when it is a writable root) and the usual symlinks. The
-// PTY slave that the server put on fds 0-2 stays usable: it is already open.
+// nodes of devNodes, a devpts instance of the command's own with ptmx, a
+// private /dev/shm (or the host's, when it is a writable root) and the
+// usual symlinks. The devpts instance is the one holding the command's
+// terminal when the spawner opened it there (Plan.PTSFD), else a new one;
+// the host's instance, with every other terminal on the host, is never
+// reachable.
 func setupDev(p *Plan) error {
 	if !pathExists("/dev") {
 		return nil
@@ -47,8 +52,6 @@ func setupDev(p *Plan) error {
 	if err != nil {
 		return err
 	}
-	hostPTY, _ := cloneTrees([]string{"/dev/pts", "/dev/ptmx"}) // fallback only
-	defer func() { closeClones(hostPTY) }()
 
 	dev, err := newFS("tmpfs", map[string]string{"mode": "0755", "size": "64k"},
 		unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
@@ -67,7 +70,7 @@ func setupDev(p *Plan) error {
 			return mountErr("symlink", "/dev/"+l[0], err)
 		}
 	}
-	if err := devPTS(dev, hostPTY); err != nil {
+	if err := devPTS(dev, p.PTSFD); err != nil {
 		return err
 	}
 	if !hasClone(saved, "/dev/shm") {
@@ -81,29 +84,46 @@ func setupDev(p *Plan) error {
 	return setReadOnly(dev, "", true, false)
 }
 
-// devPTS mounts a new devpts instance on /dev/pts, so the command can open
-// new PTYs without seeing the host's. If the kernel refuses, it binds the
-// host's /dev/pts and /dev/ptmx instead.
-func devPTS(dev int, host []clonedTree) error {
+// devPTS mounts a devpts instance on /dev/pts: the detached mount on the
+// fd given (it must be the root of a devpts mount), or a new instance when
+// given 0. If the kernel refuses a new instance, /dev/pts stays empty (the
+// command cannot open new PTYs): binding the host's instance instead
+// would hand it every terminal on the host.
+func devPTS(dev, given int) error {
 	if err := mkdirAllAt(dev, "pts", 0o755); err != nil {
 		return mountErr("mountpoint for", "/dev/pts", err)
 	}
-	pts, err := newFS("devpts", map[string]string{"ptmxmode": "0666", "mode": "0620"},
-		unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
-	if err == nil {
-		defer unix.Close(pts)
-		if err := unix.MoveMount(pts, "", dev, "pts", unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-			return mountErr("mount", "/dev/pts", err)
+	pts := given
+	if given > 0 {
+		if err := checkDevpts(given); err != nil {
+			return mountErr("devpts of the terminal", "/dev/pts", err)
 		}
-		return nil
+	} else {
+		var err error
+		if pts, err = newFS("devpts", devptsOptions, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC); err != nil {
+			return nil
+		}
+		defer unix.Close(pts)
 	}
-	if len(host) != 2 {
-		return mountErr("devpts for", "/dev/pts", err)
+	if err := unix.MoveMount(pts, "", dev, "pts", unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return mountErr("mount", "/dev/pts", err)
 	}
-	if err := unix.Unlinkat(dev, "ptmx", 0); err != nil {
-		return mountErr("unlink", "/dev/ptmx", err)
+	return nil
+}
+
+// checkDevpts fails unless fd is the root of a devpts mount.
+func checkDevpts(fd int) error {
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &fs); err != nil {
+		return err
 	}
-	return attachClones(dev, "/dev", host, 0o755)
+	if fs.Type != unix.DEVPTS_SUPER_MAGIC {
+		return fmt.Errorf("fd %d is not a devpts mount (type %#x)", fd, fs.Type)
+	}
+	if root, err := isMountRoot(fd); err != nil || !root {
+		return fmt.Errorf("fd %d is not the root of a mount (%v)", fd, err)
+	}
+	return nil
 }
 
 // devShm mounts a private tmpfs on /dev/shm.

@@ -23,6 +23,9 @@ import (
 // a pivot). A restricted-read plan first pivots into a new tmpfs root that
 // holds only the readable and writable roots.
 func setupMounts(p *Plan) error {
+	if p.PTSFD > 0 {
+		defer unix.Close(p.PTSFD) // mounted by setupDev, or unused: never the command's
+	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return mountErr("make / private", "/", err)
 	}

@@ -56,6 +56,13 @@ type Plan struct {
 	RestrictedRead bool     `json:"restrictedRead,omitempty"`
 	ReadableRoots  []string `json:"readableRoots,omitempty"`
 
+	// PTSFD, when not 0, is the helper's fd holding a detached devpts
+	// mount whose instance holds the command's terminal (OpenPTY; always
+	// the constant PTSFD). The spawner sets it; the helper mounts that
+	// instance on /dev/pts instead of a new one, so the command's own
+	// slave is the only terminal it can reach, and closes the fd.
+	PTSFD int `json:"ptsFd,omitempty"`
+
 	// Landlock rules (sandbox.md §4.5); nil means no Landlock.
 	Landlock *LandlockRules `json:"landlock,omitempty"`
 

@@ -39,6 +39,8 @@ type WrappedCommand struct {
 	// Argv is the helper's argv: HelperName, "--plan-fd", "3".
 	Argv []string
 	// ExtraFiles[0] is a sealed, read-only memfd holding the plan as JSON.
+	// When the plan has PTSFD set, the spawner appends the devpts mount
+	// of OpenPTY, which becomes fd PTSFD.
 	ExtraFiles []*os.File
 	// Cloneflags are the namespaces to create (SysProcAttr.Cloneflags);
 	// zero for a seccomp-only plan.
@@ -68,6 +70,9 @@ func Wrap(plan Plan, self string) (WrappedCommand, error) {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: empty helper path")
 	}
 	plan = normalizeNamespaces(plan, os.Geteuid())
+	if plan.PTSFD != 0 && (plan.PTSFD != PTSFD || !plan.NewMountNS) {
+		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: devpts fd %d: want %d and a mount namespace", plan.PTSFD, PTSFD)
+	}
 	data, err := json.Marshal(plan)
 	if err != nil {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: encoding plan: %w", err)

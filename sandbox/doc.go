@@ -16,7 +16,10 @@
 // a spawn so that our own binary runs as "codex-linux-sandbox" in new
 // namespaces with the plan on fd 3; ChildMain, in that child, makes the root
 // read-only, re-binds the writable roots with their read-only carve-outs,
-// masks denied paths, drops every capability, sets no_new_privs, applies
+// pins the folders that lead to denied paths and to our own executable
+// (bound onto themselves, so no run can rename them), binds our executable
+// read-only, masks denied paths, gives the command a /dev whose devpts
+// instance holds only its own terminals, drops every capability, sets no_new_privs, applies
 // Landlock and the seccomp network filter, and then runs the command as the
 // PID 1 reaper of its namespace. On a kernel that cannot enforce what a plan
 // requires, the request is refused (fail closed); an older Landlock ABI

@@ -91,6 +91,8 @@ func TestSandboxCannotReplaceOwnBinary(t *testing.T) {
 	r := c.call("fs/writeFile", map[string]any{"path": "file://" + self, "dataBase64": "IyEvYmluL3NoCg==", "sandbox": sb})
 	if r.Error == nil {
 		t.Errorf("sandboxed fs/writeFile over our executable succeeded")
+	} else {
+		t.Logf("fs/writeFile: %d %s", r.Error.Code, r.Error.Message)
 	}
 	assertSelfIntact(t, root, "fs/writeFile", want)
 

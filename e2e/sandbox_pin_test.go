@@ -61,7 +61,7 @@ func TestDenyReadSurvivesRenames(t *testing.T) {
 	_, proj, prof := pinFixture(t)
 	run1 := strings.Join([]string{
 		"ln secrets/token linked", "cp config/secret.key copied",
-		"mv secrets s2", "mv sub sub2", "mv config c2", "mv deep deep2", "mv deep/a deep/a2",
+		"mv secrets s2", "mv sub sub2", "mv config c2", "mv rel r2", "mv deep deep2", "mv deep/a deep/a2",
 		"rmdir deep/a/b", "echo written > config/new.txt",
 	}, "; ")
 	out, _ := sandboxCLI(t, proj, "--profile-json", prof, "--", "sh", "-c", run1)
@@ -69,12 +69,12 @@ func TestDenyReadSurvivesRenames(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(proj, "config/new.txt")); err != nil || string(b) != "written\n" {
 		t.Errorf("a write into a folder on the way to a deny path failed: %q %v", b, err)
 	}
-	for _, rel := range []string{"secrets", "sub/secrets", "config", "deep", "deep/a", "deep/a/b"} {
+	for _, rel := range []string{"secrets", "sub/secrets", "config", "rel", "deep", "deep/a", "deep/a/b"} {
 		if _, err := os.Stat(filepath.Join(proj, rel)); err != nil {
 			t.Errorf("run 1 renamed %s away: %v", rel, err)
 		}
 	}
-	assertNoSecret(t, proj, prof, "s2/token", "sub2/secrets/token", "c2/secret.key", "deep2/a/b/key",
+	assertNoSecret(t, proj, prof, "s2/token", "sub2/secrets/token", "c2/secret.key", "r2/secret.key", "deep2/a/b/key",
 		"deep/a2/b/key", "linked", "copied", "secrets/token", "config/secret.key")
 }
 
@@ -89,9 +89,9 @@ func TestDenyReadSurvivesProjectMove(t *testing.T) {
 	assertNoSecret(t, proj, prof, base+".moved/proj/secrets/token", base+".moved/proj/config/secret.key")
 }
 
-// pinFixture makes /tmp/pin-*/proj holding four secrets, and the policy
-// that denies them: the glob **/secrets/* and two absolute paths, with the
-// project and /tmp writable.
+// pinFixture makes /tmp/pin-*/proj holding five secrets, and the policy
+// that denies them: the globs **/secrets/* and rel/secret.key (relative to
+// the cwd) and two absolute paths, with the project and /tmp writable.
 func pinFixture(t *testing.T) (base, proj, prof string) {
 	t.Helper()
 	base, err := os.MkdirTemp("/tmp", "pin-")
@@ -103,10 +103,10 @@ func pinFixture(t *testing.T) (base, proj, prof string) {
 		os.RemoveAll(base + ".moved")
 	})
 	proj = filepath.Join(base, "proj")
-	for _, rel := range []string{"secrets/token", "sub/secrets/token", "config/secret.key", "deep/a/b/key"} {
+	for _, rel := range []string{"secrets/token", "sub/secrets/token", "config/secret.key", "rel/secret.key", "deep/a/b/key"} {
 		writeSecret(t, proj, rel)
 	}
-	prof = denyProfile(t, true, []string{"**/secrets/*"},
+	prof = denyProfile(t, true, []string{"**/secrets/*", "rel/secret.key"},
 		[]string{filepath.Join(proj, "config/secret.key"), filepath.Join(proj, "deep/a/b/key")})
 	return base, proj, prof
 }

@@ -120,7 +120,7 @@ func checkDevpts(fd int) error {
 	if fs.Type != unix.DEVPTS_SUPER_MAGIC {
 		return fmt.Errorf("fd %d is not a devpts mount (type %#x)", fd, fs.Type)
 	}
-	if root, err := isMountRoot(fd); err != nil || !root {
+	if root, known, err := isMountRoot(fd); err != nil || (known && !root) {
 		return fmt.Errorf("fd %d is not the root of a mount (%v)", fd, err)
 	}
 	return nil

@@ -90,7 +90,9 @@ func pinDir(d string) error {
 		return mountErr("open folder to pin", d, err)
 	}
 	defer unix.Close(fd)
-	if root, err := isMountRoot(fd); err != nil {
+	// An existing mount root needs no pin (binding it again would only
+	// add a mount); a kernel that cannot tell gets the extra mount.
+	if root, _, err := isMountRoot(fd); err != nil {
 		return mountErr("statx", d, err)
 	} else if root {
 		return nil
@@ -163,14 +165,15 @@ func openNoSymlinks(path string, flags int) (int, error) {
 	}
 }
 
-// isMountRoot reports whether the fd is the root of a mount.
-func isMountRoot(fd int) (bool, error) {
+// isMountRoot reports whether the fd is the root of a mount. Before Linux
+// 5.8 statx does not say; known is then false and root too.
+func isMountRoot(fd int) (root, known bool, err error) {
 	var sx unix.Statx_t
 	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, 0, &sx); err != nil {
-		return false, err
+		return false, false, err
 	}
 	if sx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT == 0 {
-		return false, errors.New("the kernel does not report mount roots")
+		return false, false, nil
 	}
-	return sx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0, nil
+	return sx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0, true, nil
 }

@@ -31,7 +31,7 @@ func errSessionAlreadyAttached(id string) error {
 }
 
 func errMethodNotImplemented(method string) error {
-	return rpc.Errorf(rpc.CodeMethodNotFound, "exec-server stub does not implement `%s` yet", method)
+	return rpc.Errorf(rpc.CodeMethodNotFound, "exec-server stub does not implement `%s` yet", rpc.Clip(method))
 }
 
 func errUnknownProcess(id string) error {
@@ -63,7 +63,7 @@ func errCloseStdinPTY() error {
 }
 
 func errUnexpectedNotification(method string) *rpc.Error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "unexpected notification %s", method)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unexpected notification %s", rpc.Clip(method))
 }
 
 func errSandboxUnenforceable() error {

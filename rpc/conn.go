@@ -393,12 +393,12 @@ func (c *Conn) handleOne(q queued) {
 func (c *Conn) call(req *Request) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("handler panic", zap.String("method", req.Method), zap.Any("panic", p), zap.Stack("stack"))
-			err = Errorf(CodeInternalError, "internal error in %s", req.Method)
+			c.log.Error("handler panic", zap.String("method", Clip(req.Method)), zap.Any("panic", p), zap.Stack("stack"))
+			err = Errorf(CodeInternalError, "internal error in %s", Clip(req.Method))
 		}
 	}()
 	if c.h == nil {
-		return nil, Errorf(CodeMethodNotFound, "method not found: %s", req.Method)
+		return nil, Errorf(CodeMethodNotFound, "method not found: %s", Clip(req.Method))
 	}
 	return c.h.Handle(c.ctx, req)
 }
@@ -422,7 +422,7 @@ func (c *Conn) finish(req *Request, res any, err error) {
 	}
 	if req.IsNotification() {
 		if err != nil {
-			c.log.Debug("notification failed", zap.String("method", req.Method), zap.Error(err))
+			c.log.Debug("notification failed", zap.String("method", Clip(req.Method)), zap.Error(err))
 		}
 		return
 	}

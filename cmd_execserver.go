@@ -41,6 +41,7 @@ child process tree and exit 0.`,
 			&cli.IntFlag{Name: "retained-output-bytes", Value: proc.DefaultRetainedBytes, Usage: "output `BYTES` retained per process for process/read (newest kept)"},
 			&cli.IntFlag{Name: "max-processes", Value: 1024, Usage: "live processes allowed per session"},
 			&cli.Int64Flag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest inbound message; a larger one ends the connection"},
+			&cli.Int64Flag{Name: "max-parked-stdin-bytes", Value: proc.DefaultParkedStdinBytes, Usage: "`BYTES` of a connection's process/write calls that may wait for a full stdin queue; beyond, a write is refused"},
 			&cli.IntFlag{Name: "concurrent-requests", Value: 0, Usage: "0: in order, with long polls parked and control requests answered at once; 1: strictly serial; N: up to N at once"},
 			&cli.StringFlag{Name: "ws-auth", Usage: "WebSocket authentication `MODE`: capability-token (needs --ws-token-file or --ws-token-sha256)"},
 			&cli.StringFlag{Name: "ws-token-file", Usage: "`FILE` holding the bearer token (surrounding whitespace trimmed)"},
@@ -155,11 +156,12 @@ func runExecServer(c *cli.Context) error {
 		ttl = -1 // the registry reads 0 as "default"; negative means none
 	}
 	reg, err := proc.NewRegistry(proc.Config{
-		SessionTTL:      ttl,
-		ExitedRetention: c.Duration("exited-retention"),
-		RetainedBytes:   c.Int("retained-output-bytes"),
-		MaxProcesses:    c.Int("max-processes"),
-		BaseEnv:         os.Environ(),
+		SessionTTL:       ttl,
+		ExitedRetention:  c.Duration("exited-retention"),
+		RetainedBytes:    c.Int("retained-output-bytes"),
+		ParkedStdinBytes: c.Int64("max-parked-stdin-bytes"),
+		MaxProcesses:     c.Int("max-processes"),
+		BaseEnv:          os.Environ(),
 	}, logger)
 	if err != nil {
 		return err

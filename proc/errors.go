@@ -54,6 +54,10 @@ func errTooManyProcesses(limit int) error {
 	return rpc.Errorf(rpc.CodeInvalidRequest, "too many processes in this session (limit %d)", limit)
 }
 
+func errStdinFull(id string, limit int64) error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "stdin of process %s is full: writes of this connection already wait for %d bytes to be read", id, limit)
+}
+
 func errNotPTY(id string) error {
 	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s is not a PTY", id)
 }

@@ -59,18 +59,26 @@ type Process struct {
 	closeOnce sync.Once
 }
 
-// stdinQueue is the bounded queue between Write and the writer goroutine.
+// stdinQueue is the bounded queue between Write and the writer goroutine,
+// with the writes parked behind it by WriteAsync.
 type stdinQueue struct {
 	f   *os.File // write end: stdin pipe or PTY master; nil: no writable stdin. Immutable.
 	pty bool     // f is the PTY master, which the output reader also uses
 
 	mu      sync.Mutex    // guards the fields below
 	chunks  [][]byte      // queued, not yet written; at most StdinQueueLen
+	parked  []parkedWrite // waiting for room in chunks, in order
 	writing bool          // a writer goroutine is running and will drain chunks
 	closing bool          // CloseStdin was called: close f once chunks drain
 	closed  bool          // writes are refused: CloseStdin finished or the child closed its end
 	exited  bool          // the child was reaped: writes are discarded
 	space   chan struct{} // closed when chunks shrink or the state changes; nil unless awaited
+}
+
+// parkedWrite is a write waiting for room in the stdin queue.
+type parkedWrite struct {
+	b    []byte
+	done func(error)
 }
 
 // Pid returns the process id of the direct child.
@@ -133,7 +141,7 @@ func (p *Process) Write(ctx context.Context, b []byte) error {
 			q.mu.Unlock()
 			return nil
 		}
-		if len(q.chunks) < StdinQueueLen {
+		if len(q.chunks) < StdinQueueLen && len(q.parked) == 0 {
 			break
 		}
 		if q.space == nil {
@@ -159,6 +167,77 @@ func (p *Process) Write(ctx context.Context, b []byte) error {
 	}
 	q.mu.Unlock()
 	return nil
+}
+
+// WriteAsync is Write without blocking. When the queue has room, b is
+// queued and WriteAsync returns true; done is not called. Otherwise park is
+// asked (under the queue's lock; it must not block) whether b may wait: if
+// it says no, WriteAsync returns ErrQueueFull. If it says yes, b waits in
+// order behind the queue and earlier parked writes, WriteAsync returns
+// false, and done is called once, on another goroutine and without locks
+// held, with nil when b was queued (or discarded because the child exited)
+// or ErrStdinClosed when the child closed its end first. Writes parked
+// before a CloseStdin are queued before the close. Other errors are those
+// of Write; WriteAsync takes ownership of b as Write does.
+func (p *Process) WriteAsync(b []byte, park func() bool, done func(error)) (bool, error) {
+	q := &p.stdin
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.f == nil || q.closing || q.closed {
+		return false, ErrStdinClosed
+	}
+	if q.exited || len(b) == 0 {
+		return true, nil
+	}
+	if len(q.chunks) >= StdinQueueLen || len(q.parked) > 0 {
+		if !park() {
+			return false, ErrQueueFull
+		}
+		// The queue is full, so the writer goroutine runs and will take it.
+		q.parked = append(q.parked, parkedWrite{b: b, done: done})
+		return false, nil
+	}
+	q.chunks = append(q.chunks, b)
+	if !q.writing {
+		q.writing = true
+		p.wg.Add(1)
+		go p.writeLoop()
+	}
+	return true, nil
+}
+
+// promote moves parked writes into the freed room of the queue and returns
+// their callbacks. Called with q.mu held.
+func (q *stdinQueue) promote() []func(error) {
+	var done []func(error)
+	for len(q.parked) > 0 && len(q.chunks) < StdinQueueLen {
+		w := q.parked[0]
+		q.parked[0] = parkedWrite{}
+		q.parked = q.parked[1:]
+		q.chunks = append(q.chunks, w.b)
+		done = append(done, w.done)
+	}
+	if len(q.parked) == 0 {
+		q.parked = nil
+	}
+	return done
+}
+
+// dropParked empties the parked writes and returns their callbacks. Called
+// with q.mu held.
+func (q *stdinQueue) dropParked() []func(error) {
+	done := make([]func(error), 0, len(q.parked))
+	for _, w := range q.parked {
+		done = append(done, w.done)
+	}
+	q.parked = nil
+	return done
+}
+
+func callAll(done []func(error), err error) {
+	for _, f := range done {
+		f(err)
+	}
 }
 
 // CloseStdin closes the child's stdin pipe once every chunk queued by an
@@ -200,8 +279,15 @@ func (p *Process) writeLoop() {
 			if closeNow {
 				q.closed = true
 			}
+			var failed []func(error)
+			if q.closed && !q.exited {
+				failed = q.dropParked()
+			}
+			discarded := q.dropParked() // after an exit: accepted, and dropped
 			q.wake()
 			q.mu.Unlock()
+			callAll(failed, ErrStdinClosed)
+			callAll(discarded, nil)
 			if closeNow {
 				if err := closeFile(q.f); err != nil {
 					p.log.Debug("closing stdin", zap.Error(err))
@@ -212,8 +298,10 @@ func (p *Process) writeLoop() {
 		b := q.chunks[0]
 		q.chunks[0] = nil
 		q.chunks = q.chunks[1:]
+		queued := q.promote()
 		q.wake()
 		q.mu.Unlock()
+		callAll(queued, nil)
 
 		if _, err := q.f.Write(b); err != nil {
 			q.mu.Lock()
@@ -243,8 +331,10 @@ func (p *Process) stdinExited() {
 	q.mu.Lock()
 	q.exited = true
 	q.chunks = nil
+	discarded := q.dropParked()
 	q.wake()
 	q.mu.Unlock()
+	callAll(discarded, nil)
 	switch {
 	case q.f == nil:
 	case q.pty:

@@ -109,6 +109,10 @@ var (
 	// ErrPTYStdin is returned by CloseStdin for a PTY process: its input is
 	// the terminal, which cannot be closed without closing its output.
 	ErrPTYStdin = errors.New("proc: the stdin of a pty process cannot be closed")
+
+	// ErrQueueFull is returned by WriteAsync when the stdin queue is full
+	// and the caller declined to park the write.
+	ErrQueueFull = errors.New("proc: stdin queue is full")
 )
 
 // Defaults and limits (protocol.md §11).

@@ -67,6 +67,7 @@ type stdinQueue struct {
 
 	mu      sync.Mutex    // guards the fields below
 	chunks  [][]byte      // queued, not yet written; at most StdinQueueLen
+	bytes   int           // in chunks; at most StdinQueueBytes unless one chunk is larger
 	parked  []parkedWrite // waiting for room in chunks, in order
 	writing bool          // a writer goroutine is running and will drain chunks
 	closing bool          // CloseStdin was called: close f once chunks drain
@@ -122,8 +123,9 @@ func (p *Process) Wait(ctx context.Context) (int, error) {
 // Write appends b to the process's stdin queue and returns once it is
 // queued, not once it is written. Write takes ownership of b: the caller must
 // not modify it afterwards. Chunks are written in order by a single writer
-// goroutine. While StdinQueueLen chunks are pending, Write blocks until one
-// is written, the child exits, or ctx is done (returning ctx.Err()).
+// goroutine. While the queue is full (StdinQueueLen chunks or
+// StdinQueueBytes bytes pending), Write blocks until one is written, the
+// child exits, or ctx is done (returning ctx.Err()).
 //
 // Write returns ErrStdinClosed if the process has no writable stdin (a
 // non-PTY process started without PipeStdin, or after CloseStdin, or after
@@ -141,7 +143,7 @@ func (p *Process) Write(ctx context.Context, b []byte) error {
 			q.mu.Unlock()
 			return nil
 		}
-		if len(q.chunks) < StdinQueueLen && len(q.parked) == 0 {
+		if q.room(len(b)) && len(q.parked) == 0 {
 			break
 		}
 		if q.space == nil {
@@ -157,7 +159,7 @@ func (p *Process) Write(ctx context.Context, b []byte) error {
 		}
 		q.mu.Lock()
 	}
-	q.chunks = append(q.chunks, b)
+	q.push(b)
 	if !q.writing {
 		// Close marks the queue exited before it waits for p.wg, and this
 		// runs under q.mu after checking that flag, so Add never races Wait.
@@ -189,7 +191,7 @@ func (p *Process) WriteAsync(b []byte, park func() bool, done func(error)) (bool
 	if q.exited || len(b) == 0 {
 		return true, nil
 	}
-	if len(q.chunks) >= StdinQueueLen || len(q.parked) > 0 {
+	if !q.room(len(b)) || len(q.parked) > 0 {
 		if !park() {
 			return false, ErrQueueFull
 		}
@@ -197,7 +199,7 @@ func (p *Process) WriteAsync(b []byte, park func() bool, done func(error)) (bool
 		q.parked = append(q.parked, parkedWrite{b: b, done: done})
 		return false, nil
 	}
-	q.chunks = append(q.chunks, b)
+	q.push(b)
 	if !q.writing {
 		q.writing = true
 		p.wg.Add(1)
@@ -206,15 +208,28 @@ func (p *Process) WriteAsync(b []byte, park func() bool, done func(error)) (bool
 	return true, nil
 }
 
+// room reports whether a chunk of n bytes fits in the queue now: fewer than
+// StdinQueueLen chunks and StdinQueueBytes bytes, or an empty queue. Called
+// with q.mu held.
+func (q *stdinQueue) room(n int) bool {
+	return len(q.chunks) == 0 || (len(q.chunks) < StdinQueueLen && q.bytes+n <= StdinQueueBytes)
+}
+
+// push appends a chunk. Called with q.mu held.
+func (q *stdinQueue) push(b []byte) {
+	q.chunks = append(q.chunks, b)
+	q.bytes += len(b)
+}
+
 // promote moves parked writes into the freed room of the queue and returns
 // their callbacks. Called with q.mu held.
 func (q *stdinQueue) promote() []func(error) {
 	var done []func(error)
-	for len(q.parked) > 0 && len(q.chunks) < StdinQueueLen {
+	for len(q.parked) > 0 && q.room(len(q.parked[0].b)) {
 		w := q.parked[0]
 		q.parked[0] = parkedWrite{}
 		q.parked = q.parked[1:]
-		q.chunks = append(q.chunks, w.b)
+		q.push(w.b)
 		done = append(done, w.done)
 	}
 	if len(q.parked) == 0 {
@@ -274,6 +289,7 @@ func (p *Process) writeLoop() {
 		q.mu.Lock()
 		if len(q.chunks) == 0 || q.exited || q.closed {
 			q.chunks = nil
+			q.bytes = 0
 			q.writing = false
 			closeNow := q.closing && !q.closed && !q.exited
 			if closeNow {
@@ -298,6 +314,7 @@ func (p *Process) writeLoop() {
 		b := q.chunks[0]
 		q.chunks[0] = nil
 		q.chunks = q.chunks[1:]
+		q.bytes -= len(b)
 		queued := q.promote()
 		q.wake()
 		q.mu.Unlock()
@@ -331,6 +348,7 @@ func (p *Process) stdinExited() {
 	q.mu.Lock()
 	q.exited = true
 	q.chunks = nil
+	q.bytes = 0
 	discarded := q.dropParked()
 	q.wake()
 	q.mu.Unlock()

@@ -123,6 +123,10 @@ const (
 	// StdinQueueLen is how many chunks Write queues before it blocks.
 	StdinQueueLen = 128
 
+	// StdinQueueBytes caps the bytes Write queues (a single larger chunk
+	// is queued alone), so that 128 large chunks are not all held at once.
+	StdinQueueBytes = 1 << 20
+
 	// KillGrace is how long Kill waits for the output streams to reach EOF
 	// before it force-closes the parent's read ends.
 	KillGrace = 2 * time.Second

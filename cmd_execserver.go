@@ -156,12 +156,12 @@ func runExecServer(c *cli.Context) error {
 		ttl = -1 // the registry reads 0 as "default"; negative means none
 	}
 	reg, err := proc.NewRegistry(proc.Config{
-		SessionTTL:       ttl,
-		ExitedRetention:  c.Duration("exited-retention"),
-		RetainedBytes:    c.Int("retained-output-bytes"),
-		ParkedStdinBytes: c.Int64("max-parked-stdin-bytes"),
-		MaxProcesses:     c.Int("max-processes"),
-		BaseEnv:          os.Environ(),
+		SessionTTL:      ttl,
+		ExitedRetention: c.Duration("exited-retention"),
+		RetainedBytes:   c.Int("retained-output-bytes"),
+		StdinParkBytes:  c.Int64("max-parked-stdin-bytes"),
+		MaxProcesses:    c.Int("max-processes"),
+		BaseEnv:         os.Environ(),
 	}, logger)
 	if err != nil {
 		return err

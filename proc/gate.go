@@ -31,7 +31,7 @@ func NewBinder(reg *Registry, extra map[string]rpc.HandlerFunc, logger *zap.Logg
 // Bind is an rpc.Options.Bind function. When the connection ends, its
 // session is detached.
 func (b *Binder) Bind(c *rpc.Conn) rpc.Handler {
-	h := &connHandler{b: b, reg: b.reg, c: c, stdin: newStdinBudget(c, b.reg.cfg.ParkedStdinBytes)}
+	h := &connHandler{b: b, reg: b.reg, c: c, stdin: newStdinBudget(c, b.reg.cfg.StdinParkBytes)}
 	c.Go(h.stdin.run)
 	c.Go(func(ctx context.Context) {
 		<-ctx.Done()

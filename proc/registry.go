@@ -23,10 +23,10 @@ type Config struct {
 	RetainedBytes int
 	// MaxProcesses caps the live processes of one session (1024).
 	MaxProcesses int
-	// ParkedStdinBytes caps the bytes of one connection's process/write
+	// StdinParkBytes caps the bytes of one connection's process/write
 	// calls that wait for room in a full stdin queue
 	// (DefaultParkedStdinBytes); a write beyond it is refused.
-	ParkedStdinBytes int64
+	StdinParkBytes int64
 	// ExecutorVersion is reported in environment/info ("0.169.0").
 	ExecutorVersion string
 	// BaseEnv is the server environment children inherit through envPolicy
@@ -50,8 +50,8 @@ func (c *Config) setDefaults() {
 	if c.MaxProcesses <= 0 {
 		c.MaxProcesses = 1024
 	}
-	if c.ParkedStdinBytes <= 0 {
-		c.ParkedStdinBytes = DefaultParkedStdinBytes
+	if c.StdinParkBytes <= 0 {
+		c.StdinParkBytes = DefaultParkedStdinBytes
 	}
 	if c.ExecutorVersion == "" {
 		c.ExecutorVersion = "0.169.0"

@@ -9,7 +9,7 @@ import (
 	"github.com/codexec/codex/rpc"
 )
 
-// DefaultParkedStdinBytes is the default of Config.ParkedStdinBytes.
+// DefaultParkedStdinBytes is the default of Config.StdinParkBytes.
 const DefaultParkedStdinBytes = 16 << 20
 
 // parkCost is what a parked write counts against the budget: its bytes, and

@@ -240,6 +240,20 @@ func TestHugeMethodNameAnswered(t *testing.T) {
 				t.Fatalf("later request: %+v", r.Error)
 			}
 		}
+		// Other echoed fields: a process id, a signal name, a path.
+		for _, q := range []struct {
+			method string
+			params map[string]any
+		}{
+			{"process/read", map[string]any{"processId": method}},
+			{"process/signal", map[string]any{"processId": "p", "signal": method}},
+			{"process/start", map[string]any{"processId": "p", "argv": []string{"true"}, "cwd": "file://[" + method, "env": map[string]string{}, "tty": false}},
+		} {
+			r := c.call(q.method, q.params)
+			if r.Error == nil || len(r.Error.Message) > 4096 {
+				t.Fatalf("%s with a 1 MiB field: %d-byte error message", q.method, len(r.Error.Message))
+			}
+		}
 	})
 	t.Run("stdio", func(t *testing.T) {
 		s := startStdio(t)

@@ -23,11 +23,11 @@ func errInitializeTwice() error {
 }
 
 func errUnknownSessionID(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown session id %s", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown session id %s", rpc.Clip(id))
 }
 
 func errSessionAlreadyAttached(id string) error {
-	return rpc.Errorf(rpc.CodeSessionAttached, "session %s is already attached to another connection", id)
+	return rpc.Errorf(rpc.CodeSessionAttached, "session %s is already attached to another connection", rpc.Clip(id))
 }
 
 func errMethodNotImplemented(method string) error {
@@ -35,19 +35,19 @@ func errMethodNotImplemented(method string) error {
 }
 
 func errUnknownProcess(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown process id %s", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown process id %s", rpc.Clip(id))
 }
 
 func errProcessExists(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s already exists", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s already exists", rpc.Clip(id))
 }
 
 func errProcessStarting(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "process id %s is starting", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process id %s is starting", rpc.Clip(id))
 }
 
 func errStartCancelled(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s start was cancelled", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s start was cancelled", rpc.Clip(id))
 }
 
 func errTooManyProcesses(limit int) error {
@@ -55,11 +55,11 @@ func errTooManyProcesses(limit int) error {
 }
 
 func errStdinFull(id string, limit int64) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "stdin of process %s is full: writes of this connection already wait for %d bytes to be read", id, limit)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "stdin of process %s is full: writes of this connection already wait for %d bytes to be read", rpc.Clip(id), limit)
 }
 
 func errNotPTY(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s is not a PTY", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s is not a PTY", rpc.Clip(id))
 }
 
 func errCloseStdinPTY() error {

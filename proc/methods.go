@@ -229,7 +229,7 @@ func closeStdin(ctx context.Context, h *connHandler, req *rpc.Request, p *Proces
 
 func signal(_ context.Context, h *connHandler, _ *rpc.Request, p *SignalParams) (any, error) {
 	if p.Signal != "interrupt" {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `interrupt`", p.Signal)
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `interrupt`", rpc.Clip(p.Signal))
 	}
 	if e := h.session().lookup(p.ProcessID); e != nil {
 		if proc := e.p.Load(); proc != nil {
@@ -251,7 +251,7 @@ func terminate(_ context.Context, h *connHandler, _ *rpc.Request, p *TerminatePa
 				grace = time.Duration(min(*p.Mode.TimeoutMs, uint64(24*time.Hour/time.Millisecond))) * time.Millisecond
 			}
 		default:
-			return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `force` or `graceful`", p.Mode.Type)
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `force` or `graceful`", rpc.Clip(p.Mode.Type))
 		}
 	}
 	s := h.session()

@@ -68,7 +68,7 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	}
 	n, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
-		return fmt.Errorf("invalid request id %s: expected a string or an integer", b)
+		return fmt.Errorf("invalid request id %s: expected a string or an integer", Clip(string(b)))
 	}
 	*id = Int64ID(n)
 	return nil

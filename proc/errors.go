@@ -23,39 +23,43 @@ func errInitializeTwice() error {
 }
 
 func errUnknownSessionID(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown session id %s", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown session id %s", rpc.Clip(id))
 }
 
 func errSessionAlreadyAttached(id string) error {
-	return rpc.Errorf(rpc.CodeSessionAttached, "session %s is already attached to another connection", id)
+	return rpc.Errorf(rpc.CodeSessionAttached, "session %s is already attached to another connection", rpc.Clip(id))
 }
 
 func errMethodNotImplemented(method string) error {
-	return rpc.Errorf(rpc.CodeMethodNotFound, "exec-server stub does not implement `%s` yet", method)
+	return rpc.Errorf(rpc.CodeMethodNotFound, "exec-server stub does not implement `%s` yet", rpc.Clip(method))
 }
 
 func errUnknownProcess(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown process id %s", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown process id %s", rpc.Clip(id))
 }
 
 func errProcessExists(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s already exists", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s already exists", rpc.Clip(id))
 }
 
 func errProcessStarting(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "process id %s is starting", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process id %s is starting", rpc.Clip(id))
 }
 
 func errStartCancelled(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s start was cancelled", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s start was cancelled", rpc.Clip(id))
 }
 
 func errTooManyProcesses(limit int) error {
 	return rpc.Errorf(rpc.CodeInvalidRequest, "too many processes in this session (limit %d)", limit)
 }
 
+func errStdinFull(id string, limit int64) error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "stdin of process %s is full: writes of this connection already wait for %d bytes to be read", rpc.Clip(id), limit)
+}
+
 func errNotPTY(id string) error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s is not a PTY", id)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s is not a PTY", rpc.Clip(id))
 }
 
 func errCloseStdinPTY() error {
@@ -63,7 +67,7 @@ func errCloseStdinPTY() error {
 }
 
 func errUnexpectedNotification(method string) *rpc.Error {
-	return rpc.Errorf(rpc.CodeInvalidRequest, "unexpected notification %s", method)
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unexpected notification %s", rpc.Clip(method))
 }
 
 func errSandboxUnenforceable() error {

@@ -2,6 +2,8 @@ package proc
 
 import (
 	"context"
+	"encoding/json"
+	"sync"
 	"sync/atomic"
 
 	"github.com/codexec/codex/rpc"
@@ -29,7 +31,8 @@ func NewBinder(reg *Registry, extra map[string]rpc.HandlerFunc, logger *zap.Logg
 // Bind is an rpc.Options.Bind function. When the connection ends, its
 // session is detached.
 func (b *Binder) Bind(c *rpc.Conn) rpc.Handler {
-	h := &connHandler{b: b, reg: b.reg, c: c}
+	h := &connHandler{b: b, reg: b.reg, c: c, stdin: newStdinBudget(c, b.reg.cfg.StdinParkBytes)}
+	c.Go(h.stdin.run)
 	c.Go(func(ctx context.Context) {
 		<-ctx.Done()
 		if s := h.sess.Load(); s != nil {
@@ -55,6 +58,10 @@ type connHandler struct {
 	c     *rpc.Conn
 	state atomic.Int32
 	sess  atomic.Pointer[Session]
+	stdin *stdinBudget // parked process/write calls
+
+	startsMu sync.Mutex
+	starts   map[string]int // guarded by startsMu: ids of process/start requests received, not yet handled
 }
 
 var _ rpc.Preempter = (*connHandler)(nil)
@@ -85,6 +92,9 @@ func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error)
 		return nil, nil
 	}
 	if m, ok := methods[req.Method]; ok {
+		if req.Method == "process/start" {
+			defer h.startHandled(req)
+		}
 		return m.run(ctx, h, req)
 	}
 	if f, ok := h.b.extra[req.Method]; ok {
@@ -99,7 +109,15 @@ func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error)
 // Preempt answers control requests at once, even while earlier requests of
 // the connection still wait (protocol.md §1.5). Before the handshake nothing
 // is preempted, so handshake errors come back in wire order.
+//
+// A control request for a process whose process/start was received but not
+// yet handled is not preempted: it waits behind the start, so that it sees
+// the process (the order of requests is the order of their effects).
 func (h *connHandler) Preempt(ctx context.Context, req *rpc.Request) (any, error, bool) {
+	if req.Method == "process/start" {
+		h.startReceived(req)
+		return nil, nil, false
+	}
 	if h.state.Load() != stateReady {
 		return nil, nil, false
 	}
@@ -107,6 +125,58 @@ func (h *connHandler) Preempt(ctx context.Context, req *rpc.Request) (any, error
 	if !ok || !m.control {
 		return nil, nil, false
 	}
+	if h.startPending(req) {
+		return nil, nil, false
+	}
 	res, err := m.run(ctx, h, req)
 	return res, err, true
+}
+
+// processIDOf returns the processId member of a request's params.
+func processIDOf(req *rpc.Request) (string, bool) {
+	var p struct {
+		ProcessID *string `json:"processId"`
+	}
+	if len(req.Params) == 0 || json.Unmarshal(req.Params, &p) != nil || p.ProcessID == nil {
+		return "", false
+	}
+	return *p.ProcessID, true
+}
+
+// startReceived records a process/start before it is queued. Called by the
+// reading goroutine, which sees every request.
+func (h *connHandler) startReceived(req *rpc.Request) {
+	if id, ok := processIDOf(req); ok {
+		h.startsMu.Lock()
+		if h.starts == nil {
+			h.starts = map[string]int{}
+		}
+		h.starts[id]++
+		h.startsMu.Unlock()
+	}
+}
+
+// startHandled undoes startReceived once the start was handled (the process
+// is in the session, or the start failed).
+func (h *connHandler) startHandled(req *rpc.Request) {
+	if id, ok := processIDOf(req); ok {
+		h.startsMu.Lock()
+		if n := h.starts[id]; n > 1 {
+			h.starts[id] = n - 1
+		} else {
+			delete(h.starts, id) // also when Preempt never saw it (concurrent modes)
+		}
+		h.startsMu.Unlock()
+	}
+}
+
+// startPending reports whether req names a process whose start is queued.
+func (h *connHandler) startPending(req *rpc.Request) bool {
+	id, ok := processIDOf(req)
+	if !ok {
+		return false
+	}
+	h.startsMu.Lock()
+	defer h.startsMu.Unlock()
+	return h.starts[id] > 0
 }

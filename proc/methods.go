@@ -161,7 +161,7 @@ func readResult2Wire(r readResult, truncation bool) ReadResult {
 	return out
 }
 
-func write(ctx context.Context, h *connHandler, _ *rpc.Request, p *WriteParams) (any, error) {
+func write(_ context.Context, h *connHandler, req *rpc.Request, p *WriteParams) (any, error) {
 	if p.WriteID != nil && *p.WriteID == "" {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "writeId must not be empty")
 	}
@@ -180,8 +180,28 @@ func write(ctx context.Context, h *connHandler, _ *rpc.Request, p *WriteParams) 
 		return WriteResult{Status: WriteAccepted}, nil // an idempotent retry
 	}
 	if len(p.Chunk) > 0 {
-		if err := proc.Write(ctx, p.Chunk); err != nil {
+		// A full queue parks the answer, not the connection: the write
+		// waits in order behind the others of this process, and is
+		// answered once its bytes are queued (protocol.md §1.5, §6.7).
+		cost := parkCost(len(p.Chunk))
+		queued, err := proc.WriteAsync(p.Chunk, func() bool { return h.stdin.reserve(cost) }, func(err error) {
+			h.stdin.release(cost)
+			h.stdin.answer(req.ID, err)
+		})
+		switch {
+		case errors.Is(err, ErrQueueFull):
+			if p.WriteID != nil {
+				e.forgetWrite(*p.WriteID) // a retry must write
+			}
+			return nil, errStdinFull(p.ProcessID, h.stdin.limit)
+		case err != nil:
 			return writeStatus(err)
+		}
+		if !queued {
+			if p.CloseStdin {
+				_ = proc.CloseStdin() // after the parked chunk, as the queue keeps order
+			}
+			return nil, rpc.ErrAsync
 		}
 	}
 	if p.CloseStdin {
@@ -209,7 +229,7 @@ func closeStdin(ctx context.Context, h *connHandler, req *rpc.Request, p *Proces
 
 func signal(_ context.Context, h *connHandler, _ *rpc.Request, p *SignalParams) (any, error) {
 	if p.Signal != "interrupt" {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `interrupt`", p.Signal)
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `interrupt`", rpc.Clip(p.Signal))
 	}
 	if e := h.session().lookup(p.ProcessID); e != nil {
 		if proc := e.p.Load(); proc != nil {
@@ -231,7 +251,7 @@ func terminate(_ context.Context, h *connHandler, _ *rpc.Request, p *TerminatePa
 				grace = time.Duration(min(*p.Mode.TimeoutMs, uint64(24*time.Hour/time.Millisecond))) * time.Millisecond
 			}
 		default:
-			return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `force` or `graceful`", p.Mode.Type)
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `force` or `graceful`", rpc.Clip(p.Mode.Type))
 		}
 	}
 	s := h.session()

@@ -59,18 +59,27 @@ type Process struct {
 	closeOnce sync.Once
 }
 
-// stdinQueue is the bounded queue between Write and the writer goroutine.
+// stdinQueue is the bounded queue between Write and the writer goroutine,
+// with the writes parked behind it by WriteAsync.
 type stdinQueue struct {
 	f   *os.File // write end: stdin pipe or PTY master; nil: no writable stdin. Immutable.
 	pty bool     // f is the PTY master, which the output reader also uses
 
 	mu      sync.Mutex    // guards the fields below
 	chunks  [][]byte      // queued, not yet written; at most StdinQueueLen
+	bytes   int           // in chunks; at most StdinQueueBytes unless one chunk is larger
+	parked  []parkedWrite // waiting for room in chunks, in order
 	writing bool          // a writer goroutine is running and will drain chunks
 	closing bool          // CloseStdin was called: close f once chunks drain
 	closed  bool          // writes are refused: CloseStdin finished or the child closed its end
 	exited  bool          // the child was reaped: writes are discarded
 	space   chan struct{} // closed when chunks shrink or the state changes; nil unless awaited
+}
+
+// parkedWrite is a write waiting for room in the stdin queue.
+type parkedWrite struct {
+	b    []byte
+	done func(error)
 }
 
 // Pid returns the process id of the direct child.
@@ -114,8 +123,9 @@ func (p *Process) Wait(ctx context.Context) (int, error) {
 // Write appends b to the process's stdin queue and returns once it is
 // queued, not once it is written. Write takes ownership of b: the caller must
 // not modify it afterwards. Chunks are written in order by a single writer
-// goroutine. While StdinQueueLen chunks are pending, Write blocks until one
-// is written, the child exits, or ctx is done (returning ctx.Err()).
+// goroutine. While the queue is full (StdinQueueLen chunks or
+// StdinQueueBytes bytes pending), Write blocks until one is written, the
+// child exits, or ctx is done (returning ctx.Err()).
 //
 // Write returns ErrStdinClosed if the process has no writable stdin (a
 // non-PTY process started without PipeStdin, or after CloseStdin, or after
@@ -133,7 +143,7 @@ func (p *Process) Write(ctx context.Context, b []byte) error {
 			q.mu.Unlock()
 			return nil
 		}
-		if len(q.chunks) < StdinQueueLen {
+		if q.room(len(b)) && len(q.parked) == 0 {
 			break
 		}
 		if q.space == nil {
@@ -149,7 +159,7 @@ func (p *Process) Write(ctx context.Context, b []byte) error {
 		}
 		q.mu.Lock()
 	}
-	q.chunks = append(q.chunks, b)
+	q.push(b)
 	if !q.writing {
 		// Close marks the queue exited before it waits for p.wg, and this
 		// runs under q.mu after checking that flag, so Add never races Wait.
@@ -159,6 +169,90 @@ func (p *Process) Write(ctx context.Context, b []byte) error {
 	}
 	q.mu.Unlock()
 	return nil
+}
+
+// WriteAsync is Write without blocking. When the queue has room, b is
+// queued and WriteAsync returns true; done is not called. Otherwise park is
+// asked (under the queue's lock; it must not block) whether b may wait: if
+// it says no, WriteAsync returns ErrQueueFull. If it says yes, b waits in
+// order behind the queue and earlier parked writes, WriteAsync returns
+// false, and done is called once, on another goroutine and without locks
+// held, with nil when b was queued (or discarded because the child exited)
+// or ErrStdinClosed when the child closed its end first. Writes parked
+// before a CloseStdin are queued before the close. Other errors are those
+// of Write; WriteAsync takes ownership of b as Write does.
+func (p *Process) WriteAsync(b []byte, park func() bool, done func(error)) (bool, error) {
+	q := &p.stdin
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.f == nil || q.closing || q.closed {
+		return false, ErrStdinClosed
+	}
+	if q.exited || len(b) == 0 {
+		return true, nil
+	}
+	if !q.room(len(b)) || len(q.parked) > 0 {
+		if !park() {
+			return false, ErrQueueFull
+		}
+		// The queue is full, so the writer goroutine runs and will take it.
+		q.parked = append(q.parked, parkedWrite{b: b, done: done})
+		return false, nil
+	}
+	q.push(b)
+	if !q.writing {
+		q.writing = true
+		p.wg.Add(1)
+		go p.writeLoop()
+	}
+	return true, nil
+}
+
+// room reports whether a chunk of n bytes fits in the queue now: fewer than
+// StdinQueueLen chunks and StdinQueueBytes bytes, or an empty queue. Called
+// with q.mu held.
+func (q *stdinQueue) room(n int) bool {
+	return len(q.chunks) == 0 || (len(q.chunks) < StdinQueueLen && q.bytes+n <= StdinQueueBytes)
+}
+
+// push appends a chunk. Called with q.mu held.
+func (q *stdinQueue) push(b []byte) {
+	q.chunks = append(q.chunks, b)
+	q.bytes += len(b)
+}
+
+// promote moves parked writes into the freed room of the queue and returns
+// their callbacks. Called with q.mu held.
+func (q *stdinQueue) promote() []func(error) {
+	var done []func(error)
+	for len(q.parked) > 0 && q.room(len(q.parked[0].b)) {
+		w := q.parked[0]
+		q.parked[0] = parkedWrite{}
+		q.parked = q.parked[1:]
+		q.push(w.b)
+		done = append(done, w.done)
+	}
+	if len(q.parked) == 0 {
+		q.parked = nil
+	}
+	return done
+}
+
+// dropParked empties the parked writes and returns their callbacks. Called
+// with q.mu held.
+func (q *stdinQueue) dropParked() []func(error) {
+	done := make([]func(error), 0, len(q.parked))
+	for _, w := range q.parked {
+		done = append(done, w.done)
+	}
+	q.parked = nil
+	return done
+}
+
+func callAll(done []func(error), err error) {
+	for _, f := range done {
+		f(err)
+	}
 }
 
 // CloseStdin closes the child's stdin pipe once every chunk queued by an
@@ -195,13 +289,21 @@ func (p *Process) writeLoop() {
 		q.mu.Lock()
 		if len(q.chunks) == 0 || q.exited || q.closed {
 			q.chunks = nil
+			q.bytes = 0
 			q.writing = false
 			closeNow := q.closing && !q.closed && !q.exited
 			if closeNow {
 				q.closed = true
 			}
+			var failed []func(error)
+			if q.closed && !q.exited {
+				failed = q.dropParked()
+			}
+			discarded := q.dropParked() // after an exit: accepted, and dropped
 			q.wake()
 			q.mu.Unlock()
+			callAll(failed, ErrStdinClosed)
+			callAll(discarded, nil)
 			if closeNow {
 				if err := closeFile(q.f); err != nil {
 					p.log.Debug("closing stdin", zap.Error(err))
@@ -212,8 +314,11 @@ func (p *Process) writeLoop() {
 		b := q.chunks[0]
 		q.chunks[0] = nil
 		q.chunks = q.chunks[1:]
+		q.bytes -= len(b)
+		queued := q.promote()
 		q.wake()
 		q.mu.Unlock()
+		callAll(queued, nil)
 
 		if _, err := q.f.Write(b); err != nil {
 			q.mu.Lock()
@@ -243,8 +348,11 @@ func (p *Process) stdinExited() {
 	q.mu.Lock()
 	q.exited = true
 	q.chunks = nil
+	q.bytes = 0
+	discarded := q.dropParked()
 	q.wake()
 	q.mu.Unlock()
+	callAll(discarded, nil)
 	switch {
 	case q.f == nil:
 	case q.pty:

@@ -23,6 +23,10 @@ type Config struct {
 	RetainedBytes int
 	// MaxProcesses caps the live processes of one session (1024).
 	MaxProcesses int
+	// StdinParkBytes caps the bytes of one connection's process/write
+	// calls that wait for room in a full stdin queue
+	// (DefaultParkedStdinBytes); a write beyond it is refused.
+	StdinParkBytes int64
 	// ExecutorVersion is reported in environment/info ("0.169.0").
 	ExecutorVersion string
 	// BaseEnv is the server environment children inherit through envPolicy
@@ -45,6 +49,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxProcesses <= 0 {
 		c.MaxProcesses = 1024
+	}
+	if c.StdinParkBytes <= 0 {
+		c.StdinParkBytes = DefaultParkedStdinBytes
 	}
 	if c.ExecutorVersion == "" {
 		c.ExecutorVersion = "0.169.0"

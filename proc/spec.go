@@ -109,6 +109,10 @@ var (
 	// ErrPTYStdin is returned by CloseStdin for a PTY process: its input is
 	// the terminal, which cannot be closed without closing its output.
 	ErrPTYStdin = errors.New("proc: the stdin of a pty process cannot be closed")
+
+	// ErrQueueFull is returned by WriteAsync when the stdin queue is full
+	// and the caller declined to park the write.
+	ErrQueueFull = errors.New("proc: stdin queue is full")
 )
 
 // Defaults and limits (protocol.md §11).
@@ -118,6 +122,10 @@ const (
 
 	// StdinQueueLen is how many chunks Write queues before it blocks.
 	StdinQueueLen = 128
+
+	// StdinQueueBytes caps the bytes Write queues (a single larger chunk
+	// is queued alone), so that 128 large chunks are not all held at once.
+	StdinQueueBytes = 1 << 20
 
 	// KillGrace is how long Kill waits for the output streams to reach EOF
 	// before it force-closes the parent's read ends.

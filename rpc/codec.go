@@ -31,12 +31,12 @@ func ParsePath(s string) (Path, error) {
 		return Path{}, Errorf(CodeInvalidParams, "invalid URI: relative URL without a base")
 	}
 	if !strings.EqualFold(scheme, "file") {
-		return Path{}, Errorf(CodeInvalidParams, "unsupported path URI scheme `%s`", strings.ToLower(scheme))
+		return Path{}, Errorf(CodeInvalidParams, "unsupported path URI scheme `%s`", Clip(strings.ToLower(scheme)))
 	}
 	_ = rest
 	u, err := url.Parse(s)
 	if err != nil {
-		return Path{}, Errorf(CodeInvalidParams, "invalid URI: %v", err)
+		return Path{}, Errorf(CodeInvalidParams, "invalid URI: %s", Clip(err.Error()))
 	}
 	if u.Host != "" && !strings.EqualFold(u.Host, "localhost") {
 		return Path{}, Errorf(CodeInvalidRequest, "'%s' is invalid on 'linux'", s)

@@ -42,8 +42,14 @@ type Options struct {
 // the backpressure from a slow peer; nothing is queued in memory). Writing
 // in the sender's goroutine also spares a thread wake-up per message.
 //
-// A Conn owns two goroutines (reader, handler) plus those started with Go;
-// Wait returns when all of them have returned.
+// Every request received is registered until it is answered, so it gets
+// exactly one response: a second Respond for the same request is dropped,
+// and when the connection ends with requests still unanswered (parked,
+// running or queued), each gets an error response before the transport is
+// closed, as long as the transport still takes writes.
+//
+// A Conn owns three goroutines (reader, handler, closer) plus those started
+// with Go; Wait returns when all of them have returned.
 type Conn struct {
 	f      Framer
 	opts   Options
@@ -53,17 +59,37 @@ type Conn struct {
 	cancel context.CancelFunc
 
 	wtok      chan struct{} // holds one token: the right to write
-	inq       chan *Request // drained by the handler goroutine only
+	inq       chan queued   // drained by the handler goroutine only
 	stopWrite chan struct{} // closed when no more messages may be written
 	done      chan struct{} // closed when the connection has ended
 	closeOnce sync.Once
 	wg        sync.WaitGroup // every goroutine the Conn owns
 
-	nextID  atomic.Int64
-	mu      sync.Mutex
-	pending map[string]chan *Response // guarded by mu: our outgoing calls
-	asyncs  map[string]chan struct{}  // guarded by mu: requests answered later
+	nextID    atomic.Int64
+	mu        sync.Mutex
+	pending   map[string]chan *Response // guarded by mu: our outgoing calls
+	inflight  map[string][]*inbound     // guarded by mu: requests not yet answered, by id
+	answering int                       // guarded by mu: claimed answers being written
+	ending    bool                      // guarded by mu: shutdown began; no new claims
+	swept     bool                      // guarded by mu: the unanswered were answered by shutdown
+	drained   chan struct{}             // guarded by mu: closed when answering drops to 0 after ending
 }
+
+// inbound is one request received and not yet answered.
+type inbound struct {
+	id   ID
+	done chan struct{} // strictly serial mode: closed once the answer is written
+}
+
+// queued is a request waiting for the handler goroutine.
+type queued struct {
+	req *Request
+	in  *inbound // nil for a notification
+}
+
+// errUnanswered answers the requests still unanswered when the connection
+// ends.
+var errUnanswered = Errorf(CodeInternalError, "connection closed before the request was answered")
 
 // NewConn starts serving a connection over f. Call Close to end it and Wait
 // to wait for its goroutines.
@@ -71,11 +97,11 @@ func NewConn(f Framer, opts Options) *Conn {
 	c := &Conn{
 		f: f, opts: opts, log: opts.Logger,
 		wtok:      make(chan struct{}, 1),
-		inq:       make(chan *Request, 256),
+		inq:       make(chan queued, 256),
 		stopWrite: make(chan struct{}),
 		done:      make(chan struct{}),
 		pending:   map[string]chan *Response{},
-		asyncs:    map[string]chan struct{}{},
+		inflight:  map[string][]*inbound{},
 	}
 	if c.log == nil {
 		c.log = zap.NewNop()
@@ -85,9 +111,16 @@ func NewConn(f Framer, opts Options) *Conn {
 		c.h = opts.Bind(c)
 	}
 	c.wtok <- struct{}{}
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.readLoop()
 	go c.handleLoop()
+	go func() {
+		// Whoever cancels the context (a failed write, Close) ends the
+		// connection through here, on a goroutine Wait covers.
+		defer c.wg.Done()
+		<-c.ctx.Done()
+		c.shutdown(nil, false)
+	}()
 	return c
 }
 
@@ -101,7 +134,8 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 func (c *Conn) Label() string { return c.f.Label() }
 
 // Go runs f on a goroutine owned by the connection. f's context is cancelled
-// when the connection ends, and Wait waits for f to return.
+// when the connection ends, and Wait waits for f to return. Go must be
+// called from a goroutine the connection owns (a handler) or before Wait.
 func (c *Conn) Go(f func(ctx context.Context)) {
 	c.wg.Add(1)
 	go func() {
@@ -121,28 +155,123 @@ func (c *Conn) Close() error {
 // Wait blocks until every goroutine owned by the connection has returned.
 func (c *Conn) Wait() { c.wg.Wait() }
 
-// shutdown ends the connection once. final, if not nil, is written last.
-// A sender stuck on a peer that does not read is given two seconds before
-// the transport is closed under it.
+// shutdown ends the connection once. final, if not nil, is written last,
+// after an error response to every request still unanswered. Answers
+// already being written and a sender stuck on a peer that does not read are
+// given two seconds in all before the transport is closed under them.
 func (c *Conn) shutdown(final []byte, tooLarge bool) {
 	c.closeOnce.Do(func() {
-		close(c.stopWrite) // no new sends
+		deadline := time.Now().Add(2 * time.Second)
 		timer := time.NewTimer(2 * time.Second)
 		defer timer.Stop()
-		select {
-		case <-c.wtok:
-			if final != nil {
-				ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
-				_ = c.f.Write(ctx, final)
-				cancel()
+		c.mu.Lock()
+		c.ending = true
+		var drained chan struct{}
+		if c.answering > 0 {
+			drained = make(chan struct{})
+			c.drained = drained
+		}
+		c.mu.Unlock()
+		expired := false
+		if drained != nil {
+			select {
+			case <-drained:
+			case <-timer.C:
+				expired = true
 			}
-		case <-timer.C:
+		}
+		close(c.stopWrite) // no new sends
+		got := false
+		if !expired {
+			select {
+			case <-c.wtok:
+				got = true
+			case <-timer.C:
+			}
+		}
+		c.mu.Lock()
+		c.swept = true
+		var left []*inbound
+		for _, ins := range c.inflight {
+			left = append(left, ins...)
+		}
+		clear(c.inflight)
+		c.mu.Unlock()
+		if got {
+			// The context may already be cancelled (a failed write); the
+			// transport then fails these writes at once.
+			ctx, cancel := context.WithDeadline(context.Background(), deadline)
+			for _, in := range left {
+				if c.f.Write(ctx, c.errorFrame(in.id, errUnanswered)) != nil {
+					break
+				}
+			}
+			if final != nil {
+				_ = c.f.Write(ctx, final)
+			}
+			cancel()
+		} else {
 			c.cancel() // unblocks the stuck write on WebSocket transports
 		}
 		_ = c.f.Close(tooLarge)
 		c.cancel()
 		close(c.done)
 	})
+}
+
+// register records a request until it is answered. It returns nil once
+// shutdown has answered the unanswered requests: the request comes too late
+// for any answer.
+func (c *Conn) register(id ID) *inbound {
+	in := &inbound{id: id}
+	if c.opts.Concurrency == 1 {
+		in.done = make(chan struct{})
+	}
+	key := idKey(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.swept {
+		return nil
+	}
+	c.inflight[key] = append(c.inflight[key], in)
+	return in
+}
+
+// claim takes the oldest unanswered request with id, for its one answer.
+// It reports false if there is none (answered already, never received) or
+// the connection is ending (shutdown answers it). A successful claim must be
+// followed by answered.
+func (c *Conn) claim(id ID) (*inbound, bool) {
+	key := idKey(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ins := c.inflight[key]
+	if c.ending || len(ins) == 0 {
+		return nil, false
+	}
+	in := ins[0]
+	if len(ins) == 1 {
+		delete(c.inflight, key)
+	} else {
+		ins[0] = nil
+		c.inflight[key] = ins[1:]
+	}
+	c.answering++
+	return in, true
+}
+
+// answered ends a claim once the answer was written (or could not be).
+func (c *Conn) answered(in *inbound) {
+	if in.done != nil {
+		close(in.done)
+	}
+	c.mu.Lock()
+	c.answering--
+	if c.answering == 0 && c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
+	c.mu.Unlock()
 }
 
 func (c *Conn) readLoop() {
@@ -190,9 +319,15 @@ func wsPrefix(label string) string {
 	return ""
 }
 
-// dispatch hands a request to the scheduler. It returns false once the
-// connection has ended.
+// dispatch registers a request and hands it to the scheduler. It returns
+// false once the connection has ended.
 func (c *Conn) dispatch(req *Request) bool {
+	q := queued{req: req}
+	if !req.IsNotification() {
+		if q.in = c.register(req.ID); q.in == nil {
+			return false
+		}
+	}
 	if c.opts.Concurrency == 0 && !req.IsNotification() {
 		if p, ok := c.h.(Preempter); ok {
 			if res, err, ok := p.Preempt(c.ctx, req); ok {
@@ -202,7 +337,7 @@ func (c *Conn) dispatch(req *Request) bool {
 		}
 	}
 	select {
-	case c.inq <- req:
+	case c.inq <- q:
 		return true
 	case <-c.ctx.Done():
 		return false
@@ -216,14 +351,14 @@ func (c *Conn) handleLoop() {
 		sem = make(chan struct{}, c.opts.Concurrency)
 	}
 	for {
-		var req *Request
+		var q queued
 		select {
-		case req = <-c.inq:
+		case q = <-c.inq:
 		case <-c.ctx.Done():
 			return
 		}
-		if sem == nil || req.IsNotification() {
-			c.handleOne(req)
+		if sem == nil || q.req.IsNotification() {
+			c.handleOne(q)
 			continue
 		}
 		select {
@@ -233,47 +368,37 @@ func (c *Conn) handleLoop() {
 		}
 		c.Go(func(context.Context) {
 			defer func() { <-sem }()
-			c.handleOne(req)
+			c.handleOne(q)
 		})
 	}
 }
 
-// handleOne runs the handler for one message and answers it.
-func (c *Conn) handleOne(req *Request) {
-	var wait chan struct{}
-	if c.opts.Concurrency == 1 && !req.IsNotification() {
-		wait = make(chan struct{})
-		c.mu.Lock()
-		c.asyncs[idKey(req.ID)] = wait
-		c.mu.Unlock()
-	}
-	res, err := c.call(req)
+// handleOne runs the handler for one message and answers it. In strictly
+// serial mode an asynchronous answer is awaited, so that answers keep the
+// request order.
+func (c *Conn) handleOne(q queued) {
+	res, err := c.call(q.req)
 	if errors.Is(err, ErrAsync) {
-		if wait != nil {
+		if q.in != nil && q.in.done != nil {
 			select {
-			case <-wait:
+			case <-q.in.done:
 			case <-c.ctx.Done():
 			}
 		}
 		return
 	}
-	if wait != nil {
-		c.mu.Lock()
-		delete(c.asyncs, idKey(req.ID))
-		c.mu.Unlock()
-	}
-	c.finish(req, res, err)
+	c.finish(q.req, res, err)
 }
 
 func (c *Conn) call(req *Request) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("handler panic", zap.String("method", req.Method), zap.Any("panic", p), zap.Stack("stack"))
-			err = Errorf(CodeInternalError, "internal error in %s", req.Method)
+			c.log.Error("handler panic", zap.String("method", Clip(req.Method)), zap.Any("panic", p), zap.Stack("stack"))
+			err = Errorf(CodeInternalError, "internal error in %s", Clip(req.Method))
 		}
 	}()
 	if c.h == nil {
-		return nil, Errorf(CodeMethodNotFound, "method not found: %s", req.Method)
+		return nil, Errorf(CodeMethodNotFound, "method not found: %s", Clip(req.Method))
 	}
 	return c.h.Handle(c.ctx, req)
 }
@@ -282,6 +407,12 @@ func (c *Conn) call(req *Request) (res any, err error) {
 func (c *Conn) finish(req *Request, res any, err error) {
 	var ce *closeError
 	if errors.As(err, &ce) {
+		// The final message stands for the request's answer.
+		if !req.IsNotification() {
+			if in, ok := c.claim(req.ID); ok {
+				c.answered(in)
+			}
+		}
 		var final []byte
 		if ce.Final != nil {
 			final = c.errorFrame(Int64ID(-1), ce.Final)
@@ -291,7 +422,7 @@ func (c *Conn) finish(req *Request, res any, err error) {
 	}
 	if req.IsNotification() {
 		if err != nil {
-			c.log.Debug("notification failed", zap.String("method", req.Method), zap.Error(err))
+			c.log.Debug("notification failed", zap.String("method", Clip(req.Method)), zap.Error(err))
 		}
 		return
 	}
@@ -299,18 +430,16 @@ func (c *Conn) finish(req *Request, res any, err error) {
 }
 
 // Respond answers the request id with result, or with err when it is not nil.
-// It is how a handler that returned ErrAsync answers later.
+// It is how a handler that returned ErrAsync answers later. A request is
+// answered once: Respond returns ErrClosed without writing anything when
+// the request was already answered, or when the connection is ending (the
+// ending connection answers it).
 func (c *Conn) Respond(id ID, result any, err error) error {
-	// In strictly serial mode the next request waits for this answer to be
-	// written, not just computed, so answers keep the request order.
-	defer func() {
-		c.mu.Lock()
-		if w, ok := c.asyncs[idKey(id)]; ok {
-			delete(c.asyncs, idKey(id))
-			close(w)
-		}
-		c.mu.Unlock()
-	}()
+	in, ok := c.claim(id)
+	if !ok {
+		return ErrClosed
+	}
+	defer c.answered(in)
 	var frame []byte
 	if err != nil {
 		frame = c.errorFrame(id, ToWire(err))
@@ -401,13 +530,9 @@ func (c *Conn) Send(ctx context.Context, frame []byte, pooled bool) error {
 		if c.ctx.Err() == nil {
 			c.log.Debug("write failed", zap.Error(err))
 		}
-		// End the connection without holding up the caller.
+		// End the connection without holding up the caller: the closer
+		// goroutine runs the shutdown.
 		c.cancel()
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			c.shutdown(nil, false)
-		}()
 		return ErrClosed
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // ID is a JSON-RPC request id: an int64 or a string. The zero value is "no
@@ -67,7 +68,7 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	}
 	n, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
-		return fmt.Errorf("invalid request id %s: expected a string or an integer", b)
+		return fmt.Errorf("invalid request id %s: expected a string or an integer", Clip(string(b)))
 	}
 	*id = Int64ID(n)
 	return nil
@@ -137,4 +138,22 @@ func DecodeMessage(data []byte) (any, error) {
 		return &Response{ID: id, Error: env.Error}, nil
 	}
 	return nil, errors.New("response has neither result nor error")
+}
+
+// MaxEchoBytes bounds how much of a client-supplied name (a method, an id)
+// an error message repeats, so that an answer stays small whatever the size
+// of the request's fields.
+const MaxEchoBytes = 1024
+
+// Clip returns s cut to at most MaxEchoBytes bytes on a UTF-8 boundary, with
+// "…" appended when it was cut.
+func Clip(s string) string {
+	if len(s) <= MaxEchoBytes {
+		return s
+	}
+	n := MaxEchoBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

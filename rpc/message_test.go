@@ -2,7 +2,9 @@ package rpc_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/codexec/codex/rpc"
 )
@@ -139,4 +141,15 @@ func FuzzParsePath(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestClip(t *testing.T) {
+	if got := rpc.Clip("short"); got != "short" {
+		t.Fatal(got)
+	}
+	long := strings.Repeat("é", rpc.MaxEchoBytes) // 2 bytes each
+	got := rpc.Clip(long)
+	if len(got) > rpc.MaxEchoBytes+len("…") || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
+		t.Fatalf("clipped to %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
 }

@@ -34,9 +34,10 @@ type WebSocketServer struct {
 	// Logger receives server logs; nil means none.
 	Logger *zap.Logger
 
-	mu    sync.Mutex
-	conns map[*Conn]struct{} // guarded by mu
-	wg    sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[*Conn]struct{} // guarded by mu
+	closed bool               // guarded by mu: Serve is closing; new connections are closed at once
+	wg     sync.WaitGroup     // every ServeHTTP call past the closed check
 }
 
 // Serve accepts connections on ln until ctx is done, then closes every
@@ -57,6 +58,7 @@ func (s *WebSocketServer) Serve(ctx context.Context, ln net.Listener) error {
 	// Hijacked connections are not closed by Close; ours are tracked.
 	_ = srv.Close()
 	s.mu.Lock()
+	s.closed = true
 	for c := range s.conns {
 		_ = c.Close()
 	}
@@ -91,6 +93,17 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plainError(w, http.StatusUnauthorized, msg)
 		return
 	}
+	// Counted before the upgrade, so that Serve waits for a connection
+	// upgraded while it closes the others, and closes it.
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		plainError(w, http.StatusServiceUnavailable, "server is shutting down")
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
 	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled, InsecureSkipVerify: true})
 	if err != nil {
 		s.Logger.Debug("websocket upgrade failed", zap.Error(err))
@@ -100,13 +113,14 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := NewConn(NewWebSocketFramer(wc, label, s.MaxMessage), s.connOptions(r.RemoteAddr))
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
-	s.wg.Add(1)
+	if s.closed {
+		_ = c.Close()
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
-		s.wg.Done()
 	}()
 	s.Logger.Debug("connection opened", zap.String("peer", r.RemoteAddr))
 	s.keepAlive(c, wc)

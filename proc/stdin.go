@@ -1,0 +1,107 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/codexec/codex/rpc"
+)
+
+// DefaultParkedStdinBytes is the default of Config.StdinParkBytes.
+const DefaultParkedStdinBytes = 16 << 20
+
+// parkCost is what a parked write counts against the budget: its bytes, and
+// at least a small overhead, so that many tiny writes are bounded too.
+func parkCost(n int) int64 { return int64(max(n, 256)) }
+
+// stdinBudget bounds the bytes of one connection's writes that wait for room
+// in a stdin queue (their answers parked), and answers them once their bytes
+// are queued. The answers are written by one goroutine owned by the
+// connection, so that the process goroutines that release a parked write
+// never block on the connection.
+type stdinBudget struct {
+	limit int64 // a write is parked only if nothing waits or it fits under limit
+	used  atomic.Int64
+	c     *rpc.Conn
+
+	mu      sync.Mutex
+	answers []parkedAnswer // guarded by mu: ready to be sent, in order
+	ready   chan struct{}  // 1-buffered: answers has entries
+}
+
+type parkedAnswer struct {
+	id  rpc.ID
+	err error
+}
+
+func newStdinBudget(c *rpc.Conn, limit int64) *stdinBudget {
+	return &stdinBudget{limit: limit, c: c, ready: make(chan struct{}, 1)}
+}
+
+// reserve counts cost against the budget, if it fits. The first parked write
+// always fits, whatever its size.
+func (b *stdinBudget) reserve(cost int64) bool {
+	for {
+		cur := b.used.Load()
+		if cur > 0 && cur+cost > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(cur, cur+cost) {
+			return true
+		}
+	}
+}
+
+func (b *stdinBudget) release(cost int64) { b.used.Add(-cost) }
+
+// answer schedules the answer to a parked write. It never blocks.
+func (b *stdinBudget) answer(id rpc.ID, err error) {
+	if b.c.Context().Err() != nil {
+		return // the ending connection answered it
+	}
+	b.mu.Lock()
+	b.answers = append(b.answers, parkedAnswer{id: id, err: err})
+	b.mu.Unlock()
+	select {
+	case b.ready <- struct{}{}:
+	default:
+	}
+}
+
+// run sends the scheduled answers until the connection ends.
+func (b *stdinBudget) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.ready:
+		}
+		b.mu.Lock()
+		answers := b.answers
+		b.answers = nil
+		b.mu.Unlock()
+		for _, a := range answers {
+			status := WriteAccepted
+			if errors.Is(a.err, ErrStdinClosed) {
+				status = WriteStdinClosed
+			}
+			_ = b.c.Respond(a.id, WriteResult{Status: status}, nil)
+		}
+	}
+}
+
+// forgetWrite drops a write id whose write was refused, so that a retry
+// writes.
+func (e *entry) forgetWrite(id string) {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	delete(e.writeIDs, id)
+	for i, w := range e.writeOrder {
+		if w == id {
+			e.writeOrder = append(e.writeOrder[:i], e.writeOrder[i+1:]...)
+			break
+		}
+	}
+}

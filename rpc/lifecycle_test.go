@@ -1,0 +1,208 @@
+package rpc_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/codexec/codex/rpc"
+)
+
+// parkHandler parks "park" requests until the connection ends and then tries
+// to answer them anyway; "block" holds the handler goroutine until the end;
+// "twice" is answered twice.
+type parkHandler struct {
+	c *rpc.Conn
+}
+
+func (h parkHandler) Handle(ctx context.Context, req *rpc.Request) (any, error) {
+	switch req.Method {
+	case "park":
+		h.c.Go(func(ctx context.Context) {
+			<-ctx.Done()
+			_ = h.c.Respond(req.ID, "late", nil)
+		})
+		return nil, rpc.ErrAsync
+	case "block":
+		<-ctx.Done()
+		return "late", nil
+	case "twice":
+		_ = h.c.Respond(req.ID, "first", nil)
+		_ = h.c.Respond(req.ID, "second", nil)
+		return nil, rpc.ErrAsync
+	}
+	return "ok", nil
+}
+
+// Every request received gets exactly one answer, even when the connection
+// is closed while some are parked, blocked or still queued.
+func TestConnAnswersEveryRequestOnceAtClose(t *testing.T) {
+	for _, conc := range []int{0, 1, 4} {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		c := rpc.NewConn(rpc.NewStdioFramer(inR, outW, closers{inR, outW}, "exec-server stdio", 1<<20), rpc.Options{
+			Concurrency: conc,
+			Bind:        func(c *rpc.Conn) rpc.Handler { return parkHandler{c: c} },
+		})
+		lines := make(chan string, 100)
+		go func() {
+			sc := bufio.NewScanner(outR)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		_, _ = io.WriteString(inW, `{"id":1,"method":"twice"}`+"\n"+`{"id":2,"method":"park"}`+"\n"+`{"id":3,"method":"park"}`+"\n")
+		if conc != 1 {
+			// In strictly serial mode a parked request holds up the rest.
+			_, _ = io.WriteString(inW, `{"id":4,"method":"fast"}`+"\n")
+		}
+		// Wait for the answer to "twice" (and "fast"), so the others are in.
+		want := map[float64]int{1: 1}
+		if conc != 1 {
+			want[4] = 1
+		}
+		seen := map[float64]int{}
+		for len(seen) < len(want) {
+			seen[lineID(t, <-lines)]++
+		}
+		if conc != 1 {
+			_, _ = io.WriteString(inW, `{"id":5,"method":"block"}`+"\n"+`{"id":6,"method":"fast"}`+"\n"+`{"id":7,"method":"fast"}`+"\n")
+			want[5], want[6], want[7] = 1, 1, 1
+		}
+		want[2], want[3] = 1, 1
+		// The block request may not have been read yet; closing the input
+		// (EOF) ends the connection once every line was read.
+		_ = inW.Close()
+		for l := range lines {
+			seen[lineID(t, l)]++
+			if strings.Contains(l, `"second"`) {
+				t.Errorf("conc %d: request answered twice: %s", conc, l)
+			}
+		}
+		c.Wait()
+		_ = outR.Close()
+		for k := range want {
+			if seen[k] != 1 {
+				t.Errorf("conc %d: request %v answered %d times", conc, k, seen[k])
+			}
+		}
+	}
+}
+
+func lineID(t *testing.T, l string) float64 {
+	t.Helper()
+	var m struct{ ID float64 }
+	if err := json.Unmarshal([]byte(l), &m); err != nil {
+		t.Fatalf("bad line %q", l)
+	}
+	return m.ID
+}
+
+// failFramer reads until closed and fails every write.
+type failFramer struct {
+	once   sync.Once
+	closed chan struct{}
+	msgs   chan []byte
+}
+
+func (f *failFramer) Read(ctx context.Context) ([]byte, error) {
+	select {
+	case m := <-f.msgs:
+		return m, nil
+	case <-f.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+func (f *failFramer) Write(context.Context, []byte) error { return errors.New("broken pipe") }
+func (f *failFramer) Close(bool) error {
+	f.once.Do(func() { close(f.closed) })
+	return nil
+}
+func (f *failFramer) Label() string { return "fail" }
+
+// A failed write ends the connection, and Wait covers every goroutine the
+// failure started (the leak check of TestMain sees any left over).
+func TestConnWriteFailureEnds(t *testing.T) {
+	for i := 0; i < 50; i++ {
+		f := &failFramer{closed: make(chan struct{}), msgs: make(chan []byte, 1)}
+		c := rpc.NewConn(f, rpc.Options{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.Notify(context.Background(), "x", nil)
+		}()
+		f.msgs <- []byte(`{"id":1,"method":"nothing"}`)
+		select {
+		case <-c.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("a failed write did not end the connection")
+		}
+		c.Wait()
+		wg.Wait()
+	}
+}
+
+// A connection upgraded while Serve is closing is closed and waited for:
+// Serve does not return before it, and the client sees the close.
+func TestServeClosesLateUpgrade(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	srv := &rpc.WebSocketServer{MaxMessage: 1 << 20, PingInterval: -1, Conn: rpc.Options{Bind: func(*rpc.Conn) rpc.Handler {
+		once.Do(func() { close(entered) })
+		<-release
+		return nil
+	}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer dcancel()
+	type dialed struct {
+		ws  *websocket.Conn
+		err error
+	}
+	dc := make(chan dialed, 1)
+	go func() {
+		ws, _, err := websocket.Dial(dctx, "ws://"+ln.Addr().String(), &websocket.DialOptions{HTTPClient: &http.Client{}})
+		dc <- dialed{ws, err}
+	}()
+	<-entered
+	cancel()
+	select {
+	case <-served:
+		close(release)
+		t.Fatal("Serve returned while a connection was being upgraded")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	d := <-dc
+	if d.err == nil {
+		if _, _, err := d.ws.Read(dctx); err == nil || dctx.Err() != nil {
+			t.Fatalf("late connection not closed: %v", err)
+		}
+		d.ws.CloseNow()
+	}
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+}

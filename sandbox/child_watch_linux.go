@@ -39,8 +39,8 @@ const protectPoll = 5 * time.Millisecond
 // the remaining window.
 type protectWatcher struct {
 	paths map[string]watched // the protected paths, by absolute path
-	stop  chan struct{}   // closed by finish
-	done  chan struct{}   // closed when the poll loop has returned
+	stop  chan struct{}      // closed by finish
+	done  chan struct{}      // closed when the poll loop has returned
 	mu    sync.Mutex
 	hit   bool // a protected path was created; guarded by mu
 }

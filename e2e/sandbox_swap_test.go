@@ -133,6 +133,10 @@ func TestSandboxCleanupDoesNotFollowSwap(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The placeholder went with the moved project and was removed there.
+	if _, err := os.Lstat(filepath.Join(l.base, "p.moved", "proj", ".codex")); err == nil {
+		t.Fatal("the placeholder is left in the moved project")
+	}
 }
 
 // Escape 3: a missing .codex must not come into existence, not even for a
@@ -188,4 +192,52 @@ func TestSandboxMissingCodexNeverAppears(t *testing.T) {
 func emptyDir(p string) bool {
 	ents, err := os.ReadDir(p)
 	return err == nil && len(ents) == 0
+}
+
+// Concurrent runs in one root share the placeholder: the end of one run
+// does not unshadow .codex for another still running, a run killed by
+// SIGKILL leaves nothing behind, and the last run removes the placeholder.
+func TestSandboxPlaceholderSharedAndKilled(t *testing.T) {
+	root := t.TempDir()
+	codex := filepath.Join(root, ".codex")
+	s := startServer(t)
+	c := dial(t, s.URL, nil)
+	c.handshake()
+	sb := clientSandbox(root)
+
+	// A waits on stdin for its turn to try mkdir.
+	pa := sandboxedStart("long", root, sb, false, `echo ready; read -r _; touch .codex/config.toml; echo rc=$?`)
+	pa["pipeStdin"] = true
+	c.ok("process/start", pa, nil)
+	waitOutput(t, c, "long", "ready")
+	if _, code, _ := runSandboxed(t, c, sandboxedStart("short", root, sb, false, "true")); code != 0 {
+		t.Fatalf("short run: exit %d", code)
+	}
+	if fi, err := os.Lstat(codex); err != nil || !fi.IsDir() || !emptyDir(codex) {
+		t.Fatalf("the placeholder of the running process is gone after another run ended: %v", err)
+	}
+	c.ok("process/write", map[string]any{"processId": "long", "chunk": "Z28K"}, nil)
+	out, code := checkEvents(t, c.events("long", 20*time.Second))
+	if !strings.Contains(out, "Read-only file system") || !strings.Contains(out, "rc=1") || code != 0 {
+		t.Fatalf("mkdir .codex after the other run ended: code %d out %q", code, out)
+	}
+	if _, err := os.Lstat(codex); err == nil {
+		t.Fatalf("%s is left after both runs", codex)
+	}
+
+	// A helper killed by SIGKILL (process/terminate) cannot clean up; the
+	// server does.
+	pk := sandboxedStart("killed", root, sb, false, "echo ready; exec sleep 100")
+	c.ok("process/start", pk, nil)
+	waitOutput(t, c, "killed", "ready")
+	if _, err := os.Lstat(codex); err != nil {
+		t.Fatalf("no placeholder while running: %v", err)
+	}
+	c.ok("process/terminate", map[string]any{"processId": "killed"}, nil)
+	if evs := c.events("killed", 20*time.Second); len(evs) == 0 || evs[len(evs)-1].Method != "process/closed" {
+		t.Fatalf("killed run did not close: %v", evs)
+	}
+	if _, err := os.Lstat(codex); err == nil {
+		t.Fatalf("%s is left after a killed run", codex)
+	}
 }

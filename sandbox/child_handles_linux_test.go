@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/codexec/codex/sandbox"
 )
 
 // TestChildRootSwappedAfterResolution: a root replaced after the plan was
@@ -93,5 +95,26 @@ func mustSymlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestChildFileRoot: a writable root that is a file is bound from its
+// handle too.
+func TestChildFileRoot(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	root := testDir(t)
+	file := testDir(t) + "/notes.txt"
+	if err := os.WriteFile(file, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := workspacePlan(root, false, shArgv("echo new > "+file)...)
+	p.WritableRoots = append(p.WritableRoots, sandbox.WritableRoot{Path: file})
+	p.Landlock.WriteDirs = append(p.Landlock.WriteDirs, file)
+	if r := runPlan(t, p); r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	if got := hostFile(t, file); got != "new\n" {
+		t.Errorf("host file is %q", got)
 	}
 }

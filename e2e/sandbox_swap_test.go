@@ -108,14 +108,28 @@ func TestSandboxWorkspaceSymlinkSwap(t *testing.T) {
 
 // Escape 2: the swap within one run must not make the server delete the
 // victim's .codex when it cleans up the protected names of the workspace.
+//
+// The project sits inside a parent repository, so its missing .git is
+// watched and swept rather than shadowed, and the victim has both a .codex
+// and a .git.
 func TestSandboxCleanupDoesNotFollowSwap(t *testing.T) {
 	l := newSwapLayout(t)
-	keep := filepath.Join(l.victim, ".codex", "keep")
-	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(l.base, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(keep, []byte("precious\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(l.base, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	var keeps []string
+	for _, name := range []string{".codex", ".git"} {
+		keep := filepath.Join(l.victim, name, "keep")
+		if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(keep, []byte("precious\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		keeps = append(keeps, keep)
 	}
 	s := startServer(t)
 	c := dial(t, s.URL, nil)
@@ -128,8 +142,10 @@ func TestSandboxCleanupDoesNotFollowSwap(t *testing.T) {
 	// a cleanup that runs later is caught too.
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(keep); err != nil || string(b) != "precious\n" {
-			t.Fatalf("the victim's .codex was touched after the run: %v %q", err, b)
+		for _, keep := range keeps {
+			if b, err := os.ReadFile(keep); err != nil || string(b) != "precious\n" {
+				t.Fatalf("the victim's %s was touched after the run: %v %q", filepath.Base(filepath.Dir(keep)), err, b)
+			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

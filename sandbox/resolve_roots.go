@@ -218,7 +218,7 @@ func (r *resolver) carveOuts() error {
 		if !lexists(c.path) {
 			if !c.skip {
 				r.watchMissing(c.path)
-				if r.placeholderFor(c.path) {
+				if r.placeholderFor(c.path, cwdRoot) {
 					r.placeholders = dedup(append(r.placeholders, c.path))
 				}
 			}
@@ -297,11 +297,11 @@ func mergeCarves(cands []carve) []carve {
 }
 
 // placeholderFor reports whether a missing protected path is shadowed by
-// a read-only placeholder (sandbox.md §4.3 step 5): a metadata name right
-// below a directory root, except a .git whose root sits inside a parent
-// git repository (a placeholder would break `git rev-parse`; it stays
-// watched).
-func (r *resolver) placeholderFor(path string) bool {
+// a read-only placeholder (sandbox.md §4.3 step 5): .codex right below the
+// cwd's root, .agents and .git right below any directory root, except a
+// .git whose root sits inside a parent git repository (a placeholder would
+// break `git rev-parse`). The others stay watched.
+func (r *resolver) placeholderFor(path, cwdRoot string) bool {
 	name, parent := filepath.Base(path), filepath.Dir(path)
 	isMeta := false
 	for _, m := range metadataNames() {
@@ -312,7 +312,13 @@ func (r *resolver) placeholderFor(path string) bool {
 	}
 	for _, rt := range r.roots {
 		if rt.path == parent && rt.dir && rt.path != "/" {
-			return name != ".git" || !insideParentRepo(rt.path)
+			switch name {
+			case ".codex":
+				return rt.path == cwdRoot
+			case ".git":
+				return !insideParentRepo(rt.path)
+			}
+			return true
 		}
 	}
 	return false

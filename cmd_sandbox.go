@@ -101,6 +101,7 @@ func runSandbox(c *cli.Context) error {
 		return cli.Exit(err.Error(), 1)
 	}
 	plan.Argv, plan.Dir, plan.Env = argv, cwd, os.Environ()
+	plan.Placeholders = nil // no server to make their mountpoints: watched instead
 	var cmd *exec.Cmd
 	if !plan.Enforces() {
 		cmd = exec.Command(argv[0], argv[1:]...)

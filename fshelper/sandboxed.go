@@ -40,6 +40,9 @@ func sandboxedCall(ctx context.Context, method string, params json.RawMessage) (
 	if err != nil {
 		return nil, true, fsSandboxError(err)
 	}
+	// Nobody makes placeholder mountpoints for a one-shot fs operation:
+	// the helper watches the missing protected names instead.
+	plan.Placeholders = nil
 	res, err := runHelper(ctx, method, params, plan, cwd)
 	return res, true, err
 }

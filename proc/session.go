@@ -2,7 +2,6 @@ package proc
 
 import (
 	"context"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,11 +103,11 @@ type entry struct {
 	writeIDs   map[string]struct{} // guarded by writeMu; the last maxWriteIDs ids
 	writeOrder []string            // guarded by writeMu; FIFO of writeIDs
 
-	// protected are paths a sandboxed run must not leave behind (missing
-	// .git/.agents/.codex under a writable root). The helper removes them as
-	// they appear; the sweep after the run also covers a helper that was
-	// killed first.
-	protected []string
+	// protect holds the protected names of a sandboxed run (missing
+	// .git/.agents/.codex under a writable root): handles on their parents
+	// and the placeholders the helper mounts on. Released after the run,
+	// which also covers a helper that was killed first; nil if none.
+	protect *protectGuard
 
 	killOnce   sync.Once                  // a tree is SIGKILLed at most once
 	graceTimer atomic.Pointer[time.Timer] // pending SIGKILL of a graceful terminate
@@ -186,6 +185,9 @@ func (e *entry) watch(p *Process) {
 	}
 	e.emitExited(code, denied)
 	<-p.OutputDone()
+	// The helper is gone: drop the placeholders and remove leftovers
+	// before the client learns of the close.
+	e.protect.release()
 	// The process no longer counts against MaxProcesses once it is closed;
 	// do it before the client can learn of the close.
 	s := e.sess
@@ -197,7 +199,6 @@ func (e *entry) watch(p *Process) {
 		t.Stop()
 	}
 	p.Close()
-	e.sweepProtected()
 	time.AfterFunc(s.reg.cfg.ExitedRetention, func() { s.remove(e) })
 }
 
@@ -236,15 +237,4 @@ func (e *entry) rememberWrite(id string) bool {
 		e.writeOrder = e.writeOrder[1:]
 	}
 	return true
-}
-
-// sweepProtected removes protected metadata paths that a sandboxed run
-// created, once the whole tree is gone.
-func (e *entry) sweepProtected() {
-	for _, path := range e.protected {
-		if _, err := os.Lstat(path); err == nil {
-			e.sess.log.Warn("removing protected path created by a sandboxed process", zap.String("path", path))
-			_ = os.RemoveAll(path)
-		}
-	}
 }

@@ -49,18 +49,23 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *StartParams) 
 		sandboxed: sandboxType != "none",
 	}
 	if plan != nil {
-		e.protected = plan.ProtectedCreate
+		// Handles on the protected names and the shared placeholders are
+		// taken now, at plan time (the plan records their identities).
+		e.protect = h.reg.placeholders.guard(plan, s.log)
 	}
 	s.mu.Lock()
 	switch {
 	case s.ended:
 		s.mu.Unlock()
+		e.protect.release()
 		return nil, errStartCancelled(p.ProcessID)
 	case s.procs[p.ProcessID] != nil:
 		s.mu.Unlock()
+		e.protect.release()
 		return nil, errProcessExists(p.ProcessID)
 	case s.live >= cfg.MaxProcesses:
 		s.mu.Unlock()
+		e.protect.release()
 		return nil, errTooManyProcesses(cfg.MaxProcesses)
 	}
 	s.procs[p.ProcessID] = e
@@ -82,6 +87,7 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *StartParams) 
 		}
 		s.live--
 		s.mu.Unlock()
+		e.protect.release()
 		return nil, errSpawn(err)
 	}
 	e.p.Store(proc)

@@ -153,6 +153,7 @@ func helperCmd(t *testing.T, ctx context.Context, plan sandbox.Plan) (*exec.Cmd,
 	if err != nil {
 		t.Fatal(err)
 	}
+	plan.RecordIdentities() // as Resolve does for the server's plans
 	w, err := sandbox.Wrap(plan, self)
 	if err != nil {
 		t.Fatalf("Wrap: %v", err)

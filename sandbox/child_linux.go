@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -169,8 +170,10 @@ func enforce(p *Plan) (*protectWatcher, error) {
 		}
 		dir = wd
 	}
+	var shadowed map[string]bool
 	if p.NewMountNS {
-		if err := setupMounts(p); err != nil {
+		var err error
+		if shadowed, err = setupMounts(p); err != nil {
 			return nil, err
 		}
 	}
@@ -182,7 +185,7 @@ func enforce(p *Plan) (*protectWatcher, error) {
 	if err := os.Chdir(dir); err != nil {
 		return nil, err
 	}
-	w, err := watchProtected(p.ProtectedCreate)
+	w, err := watchProtected(slices.DeleteFunc(slices.Clone(p.ProtectedCreate), func(s string) bool { return shadowed[s] }))
 	if err != nil {
 		return nil, err
 	}

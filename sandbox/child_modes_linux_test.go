@@ -143,6 +143,7 @@ func TestChildNonRoot(t *testing.T) {
 		openPath(t, d)
 	}
 	p := workspacePlan(root, false, shArgv("id -u; echo in > inside; echo x > "+outside+"/f; grep -E '^Cap(Eff|Prm):' /proc/self/status")...)
+	p.RecordIdentities()
 	plan, _ := json.Marshal(p)
 	var stdout, stderr bytes.Buffer
 	cmd := &exec.Cmd{Path: bin, Args: []string{testLauncherArg0}, Env: []string{},

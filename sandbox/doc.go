@@ -25,6 +25,15 @@
 // requires, the request is refused (fail closed); an older Landlock ABI
 // enforces what it can.
 //
+// Paths inside writable roots are the command's to change, so nothing trusts
+// them: Resolve refuses a root or cwd that crosses a symlink inside another
+// writable root and records the identity (device, inode) of every root and
+// carve-out; the helper opens each with openat2(RESOLVE_NO_SYMLINKS), checks
+// that identity and mounts from and onto the handle. Missing protected
+// metadata is shadowed by read-only tmpfs placeholders on mountpoints the
+// server makes (proc); a watcher that works on parent handles covers the
+// rest.
+//
 // # Denials
 //
 // LikelyDenied is the heuristic that tells a client whether a failed

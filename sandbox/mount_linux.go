@@ -21,79 +21,61 @@ import (
 // mount_setattr (the copies of the host mounts in our namespace are ours to
 // change; binding "/" onto itself would not become the process root without
 // a pivot). A restricted-read plan first pivots into a new tmpfs root that
-// holds only the readable and writable roots.
-func setupMounts(p *Plan) error {
+// holds only the readable and writable roots. It returns the placeholders
+// it mounted (those need no watching).
+func setupMounts(p *Plan) (shadowed map[string]bool, err error) {
 	if p.PTSFD > 0 {
 		defer unix.Close(p.PTSFD) // mounted by setupDev, or unused: never the command's
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return mountErr("make / private", "/", err)
+		return nil, mountErr("make / private", "/", err)
 	}
 	if p.RestrictedRead {
 		if err := pivotRestrictedRoot(p); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if p.ReadOnlyRoot || p.RestrictedRead {
 		if err := setReadOnly(unix.AT_FDCWD, "/", true, true); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if err := bindWritableRoots(p); err != nil {
-		return err
+	if shadowed, err = bindWritableRoots(p); err != nil {
+		return nil, err
 	}
 	if err := pinPaths(p); err != nil {
-		return err
+		return nil, err
 	}
 	if err := bindReadOnlyFiles(p); err != nil {
-		return err
+		return nil, err
 	}
 	if err := maskDenyPaths(p); err != nil {
-		return err
+		return nil, err
 	}
 	if p.NewPIDNS {
 		mountProc() // best effort, as Codex does
 	}
-	return setupDev(p)
+	return shadowed, setupDev(p)
 }
 
 // bindWritableRoots re-binds each existing writable root read-write,
-// shallowest first, each followed by its read-only carve-outs (steps 3-4).
-// A root that is "/" needs no bind: clearing the read-only attribute of the
-// top mount is enough.
-func bindWritableRoots(p *Plan) error {
+// shallowest first, each followed by its read-only carve-outs (steps 3-4),
+// then shadows the missing protected names with placeholders (step 5).
+// Every root and carve-out is opened without following symlinks and
+// checked against the identity the server recorded (mount_handles_linux.go),
+// and each bind goes from that handle onto that handle: a symlink or a
+// rename made after resolution cannot redirect it. A root that is "/"
+// needs no bind: clearing the read-only attribute of the top mount is
+// enough.
+func bindWritableRoots(p *Plan) (map[string]bool, error) {
 	roots := slices.Clone(p.WritableRoots)
 	slices.SortStableFunc(roots, func(a, b WritableRoot) int { return mountDepth(a.Path) - mountDepth(b.Path) })
 	for _, r := range roots {
-		if !pathExists(r.Path) {
-			continue // resolution skips missing roots; be lenient about races
-		}
-		if r.Path != "/" {
-			if err := unix.Mount(r.Path, r.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-				return mountErr("bind writable root", r.Path, err)
-			}
-		}
-		if err := setReadOnly(unix.AT_FDCWD, r.Path, false, false); err != nil {
-			return err
-		}
-		ro := slices.Clone(r.ReadOnly)
-		slices.SortStableFunc(ro, func(a, b string) int { return mountDepth(a) - mountDepth(b) })
-		for _, c := range ro {
-			if !pathExists(c) {
-				continue // missing metadata is the watcher's job
-			}
-			if err := unix.Mount(c, c, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-				return mountErr("bind read-only path", c, err)
-			}
-			// mount_setattr changes only the read-only bit, so the
-			// nosuid/nodev/noexec flags that a user namespace locks are
-			// clonedTree as they are.
-			if err := setReadOnly(unix.AT_FDCWD, c, true, true); err != nil {
-				return err
-			}
+		if err := bindRoot(p, r); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return mountPlaceholders(p)
 }
 
 // maskDenyPaths hides each existing deny path (step 6): a directory under

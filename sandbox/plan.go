@@ -1,5 +1,7 @@
 package sandbox
 
+import "github.com/codexec/codex/internal/fsat"
+
 // Plan is everything the sandbox helper child needs to enforce a policy
 // for one command. The server computes it (Resolve, a pure function of a
 // profile and a context) and passes it as JSON through an inherited fd; the
@@ -78,6 +80,26 @@ type Plan struct {
 	// sandbox.md §3.4) is reported, as the reference reports it from its
 	// helper.
 	Refusal string `json:"refusal,omitempty"`
+
+	// Handles and placeholders (issue 7, escapes 1-3).
+	//
+	// Identities holds, by path, the identity (device and inode) of every
+	// writable root and read-only carve-out Resolve saw, and of every
+	// placeholder the server created. The helper opens each of them with
+	// openat2(RESOLVE_NO_SYMLINKS), refuses to run when the file it finds
+	// is not the one recorded, and mounts from and onto that handle, so a
+	// symlink swapped in after resolution cannot redirect a mount.
+	Identities map[string]fsat.ID `json:"identities,omitempty"`
+	// Placeholders are the missing protected names of ProtectedCreate
+	// that are shadowed instead of watched (.codex of the cwd root,
+	// .agents, .git outside a parent repository; sandbox.md §4.3 step 5):
+	// the helper mounts an empty read-only tmpfs of mode 555 on each, so
+	// creating one fails with EROFS. Their empty mountpoints are created
+	// on the host by the server before the start and removed after the
+	// run (proc). A placeholder the helper cannot mount on (no mountpoint,
+	// a kernel without the new mount API) is watched like the rest of
+	// ProtectedCreate, and the helper says so on stderr.
+	Placeholders []string `json:"placeholders,omitempty"`
 }
 
 // WritableRoot is a directory the command may write, minus its read-only
@@ -112,4 +134,28 @@ const (
 func (p *Plan) Enforces() bool {
 	return p.Refusal != "" || p.NewMountNS || p.NewPIDNS || p.NewNetNS || p.ReadOnlyRoot || p.Landlock != nil ||
 		p.Seccomp != SeccompNone || len(p.DenyPaths) > 0 || p.RestrictedRead || len(p.ReadOnlyFiles) > 0
+}
+
+// RecordIdentities fills Identities with the current identity of every
+// writable root and read-only carve-out of the plan that exists (Resolve
+// calls it; a hand-made plan must too). It keeps identities already
+// recorded.
+func (p *Plan) RecordIdentities() {
+	record := func(path string) {
+		if _, ok := p.Identities[path]; ok {
+			return
+		}
+		if id, err := fsat.Lstat(path); err == nil {
+			if p.Identities == nil {
+				p.Identities = map[string]fsat.ID{}
+			}
+			p.Identities[path] = id
+		}
+	}
+	for _, w := range p.WritableRoots {
+		record(w.Path)
+		for _, c := range w.ReadOnly {
+			record(c)
+		}
+	}
 }

@@ -41,7 +41,9 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 	fullWrite := p.FullDiskWrite()
 	r := &resolver{p: p, ctx: ctx, entries: resolveEntries(p, ctx)}
 	if !fullWrite {
-		r.collectRoots()
+		if err := r.collectRoots(); err != nil {
+			return Plan{}, err
+		}
 		if err := r.carveOuts(); err != nil {
 			return Plan{}, err
 		}
@@ -63,6 +65,8 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 	sortByDepth(plan.DenyPaths)
 	plan.ProtectedCreate = r.protect
 	sortByDepth(plan.ProtectedCreate)
+	plan.Placeholders = r.placeholders
+	sortByDepth(plan.Placeholders)
 
 	rootWritable := false
 	for _, rt := range r.roots {
@@ -78,6 +82,7 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 		plan.WritableRoots = append(plan.WritableRoots, WritableRoot{Path: rt.path, ReadOnly: ro})
 	}
 	slices.SortStableFunc(plan.WritableRoots, func(a, b WritableRoot) int { return depth(a.Path) - depth(b.Path) })
+	plan.RecordIdentities()
 	plan.ReadOnlyRoot = !fullWrite && !rootWritable
 
 	readable, fullBase := r.readableRoots(purpose)

@@ -18,6 +18,8 @@ type resolver struct {
 	writable []string
 	// protect collects Plan.ProtectedCreate.
 	protect []string
+	// placeholders collects Plan.Placeholders.
+	placeholders []string
 }
 
 // root is one writable root under construction.
@@ -37,7 +39,31 @@ type carve struct {
 // collectRoots computes the writable roots (sandbox.md §3.4): write
 // entries that are actually writable, canonicalised, de-duplicated, and
 // existing.
-func (r *resolver) collectRoots() {
+//
+// It fails closed, before anything is canonicalised or remapped, when a
+// root's logical path or the policy cwd crosses a symlink that lies strictly
+// inside another writable root: the sandboxed command itself could have
+// planted that symlink (a swap of the workspace for a link to anywhere), and
+// binding its target would make that target writable. A root that is
+// itself a symlink outside every other root (a symlinked home) is bound at
+// its target as before.
+func (r *resolver) collectRoots() error {
+	var check, writable []string
+	for _, e := range r.entries {
+		if e.access == AccessWrite && accessOf(r.entries, e.path) == AccessWrite {
+			check = append(check, e.path)
+			writable = append(writable, e.path, canonical(e.path))
+		}
+	}
+	if len(writable) > 0 && filepath.IsAbs(r.ctx.Cwd) {
+		check = append(check, filepath.Clean(r.ctx.Cwd))
+	}
+	for _, p := range dedup(check) {
+		if s := symlinkInsideOther(p, writable); s != "" {
+			return &SymlinkCrossingError{Path: p, Symlink: s}
+		}
+	}
+
 	byPath := map[string]*root{}
 	for _, e := range r.entries {
 		if e.access != AccessWrite || accessOf(r.entries, e.path) != AccessWrite {
@@ -61,6 +87,32 @@ func (r *resolver) collectRoots() {
 		r.writable = append(r.writable, rt.path)
 	}
 	r.writable = dedup(r.writable)
+	return nil
+}
+
+// symlinkInsideOther walks path's components and returns the first one
+// that is a symlink lying strictly below one of the writable paths, or "".
+func symlinkInsideOther(path string, writable []string) string {
+	cur := ""
+	for _, part := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		if part == "" {
+			continue
+		}
+		cur += "/" + part
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return ""
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		for _, w := range writable {
+			if cur != w && within(cur, w) {
+				return cur
+			}
+		}
+	}
+	return ""
 }
 
 // canonicalRoots returns the roots' canonical paths.
@@ -166,6 +218,9 @@ func (r *resolver) carveOuts() error {
 		if !lexists(c.path) {
 			if !c.skip {
 				r.watchMissing(c.path)
+				if r.placeholderFor(c.path, cwdRoot) {
+					r.placeholders = dedup(append(r.placeholders, c.path))
+				}
 			}
 			continue
 		}
@@ -239,6 +294,53 @@ func mergeCarves(cands []carve) []carve {
 		out = append(out, c)
 	}
 	return out
+}
+
+// placeholderFor reports whether a missing protected path is shadowed by
+// a read-only placeholder (sandbox.md §4.3 step 5): .codex right below the
+// cwd's root, .agents and .git right below any directory root, except a
+// .git whose root sits inside a parent git repository (a placeholder would
+// break `git rev-parse`). The others stay watched.
+func (r *resolver) placeholderFor(path, cwdRoot string) bool {
+	name, parent := filepath.Base(path), filepath.Dir(path)
+	isMeta := false
+	for _, m := range metadataNames() {
+		isMeta = isMeta || name == m
+	}
+	if !isMeta {
+		return false
+	}
+	for _, rt := range r.roots {
+		if rt.path == parent && rt.dir && rt.path != "/" {
+			switch name {
+			case ".codex":
+				return rt.path == cwdRoot
+			case ".git":
+				return !insideParentRepo(rt.path)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// insideParentRepo reports whether an ancestor of dir holds a git
+// repository: a .git directory with HEAD, or a `gitdir:` file.
+func insideParentRepo(dir string) bool {
+	for a := filepath.Dir(dir); ; a = filepath.Dir(a) {
+		git := filepath.Join(a, ".git")
+		if fi, err := os.Stat(git); err == nil {
+			if fi.IsDir() && lexists(filepath.Join(git, "HEAD")) {
+				return true
+			}
+			if fi.Mode().IsRegular() && gitdirOf(git) != "" {
+				return true
+			}
+		}
+		if a == "/" {
+			return false
+		}
+	}
 }
 
 // watchMissing records the first missing component of path for the

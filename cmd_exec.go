@@ -77,7 +77,9 @@ func runExec(cctx *cli.Context) error {
 	if url := cctx.String("server"); url != "" {
 		client, err = unifiedexec.Dial(ctx, url, unifiedexec.DialOptions{Token: cctx.String("token")})
 	} else {
-		client, err = unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Stderr: os.Stderr})
+		// Our running image, not our path: a command may replace the file
+		// before a restart.
+		client, err = unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: sandbox.SelfExe, Stderr: os.Stderr})
 	}
 	if err != nil {
 		return cli.Exit("exec run: "+err.Error(), 1)

@@ -108,11 +108,7 @@ func runSandbox(c *cli.Context) error {
 		if err := sandbox.Available(); err != nil {
 			return cli.Exit("sandbox intent cannot be enforced on this executor: "+err.Error(), 1)
 		}
-		self, err := os.Executable()
-		if err != nil {
-			return cli.Exit(err.Error(), 1)
-		}
-		w, err := sandbox.Wrap(plan, self)
+		w, err := sandbox.Wrap(plan)
 		if err != nil {
 			return cli.Exit(err.Error(), 1)
 		}

@@ -682,10 +682,6 @@ func drainPTY(fd int, buf []byte, n int) int {
 // wrapSandbox fills the plan's command from spec (with argv[0] resolved
 // against the child's PATH, as for an unsandboxed start) and wraps it.
 func wrapSandbox(spec *Spec, path string) (*sandbox.WrappedCommand, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("locating the sandbox helper: %w", err)
-	}
 	plan := *spec.Sandbox
 	plan.Argv = append([]string{path}, spec.Argv[1:]...)
 	plan.Arg0 = spec.Argv[0]
@@ -698,7 +694,9 @@ func wrapSandbox(spec *Spec, path string) (*sandbox.WrappedCommand, error) {
 	if d, err := filepath.EvalSymlinks(spec.Dir); err == nil {
 		plan.Dir = d
 	}
-	w, err := sandbox.Wrap(plan, self)
+	// The helper is our running image (sandbox.SelfExe), never the path
+	// of our executable: a sandboxed command may have replaced that file.
+	w, err := sandbox.Wrap(plan)
 	if err != nil {
 		return nil, err
 	}

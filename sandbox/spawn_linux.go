@@ -52,6 +52,11 @@ type WrappedCommand struct {
 	// Pdeathsig is SIGKILL: the helper is PID 1 of its namespace and would
 	// ignore SIGTERM, and its death tears the whole namespace down.
 	Pdeathsig syscall.Signal
+	// DenyNamedUnixSends is set when the network is off: a spawner that
+	// starts the helper in a cgroup leaf of its own passes the leaf to
+	// DenyNamedUnixSends before the start (seccomp cannot stop a
+	// socketpair's sendmsg to a named host socket).
+	DenyNamedUnixSends bool
 }
 
 // Wrap returns the command that runs plan's command under the sandbox
@@ -80,6 +85,8 @@ func Wrap(plan Plan) (WrappedCommand, error) {
 		ExtraFiles: []*os.File{f},
 		Cloneflags: cloneflags(&plan),
 		Pdeathsig:  syscall.SIGKILL,
+
+		DenyNamedUnixSends: plan.Seccomp == SeccompRestricted,
 	}
 	if plan.NewUserNS {
 		w.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}

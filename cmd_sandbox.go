@@ -120,6 +120,17 @@ func runSandbox(c *cli.Context) error {
 		// into it (TIOCSTI) or signal its jobs. Terminal signals then no
 		// longer reach the command; runForwardingSignals passes them on.
 		cmd.SysProcAttr = w.SysProcAttr()
+		if w.DenyNamedUnixSends {
+			// Network off: a cgroup of its own, whose filter stops a
+			// socketpair's sendmsg to a named host socket.
+			cg, err := newSandboxCgroup()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "codex sandbox: warning: the command can still send to host unix datagram sockets by path: %v\n", err)
+			} else {
+				defer cg.remove()
+				cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.fd
+			}
+		}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if sandboxed {

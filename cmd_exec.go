@@ -37,10 +37,13 @@ func execCommand() *cli.Command {
 stdin is forwarded (EOF closes the command's stdin); stdout and stderr are
 streamed. SIGINT interrupts the command (Ctrl-C byte in --tty mode), SIGTERM
 terminates it with a 2 s grace, SIGWINCH resizes the PTY. The exit code is the
-command's (128+N after signal N), 124 after --timeout.`,
+command's (128+N after signal N), 124 after --timeout. The bearer token for
+--server comes from --token-file or $CODEX_EXEC_SERVER_TOKEN (--token works but
+shows it in ps); it is removed from the environment passed on.`,
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "server", Usage: "exec-server `URL` (ws://HOST:PORT); default: a supervised stdio child"},
-				&cli.StringFlag{Name: "token", Usage: "bearer `TOKEN` for --server"},
+				&cli.StringFlag{Name: "token-file", Usage: "`FILE` holding the bearer token for --server (surrounding whitespace trimmed)"},
+				&cli.StringFlag{Name: "token", Usage: "bearer `TOKEN` for --server; visible to every local user in ps: prefer --token-file or $" + tokenEnv},
 				&cli.StringFlag{Name: "cwd", Usage: "working `DIR` of the command (default: the server's)"},
 				&cli.StringSliceFlag{Name: "env", Usage: "`K=V` laid over the server environment (repeatable)"},
 				&cli.BoolFlag{Name: "tty", Usage: "run the command on a PTY"},
@@ -55,6 +58,13 @@ command's (128+N after signal N), 124 after --timeout.`,
 }
 
 func runExec(cctx *cli.Context) error {
+	// The token never travels further: not to a supervised server, nor to
+	// the commands it runs.
+	envToken, _ := os.LookupEnv(tokenEnv)
+	_ = os.Unsetenv(tokenEnv)
+	if cctx.IsSet("token") {
+		fmt.Fprintln(os.Stderr, "codex: warning: --token shows the token to every local user (ps, /proc); use --token-file or $"+tokenEnv)
+	}
 	argv := cctx.Args().Slice()
 	if len(argv) == 0 {
 		return cli.Exit("exec run: missing command (use -- CMD ARGS...)", 2)
@@ -75,9 +85,15 @@ func runExec(cctx *cli.Context) error {
 	ctx := context.WithoutCancel(cctx.Context)
 	var client *unifiedexec.Client
 	if url := cctx.String("server"); url != "" {
-		client, err = unifiedexec.Dial(ctx, url, unifiedexec.DialOptions{Token: cctx.String("token")})
+		var token string
+		if token, err = execToken(cctx, envToken); err != nil {
+			return cli.Exit("exec run: "+err.Error(), 2)
+		}
+		client, err = unifiedexec.Dial(ctx, url, unifiedexec.DialOptions{Token: token})
 	} else {
-		client, err = unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Stderr: os.Stderr})
+		// Our running image, not our path: a command may replace the file
+		// before a restart.
+		client, err = unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: sandbox.SelfExe, Stderr: os.Stderr})
 	}
 	if err != nil {
 		return cli.Exit("exec run: "+err.Error(), 1)
@@ -278,4 +294,32 @@ func wireSandbox(p sandbox.Profile, cwd string) ([]byte, error) {
 		"cwd":            uri,
 		"workspaceRoots": []string{uri},
 	})
+}
+
+// tokenEnv is the environment variable that can carry the bearer token of
+// `exec run --server`.
+const tokenEnv = "CODEX_EXEC_SERVER_TOKEN"
+
+// execToken returns the bearer token for --server: the content of
+// --token-file (whitespace trimmed), else --token, else envToken (the
+// value $CODEX_EXEC_SERVER_TOKEN had), else none.
+func execToken(cctx *cli.Context, envToken string) (string, error) {
+	file := cctx.String("token-file")
+	switch {
+	case file != "" && cctx.IsSet("token"):
+		return "", errors.New("give either --token-file or --token, not both")
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("reading --token-file: %w", err)
+		}
+		t := strings.TrimSpace(string(b))
+		if t == "" {
+			return "", fmt.Errorf("--token-file %s is empty", file)
+		}
+		return t, nil
+	case cctx.IsSet("token"):
+		return cctx.String("token"), nil
+	}
+	return envToken, nil
 }

@@ -103,32 +103,47 @@ func runSandbox(c *cli.Context) error {
 	plan.Argv, plan.Dir, plan.Env = argv, cwd, os.Environ()
 	plan.Placeholders = nil // no server to make their mountpoints: watched instead
 	var cmd *exec.Cmd
-	if !plan.Enforces() {
+	sandboxed := plan.Enforces()
+	if !sandboxed {
 		cmd = exec.Command(argv[0], argv[1:]...)
 	} else {
 		if err := sandbox.Available(); err != nil {
 			return cli.Exit("sandbox intent cannot be enforced on this executor: "+err.Error(), 1)
 		}
-		self, err := os.Executable()
-		if err != nil {
-			return cli.Exit(err.Error(), 1)
-		}
-		w, err := sandbox.Wrap(plan, self)
+		w, err := sandbox.Wrap(plan)
 		if err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
 		cmd = exec.Command(w.Path)
 		cmd.Args, cmd.Env, cmd.ExtraFiles = w.Argv, []string{}, w.ExtraFiles
+		// The helper gets a session of its own (SysProcAttr sets Setsid):
+		// a command on the caller's terminal session could push input
+		// into it (TIOCSTI) or signal its jobs. Terminal signals then no
+		// longer reach the command; runForwardingSignals passes them on.
 		cmd.SysProcAttr = w.SysProcAttr()
-		// Stay in the terminal's session, so that Ctrl-C reaches the command.
-		cmd.SysProcAttr.Setsid = false
+		if w.DenyNamedUnixSends {
+			// Network off: a cgroup of its own, whose filter stops a
+			// socketpair's sendmsg to a named host socket.
+			cg, err := newSandboxCgroup()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "codex sandbox: warning: the command can still send to host unix datagram sockets by path: %v\n", err)
+			} else {
+				defer cg.remove()
+				cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.fd
+			}
+		}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	// Terminal signals reach the command through the process group; we
-	// only wait for it and pass its status on.
-	stop := ignoreSignals()
-	defer stop()
-	if err := cmd.Run(); err != nil {
+	if sandboxed {
+		err = runForwardingSignals(cmd)
+	} else {
+		// Unsandboxed, the command stays in the terminal's session and
+		// process group: terminal signals reach it directly.
+		stop := ignoreSignals()
+		err = cmd.Run()
+		stop()
+	}
+	if err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
 			return cli.Exit(err.Error(), 127)

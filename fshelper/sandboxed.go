@@ -74,13 +74,11 @@ func helperEnv() []string {
 // runHelper starts our binary as the sandbox helper in fs-helper mode,
 // sends the request line and decodes the response line.
 func runHelper(ctx context.Context, method string, params json.RawMessage, plan sandbox.Plan, cwd string) (any, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "failed to prepare fs sandbox: %v", err)
-	}
-	plan.Argv = []string{self, "--fs-helper"}
+	// The helper runs the fs operation in-process (plan.FSHelper); Argv
+	// only describes it. It is our running image, never our path.
+	plan.Argv = []string{sandbox.SelfExe, "--fs-helper"}
 	plan.Dir, plan.Env = cwd, helperEnv()
-	w, err := sandbox.Wrap(plan, self)
+	w, err := sandbox.Wrap(plan)
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "failed to prepare fs sandbox: %v", err)
 	}

@@ -157,6 +157,9 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 			sys.UseCgroupFD, sys.CgroupFD = true, slot.fd
 		}
 	}
+	if wrapped != nil && wrapped.DenyNamedUnixSends {
+		denyNamedUnixSends(slot, log)
+	}
 	pid, err = forkExec(path, argv, attr, tree)
 	if err != nil && sys.UseCgroupFD && cloneIntoCgroupFailed(err) {
 		log.Warn("CLONE_INTO_CGROUP failed; starting outside the cgroup", zap.Error(err))
@@ -692,6 +695,27 @@ func drainPTY(fd int, buf []byte, n int) int {
 	return n
 }
 
+// denyNamedUnixSends closes, for a network-off sandbox, the path from an
+// AF_UNIX datagram socketpair to a host socket by name, on the process's
+// own cgroup leaf. Without a leaf, or where the kernel refuses, the gap
+// stays open (as before) and a warning says so, once per process.
+func denyNamedUnixSends(slot cgroupSlot, log *zap.Logger) {
+	err := errNoLeaf
+	if slot.fd >= 0 {
+		err = sandbox.DenyNamedUnixSends(slot.fd)
+	}
+	if err != nil {
+		unixSendWarning.Do(func() {
+			log.Warn("a network-off sandbox can still sendmsg to host unix datagram sockets by path", zap.Error(err))
+		})
+	}
+}
+
+var (
+	errNoLeaf       = errors.New("no cgroup leaf")
+	unixSendWarning sync.Once
+)
+
 // wrapSandbox fills the plan's command from spec (with argv[0] resolved
 // against the child's PATH, as for an unsandboxed start) and wraps it.
 //
@@ -699,13 +723,6 @@ func drainPTY(fd int, buf []byte, n int) int {
 // (sandbox.OpenPTY): it goes to the helper as fd sandbox.PTSFD, and is
 // closed with the other ExtraFiles (or here, on failure).
 func wrapSandbox(spec *Spec, path string, pts *os.File) (*sandbox.WrappedCommand, error) {
-	self, err := os.Executable()
-	if err != nil {
-		if pts != nil {
-			_ = pts.Close()
-		}
-		return nil, fmt.Errorf("locating the sandbox helper: %w", err)
-	}
 	plan := *spec.Sandbox
 	if pts != nil {
 		plan.PTSFD = sandbox.PTSFD
@@ -721,7 +738,9 @@ func wrapSandbox(spec *Spec, path string, pts *os.File) (*sandbox.WrappedCommand
 	if d, err := filepath.EvalSymlinks(spec.Dir); err == nil {
 		plan.Dir = d
 	}
-	w, err := sandbox.Wrap(plan, self)
+	// The helper is our running image (sandbox.SelfExe), never the path
+	// of our executable: a sandboxed command may have replaced that file.
+	w, err := sandbox.Wrap(plan)
 	if pts != nil {
 		if err == nil {
 			w.ExtraFiles = append(w.ExtraFiles, pts)

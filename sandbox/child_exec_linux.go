@@ -46,6 +46,11 @@ func runCommand(p *Plan, w *protectWatcher) int {
 		}
 		return execFailed(p.Argv[0], err)
 	}
+	// The helper stays the command's parent: make it non-dumpable, so that
+	// the command (which has no CAP_SYS_PTRACE) cannot ptrace it or take
+	// its fds, even in modes whose filter allows ptrace. exec resets the
+	// flag for the command itself.
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	attr := &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{}}
 	if !p.NewPIDNS {
 		attr.Sys.Pdeathsig = syscall.SIGKILL // no namespace to tear it down

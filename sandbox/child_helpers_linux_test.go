@@ -149,12 +149,8 @@ func (r runResult) String() string {
 // the process spawner does. The caller runs it and closes the plan file.
 func helperCmd(t *testing.T, ctx context.Context, plan sandbox.Plan) (*exec.Cmd, func()) {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	plan.RecordIdentities() // as Resolve does for the server's plans
-	w, err := sandbox.Wrap(plan, self)
+	w, err := sandbox.Wrap(plan)
 	if err != nil {
 		t.Fatalf("Wrap: %v", err)
 	}

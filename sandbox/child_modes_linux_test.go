@@ -65,12 +65,7 @@ func runTestLauncher() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	w, err := sandbox.Wrap(p, self)
+	w, err := sandbox.Wrap(p)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -78,7 +78,7 @@ func TestChildSeccompOnly(t *testing.T) {
 	requireSandbox(t)
 	root, addr := testDir(t), listenLoopback(t)
 	p := sandbox.Plan{Dir: root, Env: testEnv, Seccomp: sandbox.SeccompRestricted, NetworkDisabled: true}
-	w, err := sandbox.Wrap(p, "/proc/self/exe")
+	w, err := sandbox.Wrap(p)
 	if err != nil {
 		t.Fatal(err)
 	}

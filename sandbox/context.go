@@ -22,8 +22,9 @@ type Context struct {
 	// CommandCwd is the command's working directory (informational; the
 	// caller fills Plan.Dir).
 	CommandCwd string
-	// Self is our own executable; its directory stays readable under a
-	// restricted read policy (the helper and the fs helper are Self).
+	// Self is our own executable's path (SelfPath); its directory stays
+	// readable under a restricted read policy (the helper and the fs helper
+	// are our image). It is for policy rules only: re-execs use SelfExe.
 	Self string
 	// Euid is the server's effective uid; a user namespace is added to
 	// the plan when it is not 0.
@@ -37,10 +38,7 @@ type Context struct {
 // home is userHomeDir, else the server's. tmpDir is the command's $TMPDIR.
 // Self and Euid come from this process.
 func NewContext(s *Sandbox, commandCwd, tmpDir string) Context {
-	ctx := Context{CommandCwd: commandCwd, TmpDir: tmpDir, Euid: os.Geteuid()}
-	if self, err := os.Executable(); err == nil {
-		ctx.Self = self
-	}
+	ctx := Context{CommandCwd: commandCwd, TmpDir: tmpDir, Self: SelfPath(), Euid: os.Geteuid()}
 	if s == nil {
 		s = &Sandbox{}
 	}

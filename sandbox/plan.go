@@ -119,11 +119,14 @@ type LandlockRules struct {
 	WriteFiles []string `json:"writeFiles,omitempty"`
 }
 
-// SeccompMode is the seccomp filter a plan installs.
+// SeccompMode is the network filter a plan installs (sandbox.md §4.4).
+// The helper always installs at least the base filter (keyring,
+// pidfd_getfd, kcmp, io_uring, TIOCSTI/TIOCLINUX), SeccompNone included.
 type SeccompMode string
 
 // Seccomp modes (sandbox.md §4.4).
 const (
+	// SeccompNone selects no network filter: only the base filter.
 	SeccompNone               SeccompMode = ""
 	SeccompRestricted         SeccompMode = "restricted"
 	SeccompVMSocketRestricted SeccompMode = "vmSocketRestricted"

@@ -25,21 +25,37 @@ type seccompArch struct {
 
 // Offsets into struct seccomp_data (<linux/seccomp.h>). The kernel loads
 // in native byte order; both supported arches are little-endian, so the
-// low 32 bits of args[0] are at 16.
+// low 32 bits of args[0] are at 16 and those of args[1] at 24.
 const (
 	seccompOffNr   = 0
 	seccompOffArch = 4
 	seccompOffArg0 = 16
+	seccompOffArg1 = 24
 )
 
 const (
 	afUnix  = 1  // AF_UNIX
 	afVsock = 40 // AF_VSOCK
+
+	sockDgram = 2 // SOCK_DGRAM
+	// sockTypeMask clears SOCK_NONBLOCK and SOCK_CLOEXEC from socket's
+	// type argument, leaving the socket type.
+	sockTypeMask = ^uint32(unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC)
+
+	tiocsti   = 0x5412 // TIOCSTI: push a byte into a terminal's input
+	tioclinux = 0x541C // TIOCLINUX: console selection can do the same
 )
 
-// seccompAlwaysDenied are denied by every filter: io_uring can create
-// sockets without socket(2) (sandbox.md §4.4).
-var seccompAlwaysDenied = []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}
+// seccompAlwaysDenied are denied by every filter the helper installs (the
+// base filter included): io_uring can create sockets without socket(2)
+// (sandbox.md §4.4); the kernel keyring is shared with the host (a
+// command would read the host's keys and plant its own); pidfd_getfd and
+// kcmp reach into other processes' file tables, the helper's included.
+var seccompAlwaysDenied = []string{
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"add_key", "keyctl", "request_key",
+	"pidfd_getfd", "kcmp",
+}
 
 // seccompNetDenied are denied by the Restricted filter, for every socket
 // family: connect and bind fail even for AF_UNIX, so only pre-connected
@@ -51,11 +67,19 @@ var seccompNetDenied = []string{
 	"shutdown", "sendto", "sendmmsg", "recvmmsg", "getsockopt", "setsockopt",
 }
 
-// seccompProgram builds the network filter for mode (sandbox.md §4.4): a
-// foreign architecture kills the process, x32 numbers and denied syscalls
-// return EPERM, everything else is allowed. For Restricted, socket and
-// socketpair are denied unless the domain (compared as 32 bits) is
-// AF_UNIX; for VMSocketRestricted they are denied for AF_VSOCK only.
+// seccompProgram builds the filter for mode (sandbox.md §4.4): a foreign
+// architecture kills the process; x32 numbers and denied syscalls return
+// EPERM; everything else is allowed.
+//
+// Every mode, SeccompNone included (the base filter the helper installs
+// when the plan selects no network filter), denies seccompAlwaysDenied
+// and ioctl with request TIOCSTI or TIOCLINUX (compared as 32 bits, as
+// the kernel reads it): a command must not type into a terminal it
+// shares with the caller. Restricted adds seccompNetDenied and denies
+// socket and socketpair unless the domain (32 bits) is AF_UNIX, and
+// socket(AF_UNIX, SOCK_DGRAM): an unbound datagram socket can sendmsg to
+// any host socket by path. VMSocketRestricted denies socket and
+// socketpair for AF_VSOCK.
 func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) {
 	eperm := bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)}
 	allow := bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW}
@@ -72,40 +96,82 @@ func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) 
 	switch mode {
 	case SeccompRestricted:
 		denied = append(denied[:len(denied):len(denied)], seccompNetDenied...)
-	case SeccompVMSocketRestricted:
+	case SeccompVMSocketRestricted, SeccompNone:
 	default:
 		return nil, fmt.Errorf("seccomp: unknown mode %q", mode)
 	}
-	for _, name := range denied {
-		nr, ok := a.nr[name]
+	nr := func(name string) (uint32, error) {
+		n, ok := a.nr[name]
 		if !ok {
-			return nil, fmt.Errorf("seccomp: no syscall number for %s", name)
+			return 0, fmt.Errorf("seccomp: no syscall number for %s", name)
 		}
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: 1}, eperm)
+		return n, nil
 	}
-	// socket/socketpair: load the domain and decide; anything else skips
-	// the four instructions of the domain check and is allowed.
-	prog = append(prog,
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: a.nr["socket"], SkipTrue: 1},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: a.nr["socketpair"], SkipFalse: 3},
-		bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
-	)
-	if mode == SeccompRestricted {
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: afUnix, SkipTrue: 1})
-	} else {
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: afVsock, SkipFalse: 1})
+	for _, name := range denied {
+		n, err := nr(name)
+		if err != nil {
+			return nil, err
+		}
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: 1}, eperm)
 	}
-	return append(prog, eperm, allow), nil
+	// Each block below starts with A = nr, skips itself for any other
+	// syscall, and otherwise ends in a return.
+	block := func(name string, body ...bpf.Instruction) error {
+		n, err := nr(name)
+		if err != nil {
+			return err
+		}
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: uint8(len(body))})
+		prog = append(prog, body...)
+		return nil
+	}
+	if err := block("ioctl",
+		bpf.LoadAbsolute{Off: seccompOffArg1, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: tiocsti, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: tioclinux, SkipTrue: 1},
+		allow, eperm,
+	); err != nil {
+		return nil, err
+	}
+	switch mode {
+	case SeccompRestricted:
+		if err := block("socket",
+			bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: afUnix, SkipFalse: 4},
+			bpf.LoadAbsolute{Off: seccompOffArg1, Size: 4},
+			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockDgram, SkipTrue: 1},
+			allow, eperm,
+		); err != nil {
+			return nil, err
+		}
+		if err := block("socketpair",
+			bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: afUnix, SkipFalse: 1},
+			allow, eperm,
+		); err != nil {
+			return nil, err
+		}
+	case SeccompVMSocketRestricted:
+		for _, name := range []string{"socket", "socketpair"} {
+			if err := block(name,
+				bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
+				bpf.JumpIf{Cond: bpf.JumpEqual, Val: afVsock, SkipTrue: 1},
+				allow, eperm,
+			); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return append(prog, allow), nil
 }
 
 // installSeccomp installs the filter for mode on every thread of the
 // helper (SECCOMP_FILTER_FLAG_TSYNC), so the command and the in-process fs
-// helper inherit it. no_new_privs must already be set. SeccompNone
-// installs nothing.
+// helper inherit it. no_new_privs must already be set. SeccompNone (no
+// network filter) still installs the base filter of seccompProgram: the
+// keyring and terminal-injection rules hold in every sandbox.
 func installSeccomp(mode SeccompMode) error {
-	if mode == SeccompNone {
-		return nil
-	}
 	a, err := nativeSeccompArch()
 	if err != nil {
 		return err

@@ -29,5 +29,11 @@ func seccompNumbers() map[string]uint32 {
 		"setsockopt":        unix.SYS_SETSOCKOPT,
 		"socket":            unix.SYS_SOCKET,
 		"socketpair":        unix.SYS_SOCKETPAIR,
+		"ioctl":             unix.SYS_IOCTL,
+		"add_key":           unix.SYS_ADD_KEY,
+		"keyctl":            unix.SYS_KEYCTL,
+		"request_key":       unix.SYS_REQUEST_KEY,
+		"pidfd_getfd":       unix.SYS_PIDFD_GETFD,
+		"kcmp":              unix.SYS_KCMP,
 	}
 }

@@ -34,7 +34,8 @@ const maxPlanSize = 64 << 20
 // command's Dir, Env and Arg0 travel in the plan; the spawner starts the
 // helper with any directory and an empty environment.
 type WrappedCommand struct {
-	// Path is our executable (the self argument of Wrap).
+	// Path is SelfExe: the running image of our executable, never its
+	// path on disk.
 	Path string
 	// Argv is the helper's argv: HelperName, "--plan-fd", "3".
 	Argv []string
@@ -53,22 +54,24 @@ type WrappedCommand struct {
 	// Pdeathsig is SIGKILL: the helper is PID 1 of its namespace and would
 	// ignore SIGTERM, and its death tears the whole namespace down.
 	Pdeathsig syscall.Signal
+	// DenyNamedUnixSends is set when the network is off: a spawner that
+	// starts the helper in a cgroup leaf of its own passes the leaf to
+	// DenyNamedUnixSends before the start (seccomp cannot stop a
+	// socketpair's sendmsg to a named host socket).
+	DenyNamedUnixSends bool
 }
 
 // Wrap returns the command that runs plan's command under the sandbox
-// helper. self is our own executable (os.Executable()). Wrap restricts
-// nothing itself: all enforcement happens in the helper child, never in the
-// server process.
+// helper: our own running image, re-executed through SelfExe. Wrap
+// restricts nothing itself: all enforcement happens in the helper child,
+// never in the server process.
 //
 // Wrap normalises the namespaces: any mount work implies a mount namespace,
 // and a server that is not root gets a user namespace (uid/gid 0 mapped to
 // its effective ids) whenever it needs any namespace. Plans without mount
 // work or a PID namespace (unrestricted filesystem, network off) get no
 // namespaces: the helper sets no_new_privs, installs seccomp and execs.
-func Wrap(plan Plan, self string) (WrappedCommand, error) {
-	if self == "" {
-		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: empty helper path")
-	}
+func Wrap(plan Plan) (WrappedCommand, error) {
 	plan = normalizeNamespaces(plan, os.Geteuid())
 	if plan.PTSFD != 0 && (plan.PTSFD != PTSFD || !plan.NewMountNS) {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: devpts fd %d: want %d and a mount namespace", plan.PTSFD, PTSFD)
@@ -82,11 +85,13 @@ func Wrap(plan Plan, self string) (WrappedCommand, error) {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: %w", err)
 	}
 	w := WrappedCommand{
-		Path:       self,
+		Path:       SelfExe,
 		Argv:       []string{HelperName, "--plan-fd", strconv.Itoa(planFD)},
 		ExtraFiles: []*os.File{f},
 		Cloneflags: cloneflags(&plan),
 		Pdeathsig:  syscall.SIGKILL,
+
+		DenyNamedUnixSends: plan.Seccomp == SeccompRestricted,
 	}
 	if plan.NewUserNS {
 		w.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}

@@ -28,11 +28,7 @@ var availableOnce = sync.OnceValue(func() error {
 	if err := checkKernel(); err != nil {
 		return fmt.Errorf("%w: %w", ErrUnenforceable, err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("%w: locating our own executable: %w", ErrUnenforceable, err)
-	}
-	if err := probeHelper(self); err != nil {
+	if err := probeHelper(); err != nil {
 		return fmt.Errorf("%w: %w", ErrUnenforceable, err)
 	}
 	return nil
@@ -58,9 +54,9 @@ func probePlan() Plan {
 	}
 }
 
-// probeHelper runs self as the helper in probe mode with probePlan.
-func probeHelper(self string) error {
-	w, err := Wrap(probePlan(), self)
+// probeHelper runs our image as the helper in probe mode with probePlan.
+func probeHelper() error {
+	w, err := Wrap(probePlan())
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,11 @@ import (
 
 // SuperviseOptions configure Supervise.
 type SuperviseOptions struct {
-	// Path is the codex binary; empty means os.Executable().
+	// Path is the codex binary, used for the first start and every
+	// restart. Empty means "codex" looked up in $PATH once, by Supervise
+	// (never the calling program itself). A codex binary supervising its own
+	// child passes "/proc/self/exe", so that a restart runs the same image
+	// even if its file was replaced meanwhile.
 	Path string
 	// Args are appended after `exec-server --listen stdio`.
 	Args []string
@@ -42,9 +46,9 @@ type SuperviseOptions struct {
 // SIGTERM, then SIGKILL after 2 s. ctx bounds only the first start.
 func Supervise(ctx context.Context, opts SuperviseOptions) (*Client, error) {
 	if opts.Path == "" {
-		exe, err := os.Executable()
+		exe, err := exec.LookPath("codex")
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("locating the codex binary: %w", err)
 		}
 		opts.Path = exe
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/codexec/codex/fshelper"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/sandbox"
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -146,6 +147,9 @@ func runExecServer(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
+	if f := c.String("ws-token-file"); f != "" {
+		sandbox.MaskSecrets(f) // no sandboxed command may read the token
+	}
 	maxMsg := c.Int64("max-message-bytes")
 	if maxMsg <= 0 {
 		return cli.Exit("--max-message-bytes must be positive", 2)
@@ -171,7 +175,7 @@ func runExecServer(c *cli.Context) error {
 	if target.stdio {
 		err = serveStdio(ctx, opts, maxMsg)
 	} else {
-		err = serveWebSocket(ctx, target.addr, opts, maxMsg, tokenSum, logger)
+		err = serveWebSocket(ctx, target.addr, opts, maxMsg, tokenSum, reg.CheckPeer, logger)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -192,13 +196,13 @@ func serveStdio(ctx context.Context, opts rpc.Options, maxMsg int64) error {
 	return nil
 }
 
-func serveWebSocket(ctx context.Context, addr netip.AddrPort, opts rpc.Options, maxMsg int64, tokenSum []byte, logger *zap.Logger) error {
+func serveWebSocket(ctx context.Context, addr netip.AddrPort, opts rpc.Options, maxMsg int64, tokenSum []byte, checkPeer func(local, remote net.Addr) error, logger *zap.Logger) error {
 	ln, err := net.Listen("tcp", addr.String())
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("listening on %s: %v", addr, err), 1)
 	}
 	fmt.Fprintf(os.Stdout, "ws://%s\n", ln.Addr())
 	logger.Info("exec-server listening", zap.String("url", "ws://"+ln.Addr().String()))
-	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: maxMsg, TokenSHA256: tokenSum, Logger: logger}
+	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: maxMsg, TokenSHA256: tokenSum, Logger: logger, CheckPeer: checkPeer}
 	return srv.Serve(ctx, ln)
 }

@@ -63,7 +63,7 @@ func TestSandboxedPeerRefused(t *testing.T) {
 	if !strings.Contains(out, "STATUS HTTP/1.1 403") {
 		t.Errorf("sandboxed descendant's upgrade: got %q, want a 403 status line", out)
 	}
-	if log := s.stderr.String(); !strings.Contains(log, "refused a connection from a sandboxed process") {
+	if log := s.stderr.String(); !strings.Contains(log, "refused websocket peer") {
 		t.Errorf("no log line for the refusal; stderr:\n%s", log)
 	}
 

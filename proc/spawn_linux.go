@@ -151,7 +151,7 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 
 	slot := cgroupSlot{fd: -1}
 	if tree != nil {
-		if slot, err = tree.prepare(); err != nil {
+		if slot, err = tree.prepare(wrapped != nil); err != nil {
 			log.Warn("no cgroup leaf; process-group kill only", zap.Error(err))
 		} else if slot.fd >= 0 {
 			sys.UseCgroupFD, sys.CgroupFD = true, slot.fd
@@ -176,6 +176,9 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 			tree.release(slot.dir, false)
 		}
 		return 0, -1, "", err
+	}
+	if wrapped != nil {
+		tree.trackSandboxed(pid, slot.dir)
 	}
 	return pid, pidfd, slot.dir, nil
 }

@@ -75,6 +75,7 @@ type TreeKiller struct {
 	mu      sync.Mutex          // guards the fields below; in subreaper mode held across every fork
 	tracked map[int]struct{}    // subreaper: unreaped children owned by a Process
 	pending map[string]struct{} // cgroup: leaves still busy after their Process ended
+	sb      sandboxState        // what the peer check knows of sandboxed processes
 
 	closeOnce sync.Once
 	closeErr  error
@@ -227,9 +228,10 @@ func (s cgroupSlot) closeFD() {
 	}
 }
 
-// prepare creates the cgroup leaf for the next spawn. Outside cgroup mode
-// it returns an empty slot.
-func (t *TreeKiller) prepare() (cgroupSlot, error) {
+// prepare creates the cgroup leaf for the next spawn, and records it as a
+// sandboxed process's leaf if sandboxed is set. Outside cgroup mode it
+// returns an empty slot.
+func (t *TreeKiller) prepare(sandboxed bool) (cgroupSlot, error) {
 	slot := cgroupSlot{fd: -1}
 	if t.mode != modeCgroup {
 		return slot, nil
@@ -243,6 +245,13 @@ func (t *TreeKiller) prepare() (cgroupSlot, error) {
 	if err != nil {
 		_ = unix.Rmdir(dir)
 		return slot, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	if sandboxed {
+		if err := t.noteSandboxedLeaf(dir, fd); err != nil {
+			_ = unix.Close(fd)
+			_ = unix.Rmdir(dir)
+			return slot, err
+		}
 	}
 	return cgroupSlot{dir: dir, fd: fd}, nil
 }
@@ -324,6 +333,7 @@ func (t *TreeKiller) release(leaf string, wait bool) {
 	defer t.mu.Unlock()
 	if err == nil {
 		delete(t.pending, leaf)
+		t.forgetLeaf(leaf)
 		return
 	}
 	if err != unix.EBUSY {
@@ -339,6 +349,7 @@ func (t *TreeKiller) sweep() {
 	for leaf := range t.pending {
 		if err := unix.Rmdir(leaf); err == nil || err == unix.ENOENT {
 			delete(t.pending, leaf)
+			t.forgetLeaf(leaf)
 		}
 	}
 }
@@ -540,6 +551,9 @@ func (t *TreeKiller) track(pid int) {
 
 // untrack forgets a reaped child; its orphans are now the reaper's.
 func (t *TreeKiller) untrack(pid int) {
+	t.mu.Lock()
+	t.untrackSandboxed(pid)
+	t.mu.Unlock()
 	if t.mode != modeSubreaper {
 		return
 	}

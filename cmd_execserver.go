@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,6 +44,8 @@ child process tree and exit 0.`,
 			&cli.IntFlag{Name: "max-processes", Value: 1024, Usage: "live processes allowed per session"},
 			&cli.Int64Flag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest inbound message; a larger one ends the connection"},
 			&cli.IntFlag{Name: "concurrent-requests", Value: 0, Usage: "0: in order, with long polls parked and control requests answered at once; 1: strictly serial; N: up to N at once"},
+			&cli.Int64Flag{Name: "max-pids-per-process", Value: 4096, Usage: "tasks (processes and threads) one command and its descendants may have at once, through its cgroup's pids.max; stops fork bombs; 0: no limit"},
+			&cli.StringFlag{Name: "max-memory-per-process", Value: "50%", Usage: "memory.max of each command's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of physical memory; 0: no limit"},
 			&cli.StringFlag{Name: "ws-auth", Usage: "WebSocket authentication `MODE`: capability-token (needs --ws-token-file or --ws-token-sha256)"},
 			&cli.StringFlag{Name: "ws-token-file", Usage: "`FILE` holding the bearer token (surrounding whitespace trimmed)"},
 			&cli.StringFlag{Name: "ws-token-sha256", Usage: "SHA-256 `HEX` of the bearer token"},
@@ -133,6 +136,61 @@ func tokenHash(c *cli.Context) ([]byte, error) {
 	return nil, fmt.Errorf("--ws-auth capability-token needs --ws-token-file or --ws-token-sha256")
 }
 
+// processLimits reads --max-pids-per-process and --max-memory-per-process.
+// The memory default, half of physical memory, lets one large build run
+// while a runaway command cannot push the host into its own OOM killer:
+// the leaf's memory.max reclaims and then kills inside that command only.
+func processLimits(c *cli.Context) (proc.Limits, error) {
+	pids := c.Int64("max-pids-per-process")
+	if pids < 0 {
+		return proc.Limits{}, fmt.Errorf("--max-pids-per-process must not be negative")
+	}
+	mem, err := parseMemory(c.String("max-memory-per-process"), proc.PhysicalMemory)
+	if err != nil {
+		return proc.Limits{}, fmt.Errorf("invalid --max-memory-per-process: %w", err)
+	}
+	return proc.Limits{MaxPids: pids, MaxMemory: mem}, nil
+}
+
+// parseMemory parses "N", "N[KMG]" (binary units) or "P%" of physical
+// memory (from total). 0 means no limit.
+func parseMemory(s string, total func() (int64, error)) (int64, error) {
+	s = strings.TrimSpace(s)
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		pct, err := strconv.ParseFloat(p, 64)
+		if err != nil || pct < 0 || pct > 100 {
+			return 0, fmt.Errorf("%q: want a percentage from 0 to 100", s)
+		}
+		if pct == 0 {
+			return 0, nil
+		}
+		t, err := total()
+		if err != nil {
+			return 0, fmt.Errorf("physical memory: %w", err)
+		}
+		return int64(float64(t) * pct / 100), nil
+	}
+	mult := int64(1)
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'k', 'K':
+			mult = 1 << 10
+		case 'm', 'M':
+			mult = 1 << 20
+		case 'g', 'G':
+			mult = 1 << 30
+		}
+		if mult > 1 {
+			s = s[:n-1]
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q: want bytes, with an optional K, M or G suffix, or a percentage", s)
+	}
+	return n * mult, nil
+}
+
 func runExecServer(c *cli.Context) error {
 	target, err := parseListen(c.String("listen"))
 	if err != nil {
@@ -154,6 +212,10 @@ func runExecServer(c *cli.Context) error {
 	if maxMsg <= 0 {
 		return cli.Exit("--max-message-bytes must be positive", 2)
 	}
+	limits, err := processLimits(c)
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
 	ttl := c.Duration("session-ttl")
 	if ttl == 0 {
 		ttl = -1 // the registry reads 0 as "default"; negative means none
@@ -164,6 +226,7 @@ func runExecServer(c *cli.Context) error {
 		RetainedBytes:   c.Int("retained-output-bytes"),
 		MaxProcesses:    c.Int("max-processes"),
 		BaseEnv:         os.Environ(),
+		Limits:          limits,
 	}, logger)
 	if err != nil {
 		return err

@@ -73,7 +73,7 @@ func check(tk *TreeKiller, h *holder) error {
 // process or its descendant (setsid does not matter), or lives in (a child
 // of) a sandboxed process's PID namespace.
 func TestCheckPeerProcFallback(t *testing.T) {
-	tk, err := newTreeKiller(zaptest.NewLogger(t), false)
+	tk, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestCheckPeerProcFallback(t *testing.T) {
 // Cgroup mode: a sandboxed leaf, and a sub-cgroup made inside it, are
 // refused; an unsandboxed leaf is allowed.
 func TestCheckPeerCgroup(t *testing.T) {
-	tk, err := newTreeKiller(zaptest.NewLogger(t), true)
+	tk, err := newTreeKiller(zaptest.NewLogger(t), true, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,11 +157,11 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 			sys.UseCgroupFD, sys.CgroupFD = true, slot.fd
 		}
 	}
-	pid, err = forkExec(path, argv, attr, tree)
+	pid, err = forkExec(path, argv, attr, tree, slot.pids)
 	if err != nil && sys.UseCgroupFD && cloneIntoCgroupFailed(err) {
 		log.Warn("CLONE_INTO_CGROUP failed; starting outside the cgroup", zap.Error(err))
 		sys.UseCgroupFD, sys.CgroupFD = false, 0
-		pid, err = forkExec(path, argv, attr, tree)
+		pid, err = forkExec(path, argv, attr, tree, slot.pids)
 		if err == nil {
 			err = tree.join(slot.dir, pid)
 			if err != nil {
@@ -183,14 +183,16 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 	return pid, pidfd, slot.dir, nil
 }
 
-// forkExec runs syscall.ForkExec with the OS thread locked, and in subreaper
-// mode registers the pid before the orphan reaper can look at it.
-func forkExec(path string, argv []string, attr *syscall.ProcAttr, tree *TreeKiller) (int, error) {
+// forkExec runs syscall.ForkExec with the OS thread locked (inside the
+// cgroup v1 pids leaf pidsLeaf, if set), and in subreaper mode registers
+// the pid before the orphan reaper can look at it.
+func forkExec(path string, argv []string, attr *syscall.ProcAttr, tree *TreeKiller, pidsLeaf string) (pid int, err error) {
 	unlock := tree.lockSpawn()
 	defer unlock()
 	runtime.LockOSThread()
-	pid, err := syscall.ForkExec(path, argv, attr)
-	runtime.UnlockOSThread()
+	if tree.forkInV1(pidsLeaf, func() { pid, err = syscall.ForkExec(path, argv, attr) }) {
+		runtime.UnlockOSThread()
+	}
 	if err == nil {
 		tree.track(pid)
 	}

@@ -77,6 +77,11 @@ type TreeKiller struct {
 	pending map[string]struct{} // cgroup: leaves still busy after their Process ended
 	sb      sandboxState        // what the peer check knows of sandboxed processes
 
+	// per-process limits (cgroup mode), immutable after construction.
+	limits    []leafLimit // control files written into each leaf
+	v1        *pidsV1     // cgroup v1 pids fallback; nil without
+	limitWarn sync.Once   // logs the first failure to apply a limit
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -86,16 +91,23 @@ type TreeKiller struct {
 // never fails because a mode is unavailable; the reason for a fallback is
 // logged at info level. A nil logger means no logging.
 func NewTreeKiller(logger *zap.Logger) (*TreeKiller, error) {
-	return newTreeKiller(logger, true)
+	return newTreeKiller(logger, true, Limits{})
 }
 
-func newTreeKiller(logger *zap.Logger, tryCgroup bool) (*TreeKiller, error) {
+// NewLimitedTreeKiller is NewTreeKiller with per-process limits, applied
+// to each cgroup leaf where the controllers are available (logged once
+// where not). Subreaper mode applies none.
+func NewLimitedTreeKiller(logger *zap.Logger, lim Limits) (*TreeKiller, error) {
+	return newTreeKiller(logger, true, lim)
+}
+
+func newTreeKiller(logger *zap.Logger, tryCgroup bool, lim Limits) (*TreeKiller, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
 	t := &TreeKiller{log: logger}
 	if tryCgroup {
-		err := t.setupCgroup()
+		err := t.setupCgroup(lim)
 		if err == nil {
 			t.mode = modeCgroup
 			logger.Debug("tree killer: cgroup mode", zap.String("dir", t.dir))
@@ -126,7 +138,7 @@ func (t *TreeKiller) Close() error {
 }
 
 // setupCgroup creates the owned directory and checks that leaves work.
-func (t *TreeKiller) setupCgroup() error {
+func (t *TreeKiller) setupCgroup(lim Limits) error {
 	if !kernelAtLeast(5, 7) {
 		return errors.New("CLONE_INTO_CGROUP needs Linux 5.7")
 	}
@@ -176,6 +188,7 @@ func (t *TreeKiller) setupCgroup() error {
 	}
 	t.dir = dir
 	t.pending = make(map[string]struct{})
+	t.setupLimits(base, lim)
 	return nil
 }
 
@@ -214,11 +227,13 @@ func sweepStaleCgroups(base string) {
 	}
 }
 
-// cgroupSlot is a leaf prepared for one spawn: its path and an O_RDONLY fd
-// for CLONE_INTO_CGROUP (-1 without a leaf).
+// cgroupSlot is a leaf prepared for one spawn: its path, an O_RDONLY fd
+// for CLONE_INTO_CGROUP (-1 without a leaf) and the paired cgroup v1 pids
+// leaf ("" without).
 type cgroupSlot struct {
-	dir string
-	fd  int
+	dir  string
+	fd   int
+	pids string
 }
 
 // closeFD closes the leaf fd once the child was cloned into it.
@@ -241,6 +256,7 @@ func (t *TreeKiller) prepare(sandboxed bool) (cgroupSlot, error) {
 	if err := unix.Mkdir(dir, 0o755); err != nil {
 		return slot, &os.PathError{Op: "mkdir", Path: dir, Err: err}
 	}
+	t.applyLimits(dir)
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		_ = unix.Rmdir(dir)
@@ -253,7 +269,7 @@ func (t *TreeKiller) prepare(sandboxed bool) (cgroupSlot, error) {
 			return slot, err
 		}
 	}
-	return cgroupSlot{dir: dir, fd: fd}, nil
+	return cgroupSlot{dir: dir, fd: fd, pids: t.prepareV1(dir)}, nil
 }
 
 // join moves pid into the leaf dir, for kernels that refused
@@ -334,6 +350,7 @@ func (t *TreeKiller) release(leaf string, wait bool) {
 	if err == nil {
 		delete(t.pending, leaf)
 		t.forgetLeaf(leaf)
+		t.releaseV1(leaf)
 		return
 	}
 	if err != unix.EBUSY {
@@ -350,6 +367,7 @@ func (t *TreeKiller) sweep() {
 		if err := unix.Rmdir(leaf); err == nil || err == unix.ENOENT {
 			delete(t.pending, leaf)
 			t.forgetLeaf(leaf)
+			t.releaseV1(leaf)
 		}
 	}
 }
@@ -382,6 +400,9 @@ func (t *TreeKiller) closeCgroup() error {
 	}
 	if err := rmdirRetry(t.dir, releaseWait); err != nil {
 		errs = append(errs, &os.PathError{Op: "rmdir", Path: t.dir, Err: err})
+	}
+	if err := t.closeV1(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("proc: close tree killer: %w", err)

@@ -61,6 +61,7 @@ type TreeKiller struct {
 
 	// cgroup mode, immutable after construction.
 	dir     string        // owned directory <mount><our cgroup>/codex-exec-<pid>
+	lockFD  int           // holds an flock on dir while we live (sweepStaleCgroups)
 	hasKill bool          // cgroup.kill exists (Linux >= 5.14)
 	seq     atomic.Uint64 // names the leaves
 
@@ -156,7 +157,11 @@ func (t *TreeKiller) setupCgroup(lim Limits) error {
 	if err := unix.Access(filepath.Join(base, "cgroup.procs"), unix.W_OK); err != nil {
 		return &os.PathError{Op: "access", Path: filepath.Join(base, "cgroup.procs"), Err: err}
 	}
-	sweepStaleCgroups(base)
+	var mirror string
+	if mnt1, rel1, err := v1Hierarchy("pids"); err == nil {
+		mirror = filepath.Join(mnt1, rel1)
+	}
+	sweepStaleCgroups(base, mirror)
 	var dir string
 	for i := 0; ; i++ {
 		dir = filepath.Join(base, "codex-exec-"+strconv.Itoa(os.Getpid()))
@@ -171,6 +176,11 @@ func (t *TreeKiller) setupCgroup(lim Limits) error {
 			return &os.PathError{Op: "mkdir", Path: dir, Err: err}
 		}
 	}
+	lock, err := lockDir(dir) // proof that we own dir, for other servers' sweeps
+	if err != nil {
+		_ = unix.Rmdir(dir)
+		return fmt.Errorf("locking cgroup directory %s: %w", dir, err)
+	}
 	has := func(name string) bool { return unix.Access(filepath.Join(dir, name), unix.F_OK) == nil }
 	t.hasKill = has("cgroup.kill")
 	probe := filepath.Join(dir, "probe")
@@ -183,10 +193,12 @@ func (t *TreeKiller) setupCgroup(lim Limits) error {
 		err = errors.New("neither cgroup.kill nor cgroup.freeze")
 	}
 	if err != nil {
+		_ = unix.Close(lock)
 		_ = unix.Rmdir(dir)
 		return fmt.Errorf("cgroup leaf in %s: %w", dir, err)
 	}
 	t.dir = dir
+	t.lockFD = lock
 	t.pending = make(map[string]struct{})
 	t.setupLimits(base, lim)
 	return nil
@@ -194,10 +206,18 @@ func (t *TreeKiller) setupCgroup(lim Limits) error {
 
 // sweepStaleCgroups removes the cgroup directories of earlier servers that
 // died without cleaning up (SIGKILL, a crash): "codex-exec-<pid>[-n]" under
-// base whose pid no longer runs. Whatever still runs in them was left by
-// that server, so it is killed, as that server would have done; then the
-// leaves and the directory are removed. Failures are ignored (best effort).
-func sweepStaleCgroups(base string) {
+// base whose owner is gone. Whatever still runs in them was left by that
+// server, so it is killed, as that server would have done; then the leaves
+// and the directory are removed, and so is the directory of the same name
+// under each of mirrors (the cgroup v1 pids fallback).
+//
+// Ownership is proven by the flock a live server holds on its own
+// directory (lockDir): the pid in the name means nothing to a server in
+// another PID namespace sharing this cgroup tree. A directory is swept
+// only while we hold its lock, and only if its pid is not alive in our
+// namespace either (a server of an earlier version holds no lock).
+// Failures are ignored (best effort).
+func sweepStaleCgroups(base string, mirrors ...string) {
 	entries, err := os.ReadDir(base)
 	if err != nil {
 		return
@@ -209,22 +229,60 @@ func sweepStaleCgroups(base string) {
 		}
 		pidStr, _, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidStr)
-		if err != nil || pid == os.Getpid() {
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		lock, err := lockDir(dir)
+		if err != nil {
+			continue // its server is alive, maybe in another PID namespace
+		}
+		if pid == os.Getpid() {
+			_ = unix.Close(lock)
 			continue
 		}
 		if err := unix.Kill(pid, 0); err == nil || err == unix.EPERM {
-			continue // its server is alive
+			_ = unix.Close(lock)
+			continue // alive here: a server without the lock, or a reused pid
 		}
-		dir := filepath.Join(base, e.Name())
 		_ = writeFile(filepath.Join(dir, "cgroup.kill"), "1")
-		leaves, _ := os.ReadDir(dir)
-		for _, l := range leaves {
-			if l.IsDir() {
-				_ = rmdirRetry(filepath.Join(dir, l.Name()), 200*time.Millisecond)
+		for _, d := range append([]string{dir}, mirrorDirs(mirrors, e.Name())...) {
+			leaves, _ := os.ReadDir(d)
+			for _, l := range leaves {
+				if l.IsDir() {
+					_ = rmdirRetry(filepath.Join(d, l.Name()), 200*time.Millisecond)
+				}
 			}
+			_ = rmdirRetry(d, 200*time.Millisecond)
 		}
-		_ = rmdirRetry(dir, 200*time.Millisecond)
+		_ = unix.Close(lock)
 	}
+}
+
+func mirrorDirs(mirrors []string, name string) []string {
+	var out []string
+	for _, m := range mirrors {
+		if m != "" {
+			out = append(out, filepath.Join(m, name))
+		}
+	}
+	return out
+}
+
+// lockDir opens dir and takes an exclusive flock on it without waiting; a
+// lock held by a live server fails with EWOULDBLOCK. The kernel drops the
+// lock when its holder dies, whatever the PID namespace. The returned fd
+// (close-on-exec) holds the lock until closed.
+func lockDir(dir string) (int, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // cgroupSlot is a leaf prepared for one spawn: its path, an O_RDONLY fd
@@ -403,6 +461,9 @@ func (t *TreeKiller) closeCgroup() error {
 	}
 	if err := t.closeV1(); err != nil {
 		errs = append(errs, err)
+	}
+	if t.lockFD > 0 {
+		_ = unix.Close(t.lockFD)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("proc: close tree killer: %w", err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/codexec/codex/internal/sockdiag"
 	"golang.org/x/sys/unix"
@@ -137,6 +138,10 @@ func (t *TreeKiller) checkPeer(local, remote net.Addr) error {
 		return nil // not TCP: nothing a sandbox can reach
 	}
 	sock, err := sockdiag.LookupTCP(ra, la)
+	if err != nil && !errors.Is(err, sockdiag.ErrNotFound) {
+		// No sock_diag here (an old kernel, a restricted container).
+		sock, err = sockdiag.LookupProcNet(ra, la)
+	}
 	if errors.Is(err, sockdiag.ErrNotFound) && !isLocalAddr(ra.Addr()) {
 		return nil // a remote client
 	}
@@ -222,11 +227,18 @@ func (t *TreeKiller) checkSocketOwners(inode uint64) error {
 			nss[r.ns] = true
 		}
 	}
+	leaves := make([]string, 0, len(t.sb.leaves))
+	for leaf := range t.sb.leaves {
+		leaves = append(leaves, leaf)
+	}
 	t.mu.Unlock()
-	if len(roots) == 0 {
+	if len(roots) == 0 && len(leaves) == 0 {
 		return nil
 	}
 	for _, pid := range pids {
+		if leaf := inSandboxedLeaf(pid, leaves); leaf != "" {
+			return fmt.Errorf("peer socket held by pid %d in sandboxed cgroup %s", pid, leaf)
+		}
 		if inSandboxNS(pid, nss) {
 			return fmt.Errorf("peer socket held by pid %d in a sandbox's PID namespace", pid)
 		}
@@ -263,6 +275,35 @@ func socketOwners(inode uint64) []int {
 		}
 	}
 	return pids
+}
+
+// inSandboxedLeaf returns the sandboxed leaf that pid's cgroup v2 path is
+// or lies below, or "".
+func inSandboxedLeaf(pid int, leaves []string) string {
+	if len(leaves) == 0 {
+		return ""
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return ""
+	}
+	mnt, err := cgroup2Mount()
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		rel, ok := strings.CutPrefix(line, "0::")
+		if !ok {
+			continue
+		}
+		path := filepath.Join(mnt, rel)
+		for _, leaf := range leaves {
+			if path == leaf || strings.HasPrefix(path, leaf+"/") {
+				return leaf
+			}
+		}
+	}
+	return ""
 }
 
 // inSandboxNS reports whether pid's PID namespace, or one of its parents,

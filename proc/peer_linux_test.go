@@ -4,6 +4,7 @@ package proc
 
 import (
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexec/codex/internal/sockdiag"
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 )
@@ -166,6 +168,21 @@ func TestCheckPeerCgroup(t *testing.T) {
 	sbx, leaf := intoLeaf(true)
 	if err := check(tk, sbx); err == nil {
 		t.Error("sandboxed leaf allowed")
+	}
+	// Without sock_diag, /proc/net and /proc/<pid>/cgroup give the same
+	// answers.
+	for _, tc := range []struct {
+		h       *holder
+		refused bool
+	}{{plain, false}, {sbx, true}} {
+		ap := func(a net.Addr) netip.AddrPort { return a.(*net.TCPAddr).AddrPort() }
+		pn, err := sockdiag.LookupProcNet(ap(tc.h.accepted.RemoteAddr()), ap(tc.h.accepted.LocalAddr()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tk.checkSocketOwners(pn.Inode); (err != nil) != tc.refused {
+			t.Errorf("/proc fallback, sandboxed %v: %v", tc.refused, err)
+		}
 	}
 	// A sub-cgroup inside the sandboxed leaf; a process started there.
 	sub := filepath.Join(leaf, "sub")

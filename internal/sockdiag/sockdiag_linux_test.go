@@ -122,6 +122,10 @@ func TestLookupPeerOfAcceptedConn(t *testing.T) {
 			if want := fdInode(t, client); sock.Inode != want {
 				t.Errorf("inode %d, want the client socket's %d", sock.Inode, want)
 			}
+			pn, err := LookupProcNet(addrPort(server.RemoteAddr()), addrPort(server.LocalAddr()))
+			if err != nil || pn.Inode != sock.Inode || pn.UID != sock.UID {
+				t.Errorf("/proc/net: %+v, %v; sock_diag: %+v", pn, err, sock)
+			}
 			if sock.UID != uint32(os.Geteuid()) {
 				t.Errorf("uid %d, want %d", sock.UID, os.Geteuid())
 			}
@@ -150,6 +154,9 @@ func TestLookupMissing(t *testing.T) {
 	}
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("err %v, want ErrNotFound", err)
+	}
+	if _, err := LookupProcNet(bogus, addrPort(client.RemoteAddr())); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("/proc/net: err %v, want ErrNotFound", err)
 	}
 	if _, err := LookupTCP(local, netip.MustParseAddrPort("[::1]:80")); err == nil {
 		t.Fatal("mixed families: no error")

@@ -33,7 +33,7 @@ func (t *TreeKiller) setupLimits(base string, lim Limits) {
 			continue
 		}
 		if err := enableController(base, t.dir, w.ctrl); err != nil {
-			t.log.Info("per-process limit unavailable in cgroup v2", zap.String("controller", w.ctrl), zap.Error(err))
+			t.log.Debug("per-process limit unavailable in cgroup v2", zap.String("controller", w.ctrl), zap.Error(err))
 			if w.ctrl == "pids" {
 				t.setupPidsV1(lim.MaxPids)
 			}

@@ -33,18 +33,18 @@ type pidsV1 struct {
 func (t *TreeKiller) setupPidsV1(max int64) {
 	mnt, rel, err := v1Hierarchy("pids")
 	if err != nil {
-		t.log.Info("per-process pids limit unavailable", zap.Error(err))
+		t.log.Debug("per-process pids limit unavailable", zap.Error(err))
 		return
 	}
 	home := filepath.Join(mnt, rel)
 	dir := filepath.Join(home, filepath.Base(t.dir))
 	if err := unix.Mkdir(dir, 0o755); err != nil && err != unix.EEXIST {
-		t.log.Info("per-process pids limit unavailable", zap.Error(&os.PathError{Op: "mkdir", Path: dir, Err: err}))
+		t.log.Debug("per-process pids limit unavailable", zap.Error(&os.PathError{Op: "mkdir", Path: dir, Err: err}))
 		return
 	}
 	if err := unix.Access(filepath.Join(home, "tasks"), unix.W_OK); err != nil {
 		_ = unix.Rmdir(dir)
-		t.log.Info("per-process pids limit unavailable", zap.Error(err))
+		t.log.Debug("per-process pids limit unavailable", zap.Error(err))
 		return
 	}
 	t.v1 = &pidsV1{dir: dir, home: home, max: strconv.FormatInt(max, 10)}

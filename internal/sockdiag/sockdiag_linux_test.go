@@ -162,3 +162,36 @@ func TestLookupMissing(t *testing.T) {
 		t.Fatal("mixed families: no error")
 	}
 }
+
+func BenchmarkLookupTCP(b *testing.B) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	s, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	local, remote := addrPort(s.RemoteAddr()), addrPort(s.LocalAddr())
+	b.Run("sock_diag", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := LookupTCP(local, remote); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("proc_net", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := LookupProcNet(local, remote); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -100,6 +100,9 @@ func (t *TreeKiller) prepareV1(leaf string) string {
 	}
 	dir := filepath.Join(t.v1.dir, filepath.Base(leaf))
 	err := unix.Mkdir(dir, 0o755)
+	if err == unix.EEXIST {
+		err = nil // left by a dead server of the same name: ours now
+	}
 	if err == nil {
 		if err = writeFile(filepath.Join(dir, "pids.max"), t.v1.max); err != nil {
 			_ = unix.Rmdir(dir)

@@ -61,7 +61,7 @@ type TreeKiller struct {
 
 	// cgroup mode, immutable after construction.
 	dir     string        // owned directory <mount><our cgroup>/codex-exec-<pid>
-	lockFD  int           // holds an flock on dir while we live (sweepStaleCgroups)
+	lockFD  int           // holds an flock on dir while we live (sweepStaleCgroups); -1: none
 	hasKill bool          // cgroup.kill exists (Linux >= 5.14)
 	seq     atomic.Uint64 // names the leaves
 
@@ -162,24 +162,9 @@ func (t *TreeKiller) setupCgroup(lim Limits) error {
 		mirror = filepath.Join(mnt1, rel1)
 	}
 	sweepStaleCgroups(base, mirror)
-	var dir string
-	for i := 0; ; i++ {
-		dir = filepath.Join(base, "codex-exec-"+strconv.Itoa(os.Getpid()))
-		if i > 0 {
-			dir += "-" + strconv.Itoa(i) // stale directory of a dead server with our pid
-		}
-		err := unix.Mkdir(dir, 0o755)
-		if err == nil {
-			break
-		}
-		if err != unix.EEXIST || i == 9 {
-			return &os.PathError{Op: "mkdir", Path: dir, Err: err}
-		}
-	}
-	lock, err := lockDir(dir) // proof that we own dir, for other servers' sweeps
+	dir, lock, err := makeOwnedDir(base)
 	if err != nil {
-		_ = unix.Rmdir(dir)
-		return fmt.Errorf("locking cgroup directory %s: %w", dir, err)
+		return err
 	}
 	has := func(name string) bool { return unix.Access(filepath.Join(dir, name), unix.F_OK) == nil }
 	t.hasKill = has("cgroup.kill")
@@ -202,6 +187,38 @@ func (t *TreeKiller) setupCgroup(lim Limits) error {
 	t.pending = make(map[string]struct{})
 	t.setupLimits(base, lim)
 	return nil
+}
+
+// makeOwnedDir creates base/codex-exec-<pid>[-n] and locks it (the proof
+// of ownership sweepStaleCgroups honours). Another server's sweep may take
+// the directory between our mkdir and our lock; then it is gone or no
+// longer the inode we locked, and the next name is tried.
+func makeOwnedDir(base string) (string, int, error) {
+	for i := 0; i < 10; i++ {
+		dir := filepath.Join(base, "codex-exec-"+strconv.Itoa(os.Getpid()))
+		if i > 0 {
+			dir += "-" + strconv.Itoa(i) // stale directory of a dead server with our pid
+		}
+		if err := unix.Mkdir(dir, 0o755); err != nil {
+			if err == unix.EEXIST {
+				continue
+			}
+			return "", -1, &os.PathError{Op: "mkdir", Path: dir, Err: err}
+		}
+		lock, err := lockDir(dir)
+		if err == unix.ENOENT || err == unix.EWOULDBLOCK {
+			continue // swept, or being swept, by another server
+		}
+		if err != nil {
+			return dir, -1, nil // no flock here: run unproven rather than not at all
+		}
+		var held, now unix.Stat_t
+		if unix.Fstat(lock, &held) == nil && unix.Stat(dir, &now) == nil && held.Ino == now.Ino {
+			return dir, lock, nil
+		}
+		_ = unix.Close(lock)
+	}
+	return "", -1, fmt.Errorf("no cgroup directory of our own under %s", base)
 }
 
 // sweepStaleCgroups removes the cgroup directories of earlier servers that
@@ -462,7 +479,7 @@ func (t *TreeKiller) closeCgroup() error {
 	if err := t.closeV1(); err != nil {
 		errs = append(errs, err)
 	}
-	if t.lockFD > 0 {
+	if t.lockFD >= 0 {
 		_ = unix.Close(t.lockFD)
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -29,24 +29,25 @@ import (
 //     its creator ran in); an id that is a sandboxed leaf, or a directory
 //     below one, is refused.
 //   - otherwise (no cgroup id, subreaper mode, or a sandboxed process that
-//     got no leaf): the socket inode is mapped through /proc/*/fd to the
-//     processes holding it; each is refused if its PID namespace is (or
-//     lies below) the namespace of a sandboxed process, or if a sandboxed
-//     process is among its ancestors.
+//     got no leaf): the socket inode (from sock_diag, or /proc/net/tcp*
+//     where netlink is unavailable) is mapped through /proc/*/fd to the
+//     processes holding it; each is refused if its cgroup is a sandboxed
+//     leaf, if its PID namespace is (or lies below) the namespace of a
+//     sandboxed process, or if a sandboxed process is among its ancestors.
 //
 // A peer that is not found by sock_diag and whose address is not one of
 // this host's is a remote client and is allowed, as before. A local peer
-// that cannot be identified (its socket vanished, sock_diag is missing) is
+// that cannot be identified (its socket vanished before the check) is
 // refused while sandboxed processes may be alive: it could be one of them,
 // and a legitimate local client loses nothing but a retry, whereas letting
 // a sandboxed one through yields an unsandboxed process.
 
 // sandboxState tracks what the peer check needs. Guarded by TreeKiller.mu.
 type sandboxState struct {
-	leaves  map[string]uint64 // cgroup leaf path → cgroup id, until removed
-	roots   map[int]sbRoot    // sandboxed processes not reaped yet, by pid
-	leafles int               // sandboxed processes alive without a cgroup leaf
-	ever    bool              // a sandboxed process was started (subreaper mode)
+	leaves    map[string]uint64 // cgroup leaf path → cgroup id, until removed
+	roots     map[int]sbRoot    // sandboxed processes not reaped yet, by pid
+	nLeafless int               // sandboxed processes alive without a cgroup leaf
+	ever      bool              // a sandboxed process was started (subreaper mode)
 }
 
 // sbRoot is a sandboxed process as the peer check knows it.
@@ -92,7 +93,7 @@ func (t *TreeKiller) trackSandboxed(pid int, leaf string) {
 	t.sb.roots[pid] = sbRoot{ns: ns, leafless: leaf == ""}
 	t.sb.ever = true
 	if leaf == "" {
-		t.sb.leafles++
+		t.sb.nLeafless++
 	}
 }
 
@@ -104,7 +105,7 @@ func (t *TreeKiller) untrackSandboxed(pid int) {
 	}
 	delete(t.sb.roots, pid)
 	if r.leafless {
-		t.sb.leafles--
+		t.sb.nLeafless--
 	}
 }
 
@@ -153,7 +154,7 @@ func (t *TreeKiller) checkPeer(local, remote net.Addr) error {
 			return fmt.Errorf("peer socket belongs to sandboxed cgroup %s", leaf)
 		}
 		t.mu.Lock()
-		leafless := t.sb.leafles > 0
+		leafless := t.sb.nLeafless > 0
 		t.mu.Unlock()
 		if !leafless {
 			return nil

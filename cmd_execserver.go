@@ -9,12 +9,14 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/codexec/codex/fshelper"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/sandbox"
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -43,6 +45,8 @@ child process tree and exit 0.`,
 			&cli.Int64Flag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest inbound message; a larger one ends the connection"},
 			&cli.Int64Flag{Name: "max-parked-stdin-bytes", Value: proc.DefaultParkedStdinBytes, Usage: "`BYTES` of a connection's process/write calls that may wait for a full stdin queue; beyond, a write is refused"},
 			&cli.IntFlag{Name: "concurrent-requests", Value: 0, Usage: "0: in order, with long polls parked and control requests answered at once; 1: strictly serial; N: up to N at once"},
+			&cli.Int64Flag{Name: "max-pids-per-process", Value: 4096, Usage: "tasks (processes and threads) one command and its descendants may have at once, through its cgroup's pids.max; stops fork bombs; 0: no limit"},
+			&cli.StringFlag{Name: "max-memory-per-process", Value: "50%", Usage: "memory.max of each command's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of physical memory; 0: no limit"},
 			&cli.StringFlag{Name: "ws-auth", Usage: "WebSocket authentication `MODE`: capability-token (needs --ws-token-file or --ws-token-sha256)"},
 			&cli.StringFlag{Name: "ws-token-file", Usage: "`FILE` holding the bearer token (surrounding whitespace trimmed)"},
 			&cli.StringFlag{Name: "ws-token-sha256", Usage: "SHA-256 `HEX` of the bearer token"},
@@ -133,6 +137,61 @@ func tokenHash(c *cli.Context) ([]byte, error) {
 	return nil, fmt.Errorf("--ws-auth capability-token needs --ws-token-file or --ws-token-sha256")
 }
 
+// processLimits reads --max-pids-per-process and --max-memory-per-process.
+// The memory default, half of physical memory, lets one large build run
+// while a runaway command cannot push the host into its own OOM killer:
+// the leaf's memory.max reclaims and then kills inside that command only.
+func processLimits(c *cli.Context) (proc.Limits, error) {
+	pids := c.Int64("max-pids-per-process")
+	if pids < 0 {
+		return proc.Limits{}, fmt.Errorf("--max-pids-per-process must not be negative")
+	}
+	mem, err := parseMemory(c.String("max-memory-per-process"), proc.PhysicalMemory)
+	if err != nil {
+		return proc.Limits{}, fmt.Errorf("invalid --max-memory-per-process: %w", err)
+	}
+	return proc.Limits{MaxPids: pids, MaxMemory: mem}, nil
+}
+
+// parseMemory parses "N", "N[KMG]" (binary units) or "P%" of physical
+// memory (from total). 0 means no limit.
+func parseMemory(s string, total func() (int64, error)) (int64, error) {
+	s = strings.TrimSpace(s)
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		pct, err := strconv.ParseFloat(p, 64)
+		if err != nil || pct < 0 || pct > 100 {
+			return 0, fmt.Errorf("%q: want a percentage from 0 to 100", s)
+		}
+		if pct == 0 {
+			return 0, nil
+		}
+		t, err := total()
+		if err != nil {
+			return 0, fmt.Errorf("physical memory: %w", err)
+		}
+		return int64(float64(t) * pct / 100), nil
+	}
+	mult := int64(1)
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'k', 'K':
+			mult = 1 << 10
+		case 'm', 'M':
+			mult = 1 << 20
+		case 'g', 'G':
+			mult = 1 << 30
+		}
+		if mult > 1 {
+			s = s[:n-1]
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q: want bytes, with an optional K, M or G suffix, or a percentage", s)
+	}
+	return n * mult, nil
+}
+
 func runExecServer(c *cli.Context) error {
 	target, err := parseListen(c.String("listen"))
 	if err != nil {
@@ -147,9 +206,16 @@ func runExecServer(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
+	if f := c.String("ws-token-file"); f != "" {
+		sandbox.MaskSecrets(f) // no sandboxed command may read the token
+	}
 	maxMsg := c.Int64("max-message-bytes")
 	if maxMsg <= 0 {
 		return cli.Exit("--max-message-bytes must be positive", 2)
+	}
+	limits, err := processLimits(c)
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
 	}
 	ttl := c.Duration("session-ttl")
 	if ttl == 0 {
@@ -162,6 +228,7 @@ func runExecServer(c *cli.Context) error {
 		StdinParkBytes:  c.Int64("max-parked-stdin-bytes"),
 		MaxProcesses:    c.Int("max-processes"),
 		BaseEnv:         os.Environ(),
+		Limits:          limits,
 	}, logger)
 	if err != nil {
 		return err
@@ -173,7 +240,7 @@ func runExecServer(c *cli.Context) error {
 	if target.stdio {
 		err = serveStdio(ctx, opts, maxMsg)
 	} else {
-		err = serveWebSocket(ctx, target.addr, opts, maxMsg, tokenSum, logger)
+		err = serveWebSocket(ctx, target.addr, opts, maxMsg, tokenSum, reg.CheckPeer, logger)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -194,13 +261,13 @@ func serveStdio(ctx context.Context, opts rpc.Options, maxMsg int64) error {
 	return nil
 }
 
-func serveWebSocket(ctx context.Context, addr netip.AddrPort, opts rpc.Options, maxMsg int64, tokenSum []byte, logger *zap.Logger) error {
+func serveWebSocket(ctx context.Context, addr netip.AddrPort, opts rpc.Options, maxMsg int64, tokenSum []byte, checkPeer func(local, remote net.Addr) error, logger *zap.Logger) error {
 	ln, err := net.Listen("tcp", addr.String())
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("listening on %s: %v", addr, err), 1)
 	}
 	fmt.Fprintf(os.Stdout, "ws://%s\n", ln.Addr())
 	logger.Info("exec-server listening", zap.String("url", "ws://"+ln.Addr().String()))
-	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: maxMsg, TokenSHA256: tokenSum, Logger: logger}
+	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: maxMsg, TokenSHA256: tokenSum, Logger: logger, CheckPeer: checkPeer}
 	return srv.Serve(ctx, ln)
 }

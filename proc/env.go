@@ -25,6 +25,13 @@ var nonInheritable = []string{
 	"CODEX_EXEC_SERVER_EXIT_ON_STDIN_CLOSE",
 }
 
+// serverSecrets are variables of the server's own environment that never
+// reach a child through inheritance, even with ignoreDefaultExcludes: the
+// tokens our binary reads (the exec client's CODEX_*TOKEN* variables), so a
+// server started from a shell that holds one does not hand it to commands
+// (issue 7, escape 8). A client may still set them explicitly.
+var serverSecrets = []string{"CODEX_*TOKEN*"}
+
 var coreNames = []string{"PATH", "SHELL", "TMPDIR", "TEMP", "TMP", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "USER"}
 
 var defaultExcludes = []string{"*KEY*", "*SECRET*", "*TOKEN*"}
@@ -49,6 +56,7 @@ func BuildEnv(base []string, policy *EnvPolicy, overlay map[string]string) []str
 				}
 			}
 		}
+		dropMatching(m, serverSecrets)
 		if !policy.IgnoreDefaultExcludes {
 			dropMatching(m, defaultExcludes)
 		}

@@ -32,6 +32,9 @@ type Config struct {
 	// BaseEnv is the server environment children inherit through envPolicy
 	// (default: os.Environ()).
 	BaseEnv []string
+	// Limits apply to every process's cgroup leaf; zero fields mean no
+	// limit (exec-server's flags set its defaults).
+	Limits Limits
 }
 
 func (c *Config) setDefaults() {
@@ -81,7 +84,7 @@ func NewRegistry(cfg Config, logger *zap.Logger) (*Registry, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	tree, err := NewTreeKiller(logger)
+	tree, err := NewLimitedTreeKiller(logger, cfg.Limits)
 	if err != nil {
 		return nil, err
 	}

@@ -151,7 +151,7 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 
 	slot := cgroupSlot{fd: -1}
 	if tree != nil {
-		if slot, err = tree.prepare(); err != nil {
+		if slot, err = tree.prepare(wrapped != nil); err != nil {
 			log.Warn("no cgroup leaf; process-group kill only", zap.Error(err))
 		} else if slot.fd >= 0 {
 			sys.UseCgroupFD, sys.CgroupFD = true, slot.fd
@@ -160,11 +160,11 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 	if wrapped != nil && wrapped.DenyNamedUnixSends {
 		denyNamedUnixSends(slot, log)
 	}
-	pid, err = forkExec(path, argv, attr, tree)
+	pid, err = forkExec(path, argv, attr, tree, slot.pids)
 	if err != nil && sys.UseCgroupFD && cloneIntoCgroupFailed(err) {
 		log.Warn("CLONE_INTO_CGROUP failed; starting outside the cgroup", zap.Error(err))
 		sys.UseCgroupFD, sys.CgroupFD = false, 0
-		pid, err = forkExec(path, argv, attr, tree)
+		pid, err = forkExec(path, argv, attr, tree, slot.pids)
 		if err == nil {
 			err = tree.join(slot.dir, pid)
 			if err != nil {
@@ -180,17 +180,22 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 		}
 		return 0, -1, "", err
 	}
+	if wrapped != nil {
+		tree.trackSandboxed(pid, slot.dir)
+	}
 	return pid, pidfd, slot.dir, nil
 }
 
-// forkExec runs syscall.ForkExec with the OS thread locked, and in subreaper
-// mode registers the pid before the orphan reaper can look at it.
-func forkExec(path string, argv []string, attr *syscall.ProcAttr, tree *TreeKiller) (int, error) {
+// forkExec runs syscall.ForkExec with the OS thread locked (inside the
+// cgroup v1 pids leaf pidsLeaf, if set), and in subreaper mode registers
+// the pid before the orphan reaper can look at it.
+func forkExec(path string, argv []string, attr *syscall.ProcAttr, tree *TreeKiller, pidsLeaf string) (pid int, err error) {
 	unlock := tree.lockSpawn()
 	defer unlock()
 	runtime.LockOSThread()
-	pid, err := syscall.ForkExec(path, argv, attr)
-	runtime.UnlockOSThread()
+	if tree.forkInV1(pidsLeaf, func() { pid, err = syscall.ForkExec(path, argv, attr) }) {
+		runtime.UnlockOSThread()
+	}
 	if err == nil {
 		tree.track(pid)
 	}

@@ -61,6 +61,7 @@ type TreeKiller struct {
 
 	// cgroup mode, immutable after construction.
 	dir     string        // owned directory <mount><our cgroup>/codex-exec-<pid>
+	lockFD  int           // holds an flock on dir while we live (sweepStaleCgroups); -1: none
 	hasKill bool          // cgroup.kill exists (Linux >= 5.14)
 	seq     atomic.Uint64 // names the leaves
 
@@ -75,6 +76,12 @@ type TreeKiller struct {
 	mu      sync.Mutex          // guards the fields below; in subreaper mode held across every fork
 	tracked map[int]struct{}    // subreaper: unreaped children owned by a Process
 	pending map[string]struct{} // cgroup: leaves still busy after their Process ended
+	sb      sandboxState        // what the peer check knows of sandboxed processes
+
+	// per-process limits (cgroup mode), immutable after construction.
+	limits    []leafLimit // control files written into each leaf
+	v1        *pidsV1     // cgroup v1 pids fallback; nil without
+	limitWarn sync.Once   // logs the first failure to apply a limit
 
 	closeOnce sync.Once
 	closeErr  error
@@ -85,16 +92,23 @@ type TreeKiller struct {
 // never fails because a mode is unavailable; the reason for a fallback is
 // logged at info level. A nil logger means no logging.
 func NewTreeKiller(logger *zap.Logger) (*TreeKiller, error) {
-	return newTreeKiller(logger, true)
+	return newTreeKiller(logger, true, Limits{})
 }
 
-func newTreeKiller(logger *zap.Logger, tryCgroup bool) (*TreeKiller, error) {
+// NewLimitedTreeKiller is NewTreeKiller with per-process limits, applied
+// to each cgroup leaf where the controllers are available (logged once
+// where not). Subreaper mode applies none.
+func NewLimitedTreeKiller(logger *zap.Logger, lim Limits) (*TreeKiller, error) {
+	return newTreeKiller(logger, true, lim)
+}
+
+func newTreeKiller(logger *zap.Logger, tryCgroup bool, lim Limits) (*TreeKiller, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
 	t := &TreeKiller{log: logger}
 	if tryCgroup {
-		err := t.setupCgroup()
+		err := t.setupCgroup(lim)
 		if err == nil {
 			t.mode = modeCgroup
 			logger.Debug("tree killer: cgroup mode", zap.String("dir", t.dir))
@@ -125,7 +139,7 @@ func (t *TreeKiller) Close() error {
 }
 
 // setupCgroup creates the owned directory and checks that leaves work.
-func (t *TreeKiller) setupCgroup() error {
+func (t *TreeKiller) setupCgroup(lim Limits) error {
 	if !kernelAtLeast(5, 7) {
 		return errors.New("CLONE_INTO_CGROUP needs Linux 5.7")
 	}
@@ -143,20 +157,14 @@ func (t *TreeKiller) setupCgroup() error {
 	if err := unix.Access(filepath.Join(base, "cgroup.procs"), unix.W_OK); err != nil {
 		return &os.PathError{Op: "access", Path: filepath.Join(base, "cgroup.procs"), Err: err}
 	}
-	sweepStaleCgroups(base)
-	var dir string
-	for i := 0; ; i++ {
-		dir = filepath.Join(base, "codex-exec-"+strconv.Itoa(os.Getpid()))
-		if i > 0 {
-			dir += "-" + strconv.Itoa(i) // stale directory of a dead server with our pid
-		}
-		err := unix.Mkdir(dir, 0o755)
-		if err == nil {
-			break
-		}
-		if err != unix.EEXIST || i == 9 {
-			return &os.PathError{Op: "mkdir", Path: dir, Err: err}
-		}
+	var mirror string
+	if mnt1, rel1, err := v1Hierarchy("pids"); err == nil {
+		mirror = filepath.Join(mnt1, rel1)
+	}
+	sweepStaleCgroups(base, mirror)
+	dir, lock, err := makeOwnedDir(base)
+	if err != nil {
+		return err
 	}
 	has := func(name string) bool { return unix.Access(filepath.Join(dir, name), unix.F_OK) == nil }
 	t.hasKill = has("cgroup.kill")
@@ -170,20 +178,63 @@ func (t *TreeKiller) setupCgroup() error {
 		err = errors.New("neither cgroup.kill nor cgroup.freeze")
 	}
 	if err != nil {
+		_ = unix.Close(lock)
 		_ = unix.Rmdir(dir)
 		return fmt.Errorf("cgroup leaf in %s: %w", dir, err)
 	}
 	t.dir = dir
+	t.lockFD = lock
 	t.pending = make(map[string]struct{})
+	t.setupLimits(base, lim)
 	return nil
+}
+
+// makeOwnedDir creates base/codex-exec-<pid>[-n] and locks it (the proof
+// of ownership sweepStaleCgroups honours). Another server's sweep may take
+// the directory between our mkdir and our lock; then it is gone or no
+// longer the inode we locked, and the next name is tried.
+func makeOwnedDir(base string) (string, int, error) {
+	for i := 0; i < 10; i++ {
+		dir := filepath.Join(base, "codex-exec-"+strconv.Itoa(os.Getpid()))
+		if i > 0 {
+			dir += "-" + strconv.Itoa(i) // stale directory of a dead server with our pid
+		}
+		if err := unix.Mkdir(dir, 0o755); err != nil {
+			if err == unix.EEXIST {
+				continue
+			}
+			return "", -1, &os.PathError{Op: "mkdir", Path: dir, Err: err}
+		}
+		lock, err := lockDir(dir)
+		if err == unix.ENOENT || err == unix.EWOULDBLOCK {
+			continue // swept, or being swept, by another server
+		}
+		if err != nil {
+			return dir, -1, nil // no flock here: run unproven rather than not at all
+		}
+		var held, now unix.Stat_t
+		if unix.Fstat(lock, &held) == nil && unix.Stat(dir, &now) == nil && held.Ino == now.Ino {
+			return dir, lock, nil
+		}
+		_ = unix.Close(lock)
+	}
+	return "", -1, fmt.Errorf("no cgroup directory of our own under %s", base)
 }
 
 // sweepStaleCgroups removes the cgroup directories of earlier servers that
 // died without cleaning up (SIGKILL, a crash): "codex-exec-<pid>[-n]" under
-// base whose pid no longer runs. Whatever still runs in them was left by
-// that server, so it is killed, as that server would have done; then the
-// leaves and the directory are removed. Failures are ignored (best effort).
-func sweepStaleCgroups(base string) {
+// base whose owner is gone. Whatever still runs in them was left by that
+// server, so it is killed, as that server would have done; then the leaves
+// and the directory are removed, and so is the directory of the same name
+// under each of mirrors (the cgroup v1 pids fallback).
+//
+// Ownership is proven by the flock a live server holds on its own
+// directory (lockDir): the pid in the name means nothing to a server in
+// another PID namespace sharing this cgroup tree. A directory is swept
+// only while we hold its lock, and only if its pid is not alive in our
+// namespace either (a server of an earlier version holds no lock).
+// Failures are ignored (best effort).
+func sweepStaleCgroups(base string, mirrors ...string) {
 	entries, err := os.ReadDir(base)
 	if err != nil {
 		return
@@ -195,29 +246,69 @@ func sweepStaleCgroups(base string) {
 		}
 		pidStr, _, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidStr)
-		if err != nil || pid == os.Getpid() {
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		lock, err := lockDir(dir)
+		if err != nil {
+			continue // its server is alive, maybe in another PID namespace
+		}
+		if pid == os.Getpid() {
+			_ = unix.Close(lock)
 			continue
 		}
 		if err := unix.Kill(pid, 0); err == nil || err == unix.EPERM {
-			continue // its server is alive
+			_ = unix.Close(lock)
+			continue // alive here: a server without the lock, or a reused pid
 		}
-		dir := filepath.Join(base, e.Name())
 		_ = writeFile(filepath.Join(dir, "cgroup.kill"), "1")
-		leaves, _ := os.ReadDir(dir)
-		for _, l := range leaves {
-			if l.IsDir() {
-				_ = rmdirRetry(filepath.Join(dir, l.Name()), 200*time.Millisecond)
+		for _, d := range append([]string{dir}, mirrorDirs(mirrors, e.Name())...) {
+			leaves, _ := os.ReadDir(d)
+			for _, l := range leaves {
+				if l.IsDir() {
+					_ = rmdirRetry(filepath.Join(d, l.Name()), 200*time.Millisecond)
+				}
 			}
+			_ = rmdirRetry(d, 200*time.Millisecond)
 		}
-		_ = rmdirRetry(dir, 200*time.Millisecond)
+		_ = unix.Close(lock)
 	}
 }
 
-// cgroupSlot is a leaf prepared for one spawn: its path and an O_RDONLY fd
-// for CLONE_INTO_CGROUP (-1 without a leaf).
+func mirrorDirs(mirrors []string, name string) []string {
+	var out []string
+	for _, m := range mirrors {
+		if m != "" {
+			out = append(out, filepath.Join(m, name))
+		}
+	}
+	return out
+}
+
+// lockDir opens dir and takes an exclusive flock on it without waiting; a
+// lock held by a live server fails with EWOULDBLOCK. The kernel drops the
+// lock when its holder dies, whatever the PID namespace. The returned fd
+// (close-on-exec) holds the lock until closed.
+func lockDir(dir string) (int, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// cgroupSlot is a leaf prepared for one spawn: its path, an O_RDONLY fd
+// for CLONE_INTO_CGROUP (-1 without a leaf) and the paired cgroup v1 pids
+// leaf ("" without).
 type cgroupSlot struct {
-	dir string
-	fd  int
+	dir  string
+	fd   int
+	pids string
 }
 
 // closeFD closes the leaf fd once the child was cloned into it.
@@ -227,9 +318,10 @@ func (s cgroupSlot) closeFD() {
 	}
 }
 
-// prepare creates the cgroup leaf for the next spawn. Outside cgroup mode
-// it returns an empty slot.
-func (t *TreeKiller) prepare() (cgroupSlot, error) {
+// prepare creates the cgroup leaf for the next spawn, and records it as a
+// sandboxed process's leaf if sandboxed is set. Outside cgroup mode it
+// returns an empty slot.
+func (t *TreeKiller) prepare(sandboxed bool) (cgroupSlot, error) {
 	slot := cgroupSlot{fd: -1}
 	if t.mode != modeCgroup {
 		return slot, nil
@@ -239,12 +331,20 @@ func (t *TreeKiller) prepare() (cgroupSlot, error) {
 	if err := unix.Mkdir(dir, 0o755); err != nil {
 		return slot, &os.PathError{Op: "mkdir", Path: dir, Err: err}
 	}
+	t.applyLimits(dir)
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		_ = unix.Rmdir(dir)
 		return slot, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	return cgroupSlot{dir: dir, fd: fd}, nil
+	if sandboxed {
+		if err := t.noteSandboxedLeaf(dir, fd); err != nil {
+			_ = unix.Close(fd)
+			_ = unix.Rmdir(dir)
+			return slot, err
+		}
+	}
+	return cgroupSlot{dir: dir, fd: fd, pids: t.prepareV1(dir)}, nil
 }
 
 // join moves pid into the leaf dir, for kernels that refused
@@ -324,6 +424,8 @@ func (t *TreeKiller) release(leaf string, wait bool) {
 	defer t.mu.Unlock()
 	if err == nil {
 		delete(t.pending, leaf)
+		t.forgetLeaf(leaf)
+		t.releaseV1(leaf)
 		return
 	}
 	if err != unix.EBUSY {
@@ -339,6 +441,8 @@ func (t *TreeKiller) sweep() {
 	for leaf := range t.pending {
 		if err := unix.Rmdir(leaf); err == nil || err == unix.ENOENT {
 			delete(t.pending, leaf)
+			t.forgetLeaf(leaf)
+			t.releaseV1(leaf)
 		}
 	}
 }
@@ -371,6 +475,12 @@ func (t *TreeKiller) closeCgroup() error {
 	}
 	if err := rmdirRetry(t.dir, releaseWait); err != nil {
 		errs = append(errs, &os.PathError{Op: "rmdir", Path: t.dir, Err: err})
+	}
+	if err := t.closeV1(); err != nil {
+		errs = append(errs, err)
+	}
+	if t.lockFD >= 0 {
+		_ = unix.Close(t.lockFD)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("proc: close tree killer: %w", err)
@@ -540,6 +650,9 @@ func (t *TreeKiller) track(pid int) {
 
 // untrack forgets a reaped child; its orphans are now the reaper's.
 func (t *TreeKiller) untrack(pid int) {
+	t.mu.Lock()
+	t.untrackSandboxed(pid)
+	t.mu.Unlock()
 	if t.mode != modeSubreaper {
 		return
 	}

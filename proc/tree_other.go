@@ -26,3 +26,14 @@ func (t *TreeKiller) Close() error { return nil }
 
 func (t *TreeKiller) untrack(int)          {}
 func (t *TreeKiller) release(string, bool) {}
+
+// NewLimitedTreeKiller returns an error matching errors.ErrUnsupported
+// outside Linux.
+func NewLimitedTreeKiller(logger *zap.Logger, _ Limits) (*TreeKiller, error) {
+	return NewTreeKiller(logger)
+}
+
+// PhysicalMemory is unknown outside Linux.
+func PhysicalMemory() (int64, error) {
+	return 0, fmt.Errorf("proc: physical memory: %w", errors.ErrUnsupported)
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,11 @@ type WebSocketServer struct {
 	PingInterval time.Duration
 	// Logger receives server logs; nil means none.
 	Logger *zap.Logger
+	// CheckPeer, when set, is asked about every upgrade request with the
+	// connection's local and remote TCP addresses; an error refuses the
+	// upgrade with 403 and is logged as the reason (the server uses it to
+	// keep its own sandboxed children out).
+	CheckPeer func(local, remote net.Addr) error
 
 	mu     sync.Mutex
 	conns  map[*Conn]struct{} // guarded by mu
@@ -89,6 +95,9 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plainError(w, http.StatusBadRequest, "Connection header did not include 'upgrade'")
 		return
 	}
+	if !s.peerAllowed(w, r) {
+		return
+	}
 	if msg, ok := s.authorize(r); !ok {
 		plainError(w, http.StatusUnauthorized, msg)
 		return
@@ -126,6 +135,24 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.keepAlive(c, wc)
 	c.Wait()
 	s.Logger.Debug("connection closed", zap.String("peer", r.RemoteAddr))
+}
+
+// peerAllowed runs CheckPeer and answers 403 if it refuses the peer.
+func (s *WebSocketServer) peerAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if s.CheckPeer == nil {
+		return true
+	}
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	var remote net.Addr
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		remote = net.TCPAddrFromAddrPort(ap)
+	}
+	if err := s.CheckPeer(local, remote); err != nil {
+		s.Logger.Warn("refused websocket peer", zap.String("peer", r.RemoteAddr), zap.Error(err))
+		plainError(w, http.StatusForbidden, "connection refused for this peer")
+		return false
+	}
+	return true
 }
 
 func (s *WebSocketServer) connOptions(peer string) Options {

@@ -29,6 +29,9 @@ type Context struct {
 	// Euid is the server's effective uid; a user namespace is added to
 	// the plan when it is not 0.
 	Euid int
+	// Secrets are the server's own files (MaskSecrets) that a restricted
+	// file system always denies.
+	Secrets []string
 }
 
 // NewContext builds the context of sandbox.md §3.1 for a wire sandbox
@@ -38,7 +41,7 @@ type Context struct {
 // home is userHomeDir, else the server's. tmpDir is the command's $TMPDIR.
 // Self and Euid come from this process.
 func NewContext(s *Sandbox, commandCwd, tmpDir string) Context {
-	ctx := Context{CommandCwd: commandCwd, TmpDir: tmpDir, Self: SelfPath(), Euid: os.Geteuid()}
+	ctx := Context{CommandCwd: commandCwd, TmpDir: tmpDir, Self: SelfPath(), Euid: os.Geteuid(), Secrets: maskedSecrets()}
 	if s == nil {
 		s = &Sandbox{}
 	}

@@ -61,7 +61,7 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 			return Plan{}, &SymlinkCrossingError{Deny: true, Path: g, Symlink: s}
 		}
 	}
-	plan.DenyPaths = dedup(append(deny, globbed...))
+	plan.DenyPaths = dedup(append(append(deny, globbed...), existing(ctx.Secrets)...))
 	sortByDepth(plan.DenyPaths)
 	plan.ProtectedCreate = r.protect
 	sortByDepth(plan.ProtectedCreate)

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package proc
+
+import "net"
+
+// CheckPeer allows every peer outside Linux, where processes are not
+// sandboxed.
+func (r *Registry) CheckPeer(local, remote net.Addr) error { return nil }

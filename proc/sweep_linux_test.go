@@ -1,0 +1,122 @@
+//go:build linux
+
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// staleServerDir makes base/name with one leaf holding a `sleep` child,
+// as a server would have left it, and returns the child.
+func staleServerDir(t *testing.T, base, name string) *exec.Cmd {
+	t.Helper()
+	dir := filepath.Join(base, name)
+	leaf := filepath.Join(dir, "1")
+	for _, d := range []string{dir, leaf} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = writeFile(filepath.Join(dir, "cgroup.kill"), "1")
+		_ = rmdirRetry(leaf, time.Second)
+		_ = rmdirRetry(dir, time.Second)
+	})
+	fd, err := unix.Open(leaf, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	cmd := exec.Command("/bin/sleep", "1000")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	if err := cmd.Start(); err != nil {
+		t.Skipf("cannot start into a cgroup: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd
+}
+
+// exitedWithin reports whether cmd exits within d (and reaps it).
+func exitedWithin(cmd *exec.Cmd, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+		return false
+	}
+}
+
+// The start-up sweep must not take a live server's directory for a dead
+// one because its pid means nothing in our PID namespace: ownership is the
+// flock a live server holds on its own directory.
+func TestSweepSparesLockedDirectory(t *testing.T) {
+	if !kernelAtLeast(5, 14) {
+		t.Skip("needs cgroup.kill (Linux 5.14)")
+	}
+	mnt, err := cgroup2Mount()
+	if err != nil {
+		t.Skip(err)
+	}
+	rel, err := selfCgroup()
+	if err != nil {
+		t.Skip(err)
+	}
+	base := filepath.Join(mnt, rel, "codex-sweep-test-"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(base, 0o755); err != nil {
+		t.Skipf("no writable cgroup v2: %v", err)
+	}
+	t.Cleanup(func() { _ = rmdirRetry(base, time.Second) })
+
+	// A pid that is dead in our namespace.
+	gone := exec.Command("/bin/true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadPid := strconv.Itoa(gone.Process.Pid)
+
+	dead := staleServerDir(t, base, "codex-exec-"+deadPid)
+	foreign := staleServerDir(t, base, "codex-exec-"+deadPid+"-1")
+	// The foreign server is alive (in another PID namespace): it holds
+	// the lock on its directory.
+	lock, err := unix.Open(filepath.Join(base, "codex-exec-"+deadPid+"-1"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(lock)
+	if err := unix.Flock(lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+
+	sweepStaleCgroups(base)
+	if !exitedWithin(dead, 5*time.Second) {
+		t.Error("the dead server's process survived the sweep")
+	}
+	if _, err := os.Stat(filepath.Join(base, "codex-exec-"+deadPid)); !os.IsNotExist(err) {
+		t.Errorf("the dead server's directory survived the sweep: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "codex-exec-"+deadPid+"-1")); err != nil {
+		t.Errorf("the live foreign server's directory was swept: %v", err)
+	}
+	if st, err := readStat(foreign.Process.Pid); err != nil || st.state == 'Z' {
+		t.Errorf("the live foreign server's process was killed: %v %c", err, st.state)
+	}
+
+	// Once that server is gone (its lock released), the next sweep takes it.
+	_ = unix.Close(lock)
+	sweepStaleCgroups(base)
+	if !exitedWithin(foreign, 5*time.Second) {
+		t.Error("the foreign server's process survived its server")
+	}
+}

@@ -60,6 +60,11 @@ func TestEscapeKeyring(t *testing.T) {
 					t.Errorf("%s: want EPERM; probe said:\n%s", op, out)
 				}
 			}
+			// Not even the description of a host key shows through /proc.
+			out, _ = sandboxCLI(t, dir, append([]string{"--profile-json", c.profile, "--"}, "/bin/sh", "-c", "cat /proc/keys /proc/key-users 2>&1; true")...)
+			if strings.Contains(out, desc) {
+				t.Errorf("/proc/keys shows the host key %s:\n%s", desc, out)
+			}
 		})
 	}
 }

@@ -28,6 +28,38 @@ func mountProc() {
 	_ = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 }
 
+// hiddenProcFiles list the host's kernel keys by description (keys of the
+// server's uid, whatever the keyring syscalls that seccomp denies).
+var hiddenProcFiles = [...]string{"/proc/keys", "/proc/key-users"}
+
+// maskProcFiles covers hiddenProcFiles, in whichever /proc the command
+// sees, with the empty mode-000 file of the deny masks. A /proc without
+// them (an older kernel, no CONFIG_KEYS) needs nothing.
+func maskProcFiles() error {
+	var empty = -1
+	defer func() {
+		if empty >= 0 {
+			unix.Close(empty)
+		}
+	}()
+	for _, f := range hiddenProcFiles {
+		var st unix.Stat_t
+		if unix.Lstat(f, &st) != nil {
+			continue
+		}
+		if empty < 0 {
+			var err error
+			if empty, err = emptyFileMount(); err != nil {
+				return err
+			}
+		}
+		if err := attachFileMask(empty, f); err != nil {
+			return mountErr("mask", f, err)
+		}
+	}
+	return nil
+}
+
 // setupDev replaces /dev with a minimal read-only tmpfs (step 8): the
 // nodes of devNodes, a devpts instance of the command's own with ptmx, a
 // private /dev/shm (or the host's, when it is a writable root) and the

@@ -55,6 +55,9 @@ func setupMounts(p *Plan) (shadowed map[string]bool, err error) {
 	if p.NewPIDNS {
 		mountProc() // best effort, as Codex does
 	}
+	if err := maskProcFiles(); err != nil {
+		return nil, err
+	}
 	return shadowed, setupDev(p)
 }
 

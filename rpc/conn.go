@@ -311,6 +311,9 @@ func (c *Conn) Respond(id ID, result any, err error) error {
 		}
 		c.mu.Unlock()
 	}()
+	if sr, ok := result.(StreamedResult); ok && err == nil {
+		return c.respondStream(id, sr) // see frame_stream.go
+	}
 	var frame []byte
 	if err != nil {
 		frame = c.errorFrame(id, ToWire(err))

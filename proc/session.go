@@ -27,6 +27,7 @@ type Session struct {
 	cancel context.CancelFunc
 
 	attached atomic.Pointer[rpc.Conn] // the connection notifications go to
+	credit   *OutputCredit            // bounds the output in flight to it
 
 	mu    sync.Mutex
 	procs map[string]*entry // guarded by mu
@@ -198,6 +199,17 @@ func (e *entry) watch(p *Process) {
 	}
 	p.Close()
 	e.sweepProtected()
+	s.mu.Lock()
+	ended := s.ended
+	s.mu.Unlock()
+	if ended {
+		// Killed at expiry or shutdown, or at the drop with --session-ttl
+		// 0: nobody can resume the session to read this process, so keeping
+		// it (and the session with it) for ExitedRetention only holds
+		// memory: about 7 KB per connect → start → drop cycle.
+		s.remove(e)
+		return
+	}
 	time.AfterFunc(s.reg.cfg.ExitedRetention, func() { s.remove(e) })
 }
 

@@ -108,7 +108,7 @@ func Start(spec Spec, out OutputFunc, opts Options) (*Process, error) {
 	p.wg.Add(1 + len(st.outputs))
 	go p.waitLoop(pidfd)
 	for i, f := range st.outputs {
-		go p.readLoop(st.streams[i], f, out)
+		go p.readLoop(st.streams[i], f, out, opts.Credit)
 	}
 	return p, nil
 }
@@ -352,8 +352,12 @@ func cloexecInherited() error {
 }
 
 // readLoop copies one output stream to out until EOF or until the file is
-// closed. The 64 KiB buffer comes from readBufs only while data is ready.
-func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc) {
+// closed. The read buffer comes from readBufs only while data is ready.
+// With a credit, the loop first waits for the stream to become readable
+// holding nothing, then takes a credit, reads and hands the chunk to out,
+// and gives the credit back: a consumer that stalls holds at most the
+// credit's chunks, not one per process.
+func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputCredit) {
 	defer p.wg.Done()
 	defer p.streamDone()
 	rc, err := f.SyscallConn()
@@ -368,6 +372,12 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc) {
 			n    int
 			rerr error
 		)
+		if credit != nil {
+			if err := rc.Read(readable); err != nil {
+				return // closed by forceClose or Close
+			}
+			credit.acquire()
+		}
 		err := rc.Read(func(fd uintptr) bool {
 			bp = readBufs.Get().(*[]byte)
 			for {
@@ -393,9 +403,11 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc) {
 			return true
 		})
 		if err != nil { // closed by forceClose or Close
+			credit.release()
 			return
 		}
 		if rerr != nil || n <= 0 {
+			credit.release()
 			readBufs.Put(bp)
 			// EIO from a PTY master means every slave fd is closed: EOF.
 			if rerr != nil && !(s == StreamPTY && rerr == unix.EIO) {
@@ -408,10 +420,20 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc) {
 		// nothing per read.
 		out(s, (*bp)[:n])
 		readBufs.Put(bp)
+		credit.release()
 	}
 	if s != StreamPTY { // the PTY master is also the stdin writer's; Close closes it
 		_ = closeFile(f)
 	}
+}
+
+// readable is a raw-read callback that reports whether fd has data (or an
+// end) to read, without reading it; false parks the caller in the
+// netpoller until the fd becomes readable.
+func readable(fd uintptr) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err != nil || n > 0
 }
 
 // waitLoop waits for the child to exit and reaps it. The pidfd is polled

@@ -40,7 +40,10 @@ type Metrics struct {
 	SandboxSpawn   *Latency       `json:"sandboxed_spawn_latency,omitempty"` // #11 workspace-write, tty:false
 	SandboxClosed  *Latency       `json:"sandboxed_completion_latency,omitempty"`
 	SandboxWrite   *Latency       `json:"sandboxed_fs_write_latency,omitempty"`
-	ExecRun        *Latency       `json:"exec_run_true,omitempty"` // `codex exec run -- /bin/true` wall time (ours only)
+	ExecRun        *Latency       `json:"exec_run_true,omitempty"`   // `codex exec run -- /bin/true` wall time (ours only)
+	StallMany      *StallMany     `json:"stall_many,omitempty"`      // robustness: 50 writers, stalled client
+	ReadFileMem    *ReadFileMem   `json:"readfile_memory,omitempty"` // robustness: 200 MiB fs/readFile
+	Cycles         *Cycles        `json:"connect_cycles,omitempty"`  // robustness: connect → start → drop (ours only)
 }
 
 // Checks are the correctness observations made on every run (§3, end).

@@ -36,7 +36,7 @@ import (
 //   - The same in-place path is taken when the directory refuses the
 //     temporary file (EACCES, EPERM, EROFS: e.g. a writable file bound into
 //     a read-only directory by a sandbox), when the name is a mount point
-//     (rename gives EBUSY), or when the old owner cannot be given to the
+//     or may not be replaced (rename gives EBUSY, EACCES, EPERM), or when the old owner cannot be given to the
 //     temporary file (chown EPERM).
 //   - A FIFO, device or socket is opened and written in place, as before:
 //     renaming over /dev/null would be a disaster.
@@ -227,7 +227,9 @@ func writeViaTemp(t *target, st fileStat, exists bool, o replaceOpts, fill func(
 		return pathError("write", t.path, unwrapPathErr(err))
 	}
 	err = unix.Renameat(t.dirfd, tmp, t.dirfd, t.name)
-	if errors.Is(err, unix.EBUSY) || errors.Is(err, unix.EXDEV) {
+	if errors.Is(err, unix.EBUSY) || errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		// A mount point, or a policy (Landlock) that lets the file be
+		// written but not its name be replaced.
 		_ = unix.Unlinkat(t.dirfd, tmp, 0)
 		done = true
 		return errUseInPlace

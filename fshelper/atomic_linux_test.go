@@ -238,3 +238,25 @@ func TestCopyGivesSourceModeKeepsOwner(t *testing.T) {
 		t.Fatalf("directory: %v", n)
 	}
 }
+
+// TestWriteFileOntoMountPoint: a file that is a mount point (as a sandbox
+// binds files) cannot be renamed over; it is written in place instead.
+func TestWriteFileOntoMountPoint(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("bind mounts need root")
+	}
+	dir := tempDir(t)
+	path := filepath.Join(dir, "bound.txt")
+	writeFile(t, path, "old")
+	if err := unix.Mount(path, path, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind-mount: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(path, unix.MNT_DETACH) })
+	if err := fshelper.WriteFile(path, []byte("new"), fshelper.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	assertContent(t, path, []byte("new"))
+	if n := names(t, dir); len(n) != 1 {
+		t.Fatalf("directory: %v", n)
+	}
+}

@@ -31,6 +31,16 @@ func (c *OutputCredit) acquire() {
 	}
 }
 
+// tryAcquire takes a credit if one is free.
+func (c *OutputCredit) tryAcquire() bool {
+	select {
+	case c.sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 // release gives a credit back.
 func (c *OutputCredit) release() {
 	if c != nil {

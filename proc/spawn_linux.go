@@ -353,10 +353,10 @@ func cloexecInherited() error {
 
 // readLoop copies one output stream to out until EOF or until the file is
 // closed. The read buffer comes from readBufs only while data is ready.
-// With a credit, the loop first waits for the stream to become readable
-// holding nothing, then takes a credit, reads and hands the chunk to out,
-// and gives the credit back: a consumer that stalls holds at most the
-// credit's chunks, not one per process.
+// With a credit, a reader takes one when its stream is readable, before it
+// reads, and gives it back once out returned or when it parks: a consumer
+// that stalls holds at most the credit's chunks, not one per process, and
+// the other readers wait holding neither a buffer nor a credit.
 func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputCredit) {
 	defer p.wg.Done()
 	defer p.streamDone()
@@ -366,19 +366,24 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputC
 		return
 	}
 	grown := false
+	held := false // this reader holds a credit
 	for {
 		var (
-			bp   *[]byte
-			n    int
-			rerr error
+			bp       *[]byte
+			n        int
+			rerr     error
+			waitCred bool
 		)
-		if credit != nil {
-			if err := rc.Read(readable); err != nil {
-				return // closed by forceClose or Close
-			}
-			credit.acquire()
-		}
 		err := rc.Read(func(fd uintptr) bool {
+			// A credit is needed before the read; without one free, go
+			// back and wait for it outside the poller, holding nothing.
+			if credit != nil && !held {
+				if !credit.tryAcquire() {
+					waitCred = true
+					return true
+				}
+				held = true
+			}
 			bp = readBufs.Get().(*[]byte)
 			for {
 				n, rerr = unix.Read(int(fd), *bp)
@@ -389,6 +394,12 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputC
 			if rerr == unix.EAGAIN {
 				readBufs.Put(bp)
 				bp = nil
+				if held {
+					// Park without a credit either: an idle stream must not
+					// hold one.
+					credit.release()
+					held = false
+				}
 				return false // park in the netpoller without a buffer
 			}
 			if s == StreamPTY && rerr == nil && n > 0 {
@@ -402,12 +413,23 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputC
 			}
 			return true
 		})
+		if err == nil && waitCred {
+			credit.acquire()
+			held = true
+			continue
+		}
+		release := func() {
+			if held {
+				credit.release()
+				held = false
+			}
+		}
 		if err != nil { // closed by forceClose or Close
-			credit.release()
+			release()
 			return
 		}
 		if rerr != nil || n <= 0 {
-			credit.release()
+			release()
 			readBufs.Put(bp)
 			// EIO from a PTY master means every slave fd is closed: EOF.
 			if rerr != nil && !(s == StreamPTY && rerr == unix.EIO) {
@@ -420,20 +442,11 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputC
 		// nothing per read.
 		out(s, (*bp)[:n])
 		readBufs.Put(bp)
-		credit.release()
+		release()
 	}
 	if s != StreamPTY { // the PTY master is also the stdin writer's; Close closes it
 		_ = closeFile(f)
 	}
-}
-
-// readable is a raw-read callback that reports whether fd has data (or an
-// end) to read, without reading it; false parks the caller in the
-// netpoller until the fd becomes readable.
-func readable(fd uintptr) bool {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err != nil || n > 0
 }
 
 // waitLoop waits for the child to exit and reaps it. The pidfd is polled

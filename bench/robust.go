@@ -39,6 +39,7 @@ type StallMany struct {
 // reset before the call) above its RSS before the call.
 type ReadFileMem struct {
 	SizeMiB      int64   `json:"file_mib"`
+	Sandboxed    bool    `json:"sandboxed"` // through the sandboxed fs helper
 	BaseRSSKiB   int64   `json:"base_rss_kib"`
 	PeakGrowthKB int64   `json:"peak_rss_growth_kib"`
 	Ratio        float64 `json:"growth_over_file_size"`
@@ -80,14 +81,27 @@ func (b *Bench) runRobust(ctx context.Context) {
 		}
 		t.Res.Metrics.StallMany = sm
 	}
+	home, _ := os.UserHomeDir()
 	for _, t := range b.targets() {
 		logf("fs/readFile memory: %s, %d MiB", t.Role, fileSize>>20)
-		rf, err := readFileMemRun(ctx, t, b.scratch, fileSize)
+		rf, err := readFileMemRun(ctx, t, b.scratch, fileSize, nil)
 		if err != nil {
 			rf.Error = err.Error()
 			t.setError("readfile_memory", err)
 		}
 		t.Res.Metrics.ReadFileMem = rf
+		ws := filepath.Join(b.scratch, t.Role+"-readfile-ws")
+		if err := os.MkdirAll(ws, 0o755); err != nil {
+			t.setError("readfile_memory_sandboxed", err)
+			continue
+		}
+		logf("fs/readFile memory, sandboxed: %s, %d MiB", t.Role, fileSize>>20)
+		rf, err = readFileMemRun(ctx, t, ws, fileSize, workspaceSandbox(ws, home, true))
+		if err != nil {
+			rf.Error = err.Error()
+			t.setError("readfile_memory_sandboxed", err)
+		}
+		t.Res.Metrics.ReadFileMemSandboxed = rf
 	}
 	logf("connect/start/drop cycles: ours, %d", cycles)
 	cy, err := b.cyclesRun(ctx, cycles)
@@ -175,8 +189,8 @@ func stallManyRun(ctx context.Context, t *Target, k int, size int64, stall time.
 // readFileMemRun writes a file of size bytes under dir, resets the server's
 // peak RSS (clear_refs 5), reads the file with fs/readFile and reports the
 // peak growth.
-func readFileMemRun(ctx context.Context, t *Target, dir string, size int64) (*ReadFileMem, error) {
-	rf := &ReadFileMem{SizeMiB: size >> 20}
+func readFileMemRun(ctx context.Context, t *Target, dir string, size int64, sb *SandboxObject) (*ReadFileMem, error) {
+	rf := &ReadFileMem{SizeMiB: size >> 20, Sandboxed: sb != nil}
 	path := filepath.Join(dir, "readfile.bin")
 	if err := writePattern(path, size); err != nil {
 		return rf, err
@@ -197,7 +211,11 @@ func readFileMemRun(ctx context.Context, t *Target, dir string, size int64) (*Re
 	rf.BaseRSSKiB = base.RSSKiB
 	cctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 	defer cancel()
-	r, err := c.Call(cctx, "fs/readFile", map[string]any{"path": "file://" + path})
+	params := map[string]any{"path": "file://" + path}
+	if sb != nil {
+		params["sandbox"] = sb
+	}
+	r, err := c.Call(cctx, "fs/readFile", params)
 	if err != nil {
 		return rf, err
 	}
@@ -382,6 +400,7 @@ func robustRows(o, r Metrics) []Row {
 		newRow("R1 50 × 100 MiB, client stalled 10 s: max server RSS growth", "KiB", "lower", stall(o.StallMany, false), stall(r.StallMany, false), nil, nil, nil, nil),
 		newRow("R1 the same while draining: max server RSS growth", "KiB", "lower", stall(o.StallMany, true), stall(r.StallMany, true), nil, nil, nil, nil),
 		newRow("R2 fs/readFile 200 MiB: peak RSS growth / file size", "ratio", "lower", rf(o.ReadFileMem), rf(r.ReadFileMem), nil, nil, nil, nil),
+		newRow("R2 the same, sandboxed (fs helper)", "ratio", "lower", rf(o.ReadFileMemSandboxed), rf(r.ReadFileMemSandboxed), nil, nil, nil, nil),
 	}
 	if c := o.Cycles; c != nil && c.Error == "" {
 		rows = append(rows, newRow(fmt.Sprintf("R3 heap in use after %d connect/start/drop cycles − before (after GC)", c.N), "KiB", "lower", fp(float64(c.HeapAfterKiB-c.HeapBeforeKiB)), nil, nil, nil, nil, nil))

@@ -60,3 +60,29 @@ func TestWriteFileOnFullFilesystem(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxedReadFileLarge reads a 5 MiB file through the sandboxed fs
+// helper, whose response is forwarded in pieces, and a missing one.
+func TestSandboxedReadFileLarge(t *testing.T) {
+	s := startServer(t)
+	c := dial(t, s.URL, nil)
+	c.handshake()
+	root := t.TempDir()
+	data := make([]byte, 5<<20+3)
+	for i := range data {
+		data[i] = byte(i*131 + i>>9)
+	}
+	path := filepath.Join(root, "big.bin")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb := workspaceSandbox(root, "restricted")
+	var res struct {
+		DataBase64 string `json:"dataBase64"`
+	}
+	c.ok("fs/readFile", map[string]any{"path": "file://" + path, "sandbox": sb}, &res)
+	if got, err := base64.StdEncoding.DecodeString(res.DataBase64); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("sandboxed read: %d bytes, err %v", len(got), err)
+	}
+	c.fail("fs/readFile", map[string]any{"path": "file://" + filepath.Join(root, "missing"), "sandbox": sb}, -32004, "No such file or directory (os error 2)")
+}

@@ -56,7 +56,13 @@ func (s *Session) kill() {
 	s.mu.Lock()
 	s.ended = true
 	entries := make([]*entry, 0, len(s.procs))
-	for _, e := range s.procs {
+	for id, e := range s.procs {
+		if e.retain != nil {
+			// Closed and kept only for reads, which can no longer come.
+			e.retain.Stop()
+			delete(s.procs, id)
+			continue
+		}
 		entries = append(entries, e)
 	}
 	s.mu.Unlock()
@@ -111,6 +117,7 @@ type entry struct {
 	// killed first.
 	protected []string
 
+	retain     *time.Timer                // guarded by sess.mu: removes the closed entry after ExitedRetention
 	killOnce   sync.Once                  // a tree is SIGKILLed at most once
 	graceTimer atomic.Pointer[time.Timer] // pending SIGKILL of a graceful terminate
 }
@@ -200,17 +207,18 @@ func (e *entry) watch(p *Process) {
 	p.Close()
 	e.sweepProtected()
 	s.mu.Lock()
-	ended := s.ended
-	s.mu.Unlock()
-	if ended {
-		// Killed at expiry or shutdown, or at the drop with --session-ttl
-		// 0: nobody can resume the session to read this process, so keeping
-		// it (and the session with it) for ExitedRetention only holds
-		// memory: about 7 KB per connect → start → drop cycle.
-		s.remove(e)
+	if !s.ended {
+		e.retain = time.AfterFunc(s.reg.cfg.ExitedRetention, func() { s.remove(e) })
+		s.mu.Unlock()
 		return
 	}
-	time.AfterFunc(s.reg.cfg.ExitedRetention, func() { s.remove(e) })
+	s.mu.Unlock()
+	// Killed at expiry or shutdown, or at the drop with --session-ttl 0:
+	// nobody can resume the session to read this process, so keeping it
+	// (and the session with it) for ExitedRetention only holds memory:
+	// about 7 KB per connect → start → drop cycle. kill drops the entries
+	// closed before.
+	s.remove(e)
 }
 
 // kill ends the process tree. graceful sends SIGTERM to the group first and

@@ -50,6 +50,7 @@ child process tree and exit 0.`,
 			&cli.StringFlag{Name: "ws-auth", Usage: "WebSocket authentication `MODE`: capability-token (needs --ws-token-file or --ws-token-sha256)"},
 			&cli.StringFlag{Name: "ws-token-file", Usage: "`FILE` holding the bearer token (surrounding whitespace trimmed)"},
 			&cli.StringFlag{Name: "ws-token-sha256", Usage: "SHA-256 `HEX` of the bearer token"},
+			pprofFlag,
 		},
 		Action: runExecServer,
 	}
@@ -237,6 +238,11 @@ func runExecServer(c *cli.Context) error {
 	opts := rpc.Options{Bind: binder.Bind, Logger: logger, Concurrency: c.Int("concurrent-requests")}
 
 	ctx := c.Context
+	stopPprof, err := startPprof(ctx, c.String(pprofFlag.Name), logger)
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	defer stopPprof()
 	if target.stdio {
 		err = serveStdio(ctx, opts, maxMsg)
 	} else {

@@ -249,7 +249,7 @@ func buildRows(cfg Config, b *Bench) []Row {
 		latRow("#11 sandboxed fs/writeFile p50", o.SandboxWrite, r.SandboxWrite, nil),
 		latRow("#12 codex exec run -- /bin/true p50", o.ExecRun, nil, f.ExecRunRaw),
 	)
-	return rows
+	return append(rows, robustRows(*o, *r)...)
 }
 
 func pass(v bool) *bool { return &v }
@@ -324,6 +324,7 @@ func evalTargets(rows []Row, b *Bench) []TargetCheck {
 		sc.Pass = pass(s.Pass && s.Error == "")
 	}
 	t = append(t, sc)
+	t = append(t, robustTargets(o)...)
 	for _, tl := range []struct {
 		name string
 		v    *Tail

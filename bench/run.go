@@ -108,6 +108,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"concurrency", b.runConcurrency},
 		{"tail", b.runTail},
 		{"slow", b.runSlow},
+		{"robust", b.runRobust},
 	}
 	for _, s := range steps {
 		if ctx.Err() != nil {

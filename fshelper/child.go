@@ -52,7 +52,14 @@ func serveHelper(in io.Reader, out io.Writer) int {
 		fmt.Fprintf(os.Stderr, "fs helper: decoding the request: %v\n", err)
 		return 1
 	}
-	resp := runHelperRequest(req)
+	resp, streamed := runHelperRequest(req)
+	if streamed != nil {
+		if err := writeStreamedOK(out, req.Operation, streamed); err != nil {
+			fmt.Fprintf(os.Stderr, "fs helper: writing the response: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	b, _ := json.Marshal(resp)
 	if _, err := out.Write(append(b, '\n')); err != nil {
 		fmt.Fprintf(os.Stderr, "fs helper: writing the response: %v\n", err)
@@ -62,22 +69,27 @@ func serveHelper(in io.Reader, out io.Writer) int {
 }
 
 // runHelperRequest performs the operation directly: the helper is already
-// inside the sandbox, so the request's sandbox member is ignored.
-func runHelperRequest(req helperRequest) helperResponse {
+// inside the sandbox, so the request's sandbox member is ignored. A result
+// to be streamed (fs/readFile) comes back as streamed instead of in the
+// response.
+func runHelperRequest(req helperRequest) (resp helperResponse, streamed rpc.StreamedResult) {
 	h, ok := directHandlers()[req.Operation]
 	if !ok {
-		return errorResponse(rpc.Errorf(rpc.CodeMethodNotFound, "unknown fs helper operation %s", req.Operation))
+		return errorResponse(rpc.Errorf(rpc.CodeMethodNotFound, "unknown fs helper operation %s", req.Operation)), nil
 	}
 	res, err := h(context.Background(), &rpc.Request{Method: req.Operation, Params: req.Params})
 	if err != nil {
-		return errorResponse(rpc.ToWire(err))
+		return errorResponse(rpc.ToWire(err)), nil
+	}
+	if sr, ok := res.(rpc.StreamedResult); ok {
+		return helperResponse{}, sr
 	}
 	raw, err := json.Marshal(res)
 	if err != nil {
-		return errorResponse(rpc.Errorf(rpc.CodeInternalError, "failed to encode or decode fs sandbox helper message: %v", err))
+		return errorResponse(rpc.Errorf(rpc.CodeInternalError, "failed to encode or decode fs sandbox helper message: %v", err)), nil
 	}
 	payload, _ := json.Marshal(helperOK{Operation: req.Operation, Response: raw})
-	return helperResponse{Status: "ok", Payload: payload}
+	return helperResponse{Status: "ok", Payload: payload}, nil
 }
 
 func errorResponse(e *rpc.Error) helperResponse {

@@ -15,8 +15,10 @@ import (
 
 // Copy copies src to dst, looking at src itself (lstat):
 //
-//   - a regular file is copied over dst (created or truncated) with src's
-//     permission bits; copying a file onto itself leaves it unchanged;
+//   - a regular file is copied over dst with src's permission bits, the way
+//     WriteFile replaces a file (a failed copy leaves an existing dst intact,
+//     a link at dst is followed); copying a file onto itself leaves it
+//     unchanged;
 //   - a symbolic link becomes an identical link at dst (EEXIST if dst exists);
 //   - a directory needs Recursive (ErrCopyNeedsRecursive), must not contain
 //     dst (ErrCopyIntoSelf, checked on the resolved paths), and is copied with
@@ -120,46 +122,18 @@ func copyFile(src, dst string) error {
 	}
 	in := os.NewFile(uintptr(fd), src)
 	defer in.Close()
-	// No O_TRUNC yet: dst may be src itself, which truncating would empty.
-	// O_NONBLOCK keeps the open from waiting for the reader of a FIFO dst.
-	ofd, err := retryEINTR(func() (int, error) {
-		return unix.Open(dst, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK|unix.O_CLOEXEC, st.mode&0o7777)
-	})
+	t, dst0, exists, err := finalTarget(dst, false)
 	if err != nil {
-		return pathError("open", dst, err)
+		return err
 	}
-	if err := unix.SetNonblock(ofd, false); err != nil {
-		_ = unix.Close(ofd)
-		return pathError("fcntl", dst, err)
+	defer t.close()
+	if exists && dst0.dev == st.dev && dst0.ino == st.ino {
+		return nil // copying a file onto itself leaves it unchanged
 	}
-	out := os.NewFile(uintptr(ofd), dst)
-	err = fillFile(out, ofd, in, st)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// fillFile replaces the contents of out with those of in, which st describes,
-// and gives out in's permission bits, as Rust's fs::copy does.
-func fillFile(out *os.File, ofd int, in *os.File, st fileStat) error {
-	ost, err := fstat(ofd)
-	if err != nil {
-		return pathError("stat", out.Name(), err)
-	}
-	if ost.dev == st.dev && ost.ino == st.ino {
-		return nil
-	}
-	if ost.isRegular() {
-		if err := out.Truncate(0); err != nil {
-			return err
-		}
-		if err := out.Chmod(os.FileMode(st.mode & 0o7777)); err != nil {
-			return err
-		}
-	}
-	_, err = io.Copy(out, in)
-	return err
+	// Like Rust's fs::copy, the destination gets the source's permission
+	// bits; a new one has them less the umask.
+	o := replaceOpts{perm: st.mode & 0o7777, setMode: true, size: int64(st.size)}
+	return replaceFile(t, dst0, exists, o, copyAll(in))
 }
 
 // copySymlink creates at dst a link with the same target as the link src.

@@ -17,6 +17,17 @@
 // FIFOs and devices are recognised before they are read, so a FIFO never
 // blocks a call.
 //
+// # Replacing files
+//
+// WriteFile and the file case of Copy never leave a half-written file: the
+// new content goes to a temporary file in the same directory that takes the
+// old file's owner and mode and is renamed over it, so a failed write
+// (ENOSPC, EIO) leaves the old content and no temporary file. A link that
+// is followed keeps being a link (its target is replaced); a file with
+// several hard links is written in place after its space was reserved, so
+// that its other names keep seeing it; FIFOs and devices are written in
+// place. atomic_linux.go gives the details and the reasons.
+//
 // # Symbolic links
 //
 // With NoFollowSymlinks set, an operation refuses any symbolic link in any

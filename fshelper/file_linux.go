@@ -95,32 +95,21 @@ func readBounded(f *os.File, size uint64) ([]byte, error) {
 	}
 }
 
-// WriteFile creates the file at path, or truncates it, and writes data. It is
-// not atomic. The parent directory must exist: otherwise the error wraps
-// fs.ErrNotExist and nothing is created. The file gets mode 0666 less the
-// umask. A FIFO without a reader gives ENXIO instead of blocking.
+// WriteFile creates the file at path, or replaces its contents, with data.
+// A failed write leaves the old file intact and no temporary file behind;
+// a symbolic link (when followed) keeps being a link and its target gets
+// the data; see atomic_linux.go for hard links, FIFOs and devices. The
+// parent directory must exist: otherwise the error wraps fs.ErrNotExist and
+// nothing is created. A new file gets mode 0666 less the umask; an existing
+// one keeps its mode and owner. A FIFO without a reader gives ENXIO instead
+// of blocking.
 func WriteFile(path string, data []byte, opts Options) error {
-	t, err := resolve(path, opts.NoFollowSymlinks)
+	t, st, exists, err := finalTarget(path, opts.NoFollowSymlinks)
 	if err != nil {
 		return err
 	}
 	defer t.close()
-	// O_NONBLOCK only keeps the open from waiting for a FIFO reader; the
-	// writes themselves are ordinary blocking writes.
-	fd, err := t.open(unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NONBLOCK, 0o666)
-	if err != nil {
-		return err
-	}
-	if err := unix.SetNonblock(fd, false); err != nil {
-		_ = unix.Close(fd)
-		return t.wrap("fcntl", err)
-	}
-	f := os.NewFile(uintptr(fd), path)
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return replaceFile(t, st, exists, replaceOpts{perm: 0o666, size: int64(len(data))}, writeAll(data))
 }
 
 // GetMetadata describes path. When following symbolic links, the type, size

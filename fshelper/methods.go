@@ -76,10 +76,9 @@ func readFile(p *readFileParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if data == nil {
-		data = []byte{}
-	}
-	return readFileResult{DataBase64: data}, nil
+	// Streamed: the base64 text goes straight into the outgoing message
+	// instead of through json.Marshal and a frame copy (6× the file).
+	return rpc.Base64Result{Field: "dataBase64", Data: data}, nil
 }
 
 func writeFile(p *writeFileParams) (any, error) {

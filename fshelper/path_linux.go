@@ -105,6 +105,8 @@ type fileStat struct {
 	mode     uint32 // S_IFMT and permission bits
 	size     uint64
 	dev, ino uint64
+	nlink    uint64
+	uid, gid uint32
 	created  time.Time // zero when unknown
 	modified time.Time
 }
@@ -125,6 +127,9 @@ func statAt(dirfd int, name string, flags int) (fileStat, error) {
 			size:     sx.Size,
 			dev:      unix.Mkdev(sx.Dev_major, sx.Dev_minor),
 			ino:      sx.Ino,
+			nlink:    uint64(sx.Nlink),
+			uid:      sx.Uid,
+			gid:      sx.Gid,
 			modified: time.Unix(sx.Mtime.Sec, int64(sx.Mtime.Nsec)),
 		}
 		if sx.Mask&unix.STATX_BTIME != 0 {
@@ -144,6 +149,9 @@ func statAt(dirfd int, name string, flags int) (fileStat, error) {
 		size:     uint64(s.Size),
 		dev:      s.Dev,
 		ino:      s.Ino,
+		nlink:    uint64(s.Nlink),
+		uid:      s.Uid,
+		gid:      s.Gid,
 		modified: time.Unix(s.Mtim.Unix()),
 	}, nil
 }
@@ -154,7 +162,7 @@ func fstat(fd int) (fileStat, error) {
 	if err := unix.Fstat(fd, &s); err != nil {
 		return fileStat{}, err
 	}
-	return fileStat{mode: s.Mode, size: uint64(s.Size), dev: s.Dev, ino: s.Ino}, nil
+	return fileStat{mode: s.Mode, size: uint64(s.Size), dev: s.Dev, ino: s.Ino, nlink: uint64(s.Nlink), uid: s.Uid, gid: s.Gid}, nil
 }
 
 // openDirNoFollow opens dir as an O_PATH directory descriptor, refusing a

@@ -95,7 +95,8 @@ func runHelper(ctx context.Context, method string, params json.RawMessage, plan 
 	cmd.Args, cmd.Dir, cmd.Env = w.Argv, cwd, []string{}
 	cmd.ExtraFiles = w.ExtraFiles
 	cmd.SysProcAttr = w.SysProcAttr()
-	var stdout, stderr bytes.Buffer
+	var stdout helperOutput // pieces: a large result is not copied to grow
+	var stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req), &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
@@ -104,7 +105,7 @@ func runHelper(ctx context.Context, method string, params json.RawMessage, plan 
 		}
 		return nil, rpc.Errorf(rpc.CodeInternalError, "fs sandbox helper failed: %v", err)
 	}
-	return decodeHelperOutput(method, bytes.TrimSpace(stdout.Bytes()))
+	return decodeHelperStream(method, &stdout)
 }
 
 // helperRequestLine encodes the request with `sandbox` set to null: the

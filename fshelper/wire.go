@@ -18,10 +18,8 @@ type readFileParams struct {
 	Sandbox        json.RawMessage `json:"sandbox"`
 }
 
-type readFileResult struct {
-	// DataBase64 is never nil, so that an empty file gives "" and not null.
-	DataBase64 []byte `json:"dataBase64"`
-}
+// The fs/readFile result {"dataBase64": "..."} is an rpc.Base64Result,
+// streamed into the response frame (an empty file gives "").
 
 type writeFileParams struct {
 	Path rpc.Path `json:"path" rpc:"required"`

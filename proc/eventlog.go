@@ -93,8 +93,8 @@ func (l *eventLog) appendOutput(s Stream, data []byte) uint64 {
 		l.chunks = l.chunks[:n]
 		l.head = 0
 	}
-	l.ring.grow(l.ring.len()+len(data), l.maxBytes)
 	off := l.ring.append(data)
+	l.ring.trimSpare()
 	l.chunks = append(l.chunks, chunk{seq: seq, stream: s, off: off, n: len(data)})
 	l.broadcast()
 	return seq

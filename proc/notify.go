@@ -68,10 +68,5 @@ func appendBase64(b, data []byte) []byte {
 // frame returns a pooled buffer big enough for a notification carrying n
 // payload bytes.
 func frame(n int) []byte {
-	b := rpc.AcquireFrame()
-	if need := base64.StdEncoding.EncodedLen(n) + 160; cap(b) < need {
-		rpc.ReleaseFrame(b)
-		b = make([]byte, 0, need)
-	}
-	return b
+	return rpc.AcquireFrameSize(base64.StdEncoding.EncodedLen(n) + 160)
 }

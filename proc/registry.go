@@ -101,7 +101,7 @@ var (
 // create makes a new session attached to c.
 func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Session{id: uuid.NewString(), reg: r, ctx: ctx, cancel: cancel, procs: map[string]*entry{}}
+	s := &Session{id: uuid.NewString(), reg: r, ctx: ctx, cancel: cancel, procs: map[string]*entry{}, credit: NewOutputCredit(DefaultOutputCredits)}
 	s.log = r.log.With(zap.String("session", s.id))
 	s.attached.Store(c)
 	r.mu.Lock()

@@ -52,3 +52,39 @@ func TestEventLogRetentionModel(t *testing.T) {
 		}
 	}
 }
+
+// TestRingBlocksBounded: a stream through a 1 MiB log holds at most the
+// retained bytes plus three blocks, and in steady state appending
+// allocates nothing (no regrowth garbage per process).
+func TestRingBlocksBounded(t *testing.T) {
+	l := newEventLog(1<<20, 0)
+	chunk := make([]byte, 200<<10)
+	for range 200 {
+		l.appendOutput(StreamStdout, chunk)
+	}
+	held := func() int {
+		n := len(l.ring.spare) * ringMaxBlock
+		for _, b := range l.ring.blocks {
+			n += cap(b.buf)
+		}
+		return n
+	}
+	if h := held(); h > 1<<20+3*ringMaxBlock {
+		t.Fatalf("ring holds %d bytes for 1 MiB retained", h)
+	}
+	r := &l.ring
+	step := func() { // what appendOutput does to the ring: evict, then append
+		r.drop(r.end + uint64(len(chunk)) - 1<<20)
+		r.append(chunk)
+		r.trimSpare()
+	}
+	if a := testing.AllocsPerRun(200, step); a > 0.1 {
+		t.Fatalf("%.2f ring allocations per append in steady state", a)
+	}
+	// A short output costs one small block.
+	small := newEventLog(1<<20, 0)
+	small.appendOutput(StreamStdout, []byte("hi\n"))
+	if len(small.ring.blocks) != 1 || cap(small.ring.blocks[0].buf) != ringMinBlock {
+		t.Fatalf("short output: %d blocks", len(small.ring.blocks))
+	}
+}

@@ -26,6 +26,7 @@ type Session struct {
 	cancel context.CancelFunc
 
 	attached atomic.Pointer[rpc.Conn] // the connection notifications go to
+	credit   *OutputCredit            // bounds the output in flight to it
 
 	mu    sync.Mutex
 	procs map[string]*entry // guarded by mu
@@ -54,7 +55,13 @@ func (s *Session) kill() {
 	s.mu.Lock()
 	s.ended = true
 	entries := make([]*entry, 0, len(s.procs))
-	for _, e := range s.procs {
+	for id, e := range s.procs {
+		if e.retain != nil {
+			// Closed and kept only for reads, which can no longer come.
+			e.retain.Stop()
+			delete(s.procs, id)
+			continue
+		}
 		entries = append(entries, e)
 	}
 	s.mu.Unlock()
@@ -109,6 +116,7 @@ type entry struct {
 	// which also covers a helper that was killed first; nil if none.
 	protect *protectGuard
 
+	retain     *time.Timer                // guarded by sess.mu: removes the closed entry after ExitedRetention
 	killOnce   sync.Once                  // a tree is SIGKILLed at most once
 	graceTimer atomic.Pointer[time.Timer] // pending SIGKILL of a graceful terminate
 }
@@ -199,7 +207,19 @@ func (e *entry) watch(p *Process) {
 		t.Stop()
 	}
 	p.Close()
-	time.AfterFunc(s.reg.cfg.ExitedRetention, func() { s.remove(e) })
+	s.mu.Lock()
+	if !s.ended {
+		e.retain = time.AfterFunc(s.reg.cfg.ExitedRetention, func() { s.remove(e) })
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	// Killed at expiry or shutdown, or at the drop with --session-ttl 0:
+	// nobody can resume the session to read this process, so keeping it
+	// (and the session with it) for ExitedRetention only holds memory:
+	// about 7 KB per connect → start → drop cycle. kill drops the entries
+	// closed before.
+	s.remove(e)
 }
 
 // kill ends the process tree. graceful sends SIGTERM to the group first and

@@ -108,7 +108,7 @@ func Start(spec Spec, out OutputFunc, opts Options) (*Process, error) {
 	p.wg.Add(1 + len(st.outputs))
 	go p.waitLoop(pidfd)
 	for i, f := range st.outputs {
-		go p.readLoop(st.streams[i], f, out)
+		go p.readLoop(st.streams[i], f, out, opts.Credit)
 	}
 	return p, nil
 }
@@ -373,8 +373,12 @@ func cloexecInherited() error {
 }
 
 // readLoop copies one output stream to out until EOF or until the file is
-// closed. The 64 KiB buffer comes from readBufs only while data is ready.
-func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc) {
+// closed. The read buffer comes from readBufs only while data is ready.
+// With a credit, a reader takes one when its stream is readable, before it
+// reads, and gives it back once out returned or when it parks: a consumer
+// that stalls holds at most the credit's chunks, not one per process, and
+// the other readers wait holding neither a buffer nor a credit.
+func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputCredit) {
 	defer p.wg.Done()
 	defer p.streamDone()
 	rc, err := f.SyscallConn()
@@ -383,13 +387,24 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc) {
 		return
 	}
 	grown := false
+	held := false // this reader holds a credit
 	for {
 		var (
-			bp   *[]byte
-			n    int
-			rerr error
+			bp       *[]byte
+			n        int
+			rerr     error
+			waitCred bool
 		)
 		err := rc.Read(func(fd uintptr) bool {
+			// A credit is needed before the read; without one free, go
+			// back and wait for it outside the poller, holding nothing.
+			if credit != nil && !held {
+				if !credit.tryAcquire() {
+					waitCred = true
+					return true
+				}
+				held = true
+			}
 			bp = readBufs.Get().(*[]byte)
 			for {
 				n, rerr = unix.Read(int(fd), *bp)
@@ -400,6 +415,12 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc) {
 			if rerr == unix.EAGAIN {
 				readBufs.Put(bp)
 				bp = nil
+				if held {
+					// Park without a credit either: an idle stream must not
+					// hold one.
+					credit.release()
+					held = false
+				}
 				return false // park in the netpoller without a buffer
 			}
 			if s == StreamPTY && rerr == nil && n > 0 {
@@ -413,10 +434,23 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc) {
 			}
 			return true
 		})
+		if err == nil && waitCred {
+			credit.acquire()
+			held = true
+			continue
+		}
+		release := func() {
+			if held {
+				credit.release()
+				held = false
+			}
+		}
 		if err != nil { // closed by forceClose or Close
+			release()
 			return
 		}
 		if rerr != nil || n <= 0 {
+			release()
 			readBufs.Put(bp)
 			// EIO from a PTY master means every slave fd is closed: EOF.
 			if rerr != nil && !(s == StreamPTY && rerr == unix.EIO) {
@@ -429,6 +463,7 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc) {
 		// nothing per read.
 		out(s, (*bp)[:n])
 		readBufs.Put(bp)
+		release()
 	}
 	if s != StreamPTY { // the PTY master is also the stdin writer's; Close closes it
 		_ = closeFile(f)

@@ -95,6 +95,11 @@ type Options struct {
 	// Logger receives debug and error logs about the process. Nil means no
 	// logging.
 	Logger *zap.Logger
+
+	// Credit bounds the chunks in flight of a group of processes (see
+	// OutputCredit). Nil means no bound beyond the OutputFunc's own
+	// backpressure.
+	Credit *OutputCredit
 }
 
 // Sentinel errors returned by Process methods. Test for them with errors.Is.

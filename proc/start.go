@@ -79,7 +79,7 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *StartParams) 
 	if p.Arg0 != nil {
 		spec.Arg0 = *p.Arg0
 	}
-	proc, err := Start(spec, e.emit, Options{Tree: h.reg.tree, Logger: s.log})
+	proc, err := Start(spec, e.emit, Options{Tree: h.reg.tree, Logger: s.log, Credit: s.credit})
 	if err != nil {
 		s.mu.Lock()
 		if s.procs[p.ProcessID] == e {

@@ -440,6 +440,9 @@ func (c *Conn) Respond(id ID, result any, err error) error {
 		return ErrClosed
 	}
 	defer c.answered(in)
+	if sr, ok := result.(StreamedResult); ok && err == nil {
+		return c.respondStream(id, sr) // see frame_stream.go
+	}
 	var frame []byte
 	if err != nil {
 		frame = c.errorFrame(id, ToWire(err))

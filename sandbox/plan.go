@@ -29,6 +29,11 @@ type Plan struct {
 	NewPIDNS   bool `json:"newPidNs,omitempty"`
 	NewNetNS   bool `json:"newNetNs,omitempty"`
 	NewUserNS  bool `json:"newUserNs,omitempty"`
+	// NewIPCNS gives the command its own System V IPC objects and POSIX
+	// message queues: set with any mount namespace, so no host segment,
+	// queue or semaphore (all owned by uid 0, as the command is) is
+	// reachable, and none the command makes outlives it.
+	NewIPCNS bool `json:"newIpcNs,omitempty"`
 
 	// Mount layer (sandbox.md §4.3). ReadOnlyRoot makes "/" read-only
 	// recursively; WritableRoots are then re-bound read-write, shallowest

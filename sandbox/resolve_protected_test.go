@@ -2,6 +2,10 @@ package sandbox_test
 
 import (
 	"errors"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -158,6 +162,44 @@ func TestGitPointerFile(t *testing.T) {
 	plan = resolve(t, workspace(), sandbox.Context{Cwd: dir2})
 	if ro := rootOf(t, plan, dir2).ReadOnly; !reflect.DeepEqual(ro, []string{filepath.Join(dir2, ".git")}) {
 		t.Errorf("ReadOnly %v", ro)
+	}
+}
+
+// TestHostilePointerFiles: a `.git` planted by an earlier run in a parent
+// directory (a FIFO, a sparse huge file) must neither block nor exhaust
+// the resolution, and is then no parent repository.
+func TestHostilePointerFiles(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"fifo", "huge"} {
+		dir := tempDir(t)
+		mkdirs(t, dir, "sub")
+		git := filepath.Join(dir, ".git")
+		switch kind {
+		case "fifo":
+			if err := unix.Mkfifo(git, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case "huge":
+			f, err := os.Create(git)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Truncate(1 << 40); err != nil {
+				f.Close()
+				t.Skipf("no sparse files here: %v", err)
+			}
+			f.Close()
+		}
+		done := make(chan sandbox.Plan, 1)
+		go func() { done <- resolve(t, workspace(), sandbox.Context{Cwd: filepath.Join(dir, "sub")}) }()
+		select {
+		case plan := <-done:
+			if !slices.Contains(plan.Placeholders, filepath.Join(dir, "sub/.git")) {
+				t.Errorf("%s: sub/.git not shadowed: %v", kind, plan.Placeholders)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: resolution blocked on the planted .git", kind)
+		}
 	}
 }
 

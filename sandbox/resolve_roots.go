@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // resolver holds the intermediate state of one Resolve call.
@@ -261,10 +264,17 @@ func (r *resolver) defaultCarves(rootPath string, isCwd bool) []carve {
 	return out
 }
 
+// maxGitPointer bounds what is read of a `.git` pointer file: a real one
+// is one line of a path.
+const maxGitPointer = 8 << 10
+
 // gitdirOf reads a `gitdir: <path>` pointer file and returns the target,
-// resolved relative to the file's directory, if it exists.
+// resolved relative to the file's directory, if it exists. The file may
+// have been planted by an earlier sandboxed run: it is read only if it is
+// a regular file and not a symlink, without blocking (a FIFO), and only
+// its first maxGitPointer bytes (a sparse file of a terabyte).
 func gitdirOf(dotGit string) string {
-	b, err := os.ReadFile(dotGit)
+	b, err := readPointerFile(dotGit)
 	if err != nil {
 		return ""
 	}
@@ -373,4 +383,22 @@ func (r *resolver) denyPaths() ([]string, error) {
 		out = append(out, d)
 	}
 	return dedup(out), nil
+}
+
+// readPointerFile returns at most maxGitPointer bytes of the regular file
+// path, never following a final symlink and never blocking on open.
+func readPointerFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	return io.ReadAll(io.LimitReader(f, maxGitPointer))
 }

@@ -108,11 +108,13 @@ func (p *Plan) needsMounts() bool {
 
 // normalizeNamespaces makes the namespace flags of p consistent: mount work
 // needs a mount namespace, a PID namespace needs one for its /proc, and a
-// non-root server needs a user namespace to create any of them.
+// non-root server needs a user namespace to create any of them. Every
+// plan with a mount namespace also gets an IPC namespace.
 func normalizeNamespaces(p Plan, euid int) Plan {
 	if p.needsMounts() || p.NewPIDNS {
 		p.NewMountNS = true
 	}
+	p.NewIPCNS = p.NewMountNS
 	if euid != 0 && (p.NewMountNS || p.NewPIDNS || p.NewNetNS) {
 		p.NewUserNS = true
 	}
@@ -130,6 +132,7 @@ func cloneflags(p *Plan) uintptr {
 		{p.NewPIDNS, unix.CLONE_NEWPID},
 		{p.NewNetNS, unix.CLONE_NEWNET},
 		{p.NewUserNS, unix.CLONE_NEWUSER},
+		{p.NewIPCNS, unix.CLONE_NEWIPC},
 	} {
 		if ns.on {
 			f |= ns.flag

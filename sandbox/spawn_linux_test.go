@@ -21,12 +21,13 @@ func TestNormalizeNamespaces(t *testing.T) {
 	}{
 		{"seccomp only", Plan{Seccomp: SeccompRestricted}, 1000, 0},
 		{"seccomp only as root", Plan{Seccomp: SeccompRestricted}, 0, 0},
-		{"mounts imply mnt", Plan{ReadOnlyRoot: true, NewPIDNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWPID},
-		{"pid implies mnt", Plan{NewPIDNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWPID},
-		{"deny paths imply mnt", Plan{DenyPaths: []string{"/x"}}, 0, unix.CLONE_NEWNS},
-		{"net", Plan{NewMountNS: true, NewPIDNS: true, NewNetNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET},
-		{"non-root gets userns", Plan{NewMountNS: true, NewPIDNS: true}, 1000, unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWUSER},
-		{"root keeps requested userns", Plan{NewMountNS: true, NewUserNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWUSER},
+		{"mounts imply mnt", Plan{ReadOnlyRoot: true, NewPIDNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC},
+		{"pid implies mnt", Plan{NewPIDNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC},
+		{"deny paths imply mnt", Plan{DenyPaths: []string{"/x"}}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWIPC},
+		{"net", Plan{NewMountNS: true, NewPIDNS: true, NewNetNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC},
+		{"non-root gets userns", Plan{NewMountNS: true, NewPIDNS: true}, 1000, unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWUSER | unix.CLONE_NEWIPC},
+		{"root keeps requested userns", Plan{NewMountNS: true, NewUserNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEWIPC},
+		{"net without mounts gets no ipc", Plan{NewNetNS: true}, 0, unix.CLONE_NEWNET},
 	} {
 		p := normalizeNamespaces(tc.plan, tc.euid)
 		if got := cloneflags(&p); got != tc.flags {

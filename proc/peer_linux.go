@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/codexec/codex/internal/sockdiag"
+	"github.com/codexec/codex/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,6 +35,11 @@ import (
 //     processes holding it; each is refused if its cgroup is a sandboxed
 //     leaf, if its PID namespace is (or lies below) the namespace of a
 //     sandboxed process, or if a sandboxed process is among its ancestors.
+//
+// Both ways then also refuse a peer held by a process that runs under any
+// sandbox helper, ours or not (`codex sandbox --network`, another server
+// on the host): its parent links lead to a process whose argv[0] is the
+// helper's name. That costs one /proc scan per local connection.
 //
 // A peer that is not found by sock_diag and whose address is not one of
 // this host's is a remote client and is allowed, as before. A local peer
@@ -157,10 +163,52 @@ func (t *TreeKiller) checkPeer(local, remote net.Addr) error {
 		leafless := t.sb.nLeafless > 0
 		t.mu.Unlock()
 		if !leafless {
-			return nil
+			return foreignSandboxed(socketOwners(sock.Inode))
 		}
 	}
 	return t.checkSocketOwners(sock.Inode)
+}
+
+// foreignSandboxed refuses a peer held by a process that runs under any
+// sandbox helper (`codex sandbox`, another server's sandboxed start, the
+// MCP shell tool): our leaves and namespaces know only our own sandboxes.
+func foreignSandboxed(pids []int) error {
+	for _, pid := range pids {
+		if helper, ok := underSandboxHelper(pid); ok {
+			return fmt.Errorf("peer socket held by pid %d, which runs under the sandbox helper pid %d", pid, helper)
+		}
+	}
+	return nil
+}
+
+// underSandboxHelper walks pid's parent links (bounded) looking for a
+// process whose argv[0] is the sandbox helper's name. Every sandboxed
+// command with a network is PID 1's descendant in its PID namespace, and
+// PID 1 there is the helper, which adopts orphans (a double fork keeps
+// the link). The command cannot rename its ancestors; a process that is
+// not sandboxed and names itself so only refuses itself.
+func underSandboxHelper(pid int) (int, bool) {
+	for i := 0; i < 4096 && pid > 1; i++ {
+		if isSandboxHelper(pid) {
+			return pid, true
+		}
+		st, err := readStat(pid)
+		if err != nil {
+			return 0, false
+		}
+		pid = st.ppid
+	}
+	return 0, false
+}
+
+// isSandboxHelper reports whether pid's argv[0] names the sandbox helper.
+func isSandboxHelper(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	arg0, _, _ := strings.Cut(string(b), "\x00")
+	return filepath.Base(arg0) == sandbox.HelperName
 }
 
 // unidentified refuses a local peer that could not be identified if a
@@ -234,7 +282,7 @@ func (t *TreeKiller) checkSocketOwners(inode uint64) error {
 	}
 	t.mu.Unlock()
 	if len(roots) == 0 && len(leaves) == 0 {
-		return nil
+		return foreignSandboxed(pids)
 	}
 	for _, pid := range pids {
 		if leaf := inSandboxedLeaf(pid, leaves); leaf != "" {
@@ -247,7 +295,7 @@ func (t *TreeKiller) checkSocketOwners(inode uint64) error {
 			return fmt.Errorf("peer socket held by pid %d, a descendant of sandboxed pid %d", pid, root)
 		}
 	}
-	return nil
+	return foreignSandboxed(pids)
 }
 
 // socketOwners scans /proc/*/fd for "socket:[inode]".

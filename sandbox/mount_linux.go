@@ -52,6 +52,9 @@ func setupMounts(p *Plan) (shadowed map[string]bool, err error) {
 	if err := maskDenyPaths(p); err != nil {
 		return nil, err
 	}
+	if err := hideCgroupFS(); err != nil {
+		return nil, err
+	}
 	if p.NewPIDNS {
 		mountProc() // best effort, as Codex does
 	}

@@ -38,6 +38,7 @@ const (
 	afVsock = 40 // AF_VSOCK
 
 	sockDgram = 2 // SOCK_DGRAM
+	sockRaw   = 3 // SOCK_RAW: for AF_UNIX, a datagram socket as well
 	// sockTypeMask clears SOCK_NONBLOCK and SOCK_CLOEXEC from socket's
 	// type argument, leaving the socket type.
 	sockTypeMask = ^uint32(unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC)
@@ -57,6 +58,32 @@ var seccompAlwaysDenied = []string{
 	"pidfd_getfd", "kcmp",
 }
 
+// seccompNoSys answer ENOSYS in every filter, so that libc falls back to
+// the older call whose arguments the filter can see: clone3 takes its
+// flags in a struct (CLONE_INTO_CGROUP would move a child out of the
+// command's cgroup leaf: out of its limits, its unix-send filter and the
+// server's peer check), and openat2 its mode (a set-user-ID file, below).
+var seccompNoSys = []string{"clone3", "openat2"}
+
+// setIDBits are S_ISUID and S_ISGID. The command runs as the server's uid,
+// often root: a set-user-ID file it leaves in a writable root would give
+// any local user that uid. No capability is needed to set the bits on a
+// file one owns, and Landlock does not cover chmod, so the filter refuses
+// them in every call that sets a file mode.
+const setIDBits = unix.S_ISUID | unix.S_ISGID
+
+// seccompModeArgs are the calls that set a file mode, with the index of
+// their mode argument. legacy calls exist on x86_64 only.
+var seccompModeArgs = []struct {
+	name   string
+	arg    uint32
+	legacy bool
+}{
+	{"fchmod", 1, false}, {"fchmodat", 2, false}, {"fchmodat2", 2, false},
+	{"openat", 3, false}, {"mknodat", 2, false},
+	{"chmod", 1, true}, {"creat", 1, true}, {"open", 2, true}, {"mknod", 1, true},
+}
+
 // seccompNetDenied are denied by the Restricted filter, for every socket
 // family: connect and bind fail even for AF_UNIX, so only pre-connected
 // Unix sockets and socketpairs work. recvfrom, sendmsg, recvmsg, read and
@@ -71,17 +98,21 @@ var seccompNetDenied = []string{
 // architecture kills the process; x32 numbers and denied syscalls return
 // EPERM; everything else is allowed.
 //
+// Every mode also answers seccompNoSys with ENOSYS and refuses setIDBits
+// in the mode argument of seccompModeArgs with EPERM.
+//
 // Every mode, SeccompNone included (the base filter the helper installs
 // when the plan selects no network filter), denies seccompAlwaysDenied
 // and ioctl with request TIOCSTI or TIOCLINUX (compared as 32 bits, as
 // the kernel reads it): a command must not type into a terminal it
 // shares with the caller. Restricted adds seccompNetDenied and denies
 // socket and socketpair unless the domain (32 bits) is AF_UNIX, and
-// socket(AF_UNIX, SOCK_DGRAM): an unbound datagram socket can sendmsg to
-// any host socket by path. VMSocketRestricted denies socket and
+// socket(AF_UNIX, SOCK_DGRAM or SOCK_RAW): an unbound datagram socket can
+// sendmsg to any host socket by path. VMSocketRestricted denies socket and
 // socketpair for AF_VSOCK.
 func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) {
 	eperm := bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)}
+	enosys := bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)}
 	allow := bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW}
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: seccompOffArch, Size: 4},
@@ -114,6 +145,13 @@ func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) 
 		}
 		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: 1}, eperm)
 	}
+	for _, name := range seccompNoSys {
+		n, err := nr(name)
+		if err != nil {
+			return nil, err
+		}
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: 1}, enosys)
+	}
 	// Each block below starts with A = nr, skips itself for any other
 	// syscall, and otherwise ends in a return.
 	block := func(name string, body ...bpf.Instruction) error {
@@ -124,6 +162,19 @@ func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) 
 		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: uint8(len(body))})
 		prog = append(prog, body...)
 		return nil
+	}
+	for _, m := range seccompModeArgs {
+		if _, ok := a.nr[m.name]; !ok && m.legacy {
+			continue
+		}
+		// The mode is a 32-bit argument: its low half holds the bits.
+		if err := block(m.name,
+			bpf.LoadAbsolute{Off: seccompOffArg0 + 8*m.arg, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: setIDBits, SkipFalse: 1},
+			eperm, allow,
+		); err != nil {
+			return nil, err
+		}
 	}
 	if err := block("ioctl",
 		bpf.LoadAbsolute{Off: seccompOffArg1, Size: 4},
@@ -137,10 +188,11 @@ func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) 
 	case SeccompRestricted:
 		if err := block("socket",
 			bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: afUnix, SkipFalse: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: afUnix, SkipFalse: 5},
 			bpf.LoadAbsolute{Off: seccompOffArg1, Size: 4},
 			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask},
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockDgram, SkipTrue: 1},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockDgram, SkipTrue: 2},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockRaw, SkipTrue: 1},
 			allow, eperm,
 		); err != nil {
 			return nil, err

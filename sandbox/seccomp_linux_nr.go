@@ -35,5 +35,12 @@ func seccompNumbers() map[string]uint32 {
 		"request_key":       unix.SYS_REQUEST_KEY,
 		"pidfd_getfd":       unix.SYS_PIDFD_GETFD,
 		"kcmp":              unix.SYS_KCMP,
+		"clone3":            unix.SYS_CLONE3,
+		"openat2":           unix.SYS_OPENAT2,
+		"fchmod":            unix.SYS_FCHMOD,
+		"fchmodat":          unix.SYS_FCHMODAT,
+		"fchmodat2":         unix.SYS_FCHMODAT2,
+		"openat":            unix.SYS_OPENAT,
+		"mknodat":           unix.SYS_MKNODAT,
 	}
 }

@@ -74,6 +74,7 @@ func TestSeccompProgram(t *testing.T) {
 		{"socket unix seqpacket", a.audit, nr["socket"], unix.AF_UNIX, unix.SOCK_SEQPACKET | unix.SOCK_CLOEXEC, want{allow, allow, allow}},
 		{"socket unix dgram", a.audit, nr["socket"], unix.AF_UNIX, unix.SOCK_DGRAM, want{eperm, allow, allow}},
 		{"socket unix dgram cloexec nonblock", a.audit, nr["socket"], unix.AF_UNIX, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK, want{eperm, allow, allow}},
+		{"socket unix raw (a datagram socket)", a.audit, nr["socket"], unix.AF_UNIX, unix.SOCK_RAW, want{eperm, allow, allow}},
 		{"socket inet", a.audit, nr["socket"], unix.AF_INET, unix.SOCK_STREAM, want{eperm, allow, allow}},
 		{"socket inet6", a.audit, nr["socket"], unix.AF_INET6, unix.SOCK_DGRAM, want{eperm, allow, allow}},
 		{"socket netlink", a.audit, nr["socket"], unix.AF_NETLINK, unix.SOCK_RAW, want{eperm, allow, allow}},
@@ -118,5 +119,67 @@ func TestSeccompProgram(t *testing.T) {
 	}
 	if _, err := seccompProgram("bogus", a); err == nil {
 		t.Error("unknown mode accepted")
+	}
+}
+
+// TestSeccompSetIDAndNoSys: in every mode, a set-user-ID or set-group-ID
+// bit in the mode of any call that sets one is refused, other modes pass,
+// and clone3 and openat2 answer ENOSYS.
+func TestSeccompSetIDAndNoSys(t *testing.T) {
+	a, err := nativeSeccompArch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		allow  = unix.SECCOMP_RET_ALLOW
+		eperm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		enosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	)
+	run := func(prog []bpf.Instruction, nr uint32, args [6]uint32) uint32 {
+		vm, err := bpf.NewVM(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := make([]byte, 64)
+		binary.BigEndian.PutUint32(data[seccompOffNr:], nr)
+		binary.BigEndian.PutUint32(data[seccompOffArch:], a.audit)
+		for i, v := range args {
+			binary.BigEndian.PutUint32(data[seccompOffArg0+8*i:], v)
+		}
+		ret, err := vm.Run(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return uint32(ret)
+	}
+	for _, mode := range []SeccompMode{SeccompRestricted, SeccompVMSocketRestricted, SeccompNone} {
+		prog, err := seccompProgram(mode, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range seccompModeArgs {
+			n, ok := a.nr[m.name]
+			if !ok {
+				if !m.legacy {
+					t.Fatalf("no number for %s", m.name)
+				}
+				continue
+			}
+			for mode2, want := range map[uint32]uint32{
+				0o755: allow, 0o1777: allow, 0o4755: eperm, 0o2755: eperm, 0o6755: eperm,
+				unix.S_IFREG | 0o4755: eperm, unix.S_IFREG | 0o644: allow,
+			} {
+				var args [6]uint32
+				args[m.arg] = mode2
+				if got := run(prog, n, args); got != want {
+					t.Errorf("%s/%s mode %#o: got %#x, want %#x", mode, m.name, mode2, got, want)
+				}
+			}
+		}
+		for _, name := range []string{"clone3", "openat2"} {
+			if got := run(prog, a.nr[name], [6]uint32{}); got != enosys {
+				t.Errorf("%s/%s: got %#x, want ENOSYS", mode, name, got)
+			}
+		}
 	}
 }

@@ -73,3 +73,31 @@ func TestOpenRefusesSymlinks(t *testing.T) {
 		t.Fatal("a different identity was accepted")
 	}
 }
+
+// TestOpenChildDir is the fallback of RemoveAllAt where a seccomp filter
+// hides openat2: one component only, never a symlink.
+func TestOpenChildDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("d", filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	fd, err := openChildDir(dfd, "d")
+	if err != nil {
+		t.Fatalf("d: %v", err)
+	}
+	unix.Close(fd)
+	for _, name := range []string{"l", "d/..", "..", "", "d/x"} {
+		if fd, err := openChildDir(dfd, name); err == nil {
+			unix.Close(fd)
+			t.Errorf("%q opened", name)
+		}
+	}
+}

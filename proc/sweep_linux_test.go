@@ -120,3 +120,34 @@ func TestSweepSparesLockedDirectory(t *testing.T) {
 		t.Error("the foreign server's process survived its server")
 	}
 }
+
+// A dead server's directory with a cgroup below a leaf (made by a command
+// inside it) is removed whole: a child cgroup keeps its parent EBUSY for as
+// long as one retries, and every server start waited 200 ms per such leaf.
+func TestSweepRemovesNestedCgroups(t *testing.T) {
+	mnt, err := cgroup2Mount()
+	if err != nil {
+		t.Skip(err)
+	}
+	rel, err := selfCgroup()
+	if err != nil {
+		t.Skip(err)
+	}
+	base := filepath.Join(mnt, rel, "codex-sweep-nested-"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(base, 0o755); err != nil {
+		t.Skipf("no writable cgroup v2: %v", err)
+	}
+	t.Cleanup(func() { _ = rmdirRetry(base, time.Second) })
+	gone := exec.Command("/bin/true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "codex-exec-"+strconv.Itoa(gone.Process.Pid))
+	if err := os.MkdirAll(filepath.Join(dir, "2", "sub", "deeper"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sweepStaleCgroups(base)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the dead server's nested directory survived the sweep: %v", err)
+	}
+}

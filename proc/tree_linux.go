@@ -494,6 +494,10 @@ func rmdirRetry(dir string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	delay := time.Millisecond
 	for {
+		// A cgroup with child cgroups stays EBUSY however long one waits:
+		// remove those first (a sub-cgroup made inside a leaf, one that a
+		// dead server left behind).
+		removeChildCgroups(dir, 0)
 		err := unix.Rmdir(dir)
 		if err == nil || err == unix.ENOENT {
 			return nil
@@ -503,6 +507,25 @@ func rmdirRetry(dir string, timeout time.Duration) error {
 		}
 		time.Sleep(delay)
 		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// removeChildCgroups removes the (empty) cgroups below dir, deepest
+// first, once each; a populated one stays and its parent with it.
+func removeChildCgroups(dir string, depth int) {
+	if depth > 64 {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			sub := filepath.Join(dir, e.Name())
+			removeChildCgroups(sub, depth+1)
+			_ = unix.Rmdir(sub)
+		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -9,8 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codexec/codex/sandbox"
 	"golang.org/x/sys/unix"
+
+	"github.com/codexec/codex/internal/mountinfo"
+	"github.com/codexec/codex/sandbox"
 )
 
 // sandboxCgroup is a cgroup made by `codex sandbox` for one network-off
@@ -23,7 +24,7 @@ type sandboxCgroup struct {
 
 // newSandboxCgroup creates the cgroup and attaches the filter to it.
 func newSandboxCgroup() (*sandboxCgroup, error) {
-	mount, err := cgroup2Mount()
+	mount, err := mountinfo.Cgroup2Mount()
 	if err != nil {
 		return nil, err
 	}
@@ -70,21 +71,4 @@ func (cg *sandboxCgroup) remove() {
 		}
 		time.Sleep(10 * time.Millisecond) // the killed processes are being reaped
 	}
-}
-
-// cgroup2Mount returns where the cgroup v2 hierarchy is mounted.
-func cgroup2Mount() (string, error) {
-	f, err := os.Open("/proc/self/mounts")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 3 && fields[2] == "cgroup2" && !strings.Contains(fields[1], `\`) {
-			return fields[1], nil
-		}
-	}
-	return "", errors.New("no cgroup v2 mount")
 }

@@ -13,6 +13,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/codexec/codex/internal/mountinfo"
 )
 
 // On hybrid hosts the pids controller is bound to a cgroup v1 hierarchy,
@@ -63,7 +65,7 @@ func v1Hierarchy(ctrl string) (mnt, rel string, err error) {
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) >= 4 && fields[2] == "cgroup" && hasOption(fields[3], ctrl) {
-			mnt = unescapeMount(fields[1])
+			mnt = mountinfo.Unescape(fields[1])
 			break
 		}
 	}

@@ -181,25 +181,13 @@ func foreignSandboxed(pids []int) error {
 	return nil
 }
 
-// underSandboxHelper walks pid's parent links (bounded) looking for a
-// process whose argv[0] is the sandbox helper's name. Every sandboxed
-// command with a network is PID 1's descendant in its PID namespace, and
-// PID 1 there is the helper, which adopts orphans (a double fork keeps
-// the link). The command cannot rename its ancestors; a process that is
-// not sandboxed and names itself so only refuses itself.
-func underSandboxHelper(pid int) (int, bool) {
-	for i := 0; i < 4096 && pid > 1; i++ {
-		if isSandboxHelper(pid) {
-			return pid, true
-		}
-		st, err := readStat(pid)
-		if err != nil {
-			return 0, false
-		}
-		pid = st.ppid
-	}
-	return 0, false
-}
+// underSandboxHelper looks for a process whose argv[0] is the sandbox
+// helper's name among pid and its ancestors. Every sandboxed command with a
+// network is PID 1's descendant in its PID namespace, and PID 1 there is
+// the helper, which adopts orphans (a double fork keeps the link). The
+// command cannot rename its ancestors; a process that is not sandboxed and
+// names itself so only refuses itself.
+func underSandboxHelper(pid int) (int, bool) { return ancestorWhere(pid, isSandboxHelper) }
 
 // isSandboxHelper reports whether pid's argv[0] names the sandbox helper.
 func isSandboxHelper(pid int) bool {
@@ -385,10 +373,16 @@ func inSandboxNS(pid int, nss map[uint64]bool) bool {
 	return false
 }
 
-// descendsFrom walks pid's parent links (bounded) looking for a root.
+// descendsFrom looks for one of roots among pid and its ancestors.
 func descendsFrom(pid int, roots map[int]bool) (int, bool) {
+	return ancestorWhere(pid, func(p int) bool { return roots[p] })
+}
+
+// ancestorWhere walks pid's parent links (bounded, stopping below init)
+// and returns the first of them, pid included, for which match holds.
+func ancestorWhere(pid int, match func(int) bool) (int, bool) {
 	for i := 0; i < 4096 && pid > 1; i++ {
-		if roots[pid] {
+		if match(pid) {
 			return pid, true
 		}
 		st, err := readStat(pid)

@@ -3,7 +3,6 @@
 package proc
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -19,6 +18,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/codexec/codex/internal/mountinfo"
 )
 
 // Tree-killing modes, as reported by TreeKiller.Mode.
@@ -543,45 +544,8 @@ func writeFile(path, s string) error {
 	return nil
 }
 
-// cgroup2Mount returns the mount point of the cgroup v2 hierarchy. On
-// hybrid hosts it is not /sys/fs/cgroup but e.g. /sys/fs/cgroup/unified.
-func cgroup2Mount() (string, error) {
-	f, err := os.Open("/proc/mounts")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 3 && fields[2] == "cgroup2" {
-			return unescapeMount(fields[1]), nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", err
-	}
-	return "", errors.New("no cgroup2 mount in /proc/mounts")
-}
-
-// unescapeMount undoes the octal escapes (\040 for space) of /proc/mounts.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+// cgroup2Mount returns the mount point of the cgroup v2 hierarchy.
+func cgroup2Mount() (string, error) { return mountinfo.Cgroup2Mount() }
 
 // selfCgroup returns our cgroup v2 path from the "0::" line of
 // /proc/self/cgroup.

@@ -3,13 +3,11 @@
 package sandbox
 
 import (
-	"bufio"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/codexec/codex/internal/mountinfo"
 )
 
 // hideCgroupFS covers every cgroup filesystem of the command's view with an
@@ -21,7 +19,7 @@ import (
 // with ENOSYS as well; this takes away the directory itself. Tools that
 // read their CPU or memory limit from cgroupfs fall back to the host's.
 func hideCgroupFS() error {
-	points, err := cgroupMountPoints()
+	points, err := mountinfo.CgroupMountPoints()
 	if err != nil {
 		return mountErr("reading mountinfo", "", err)
 	}
@@ -40,51 +38,4 @@ func hideCgroupFS() error {
 		}
 	}
 	return nil
-}
-
-// cgroupMountPoints lists the mount points of cgroup and cgroup2
-// filesystems in this mount namespace, de-duplicated.
-func cgroupMountPoints() ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		left, right, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		fields, fstype := strings.Fields(left), strings.Fields(right)
-		if len(fields) < 5 || len(fstype) < 1 || (fstype[0] != "cgroup" && fstype[0] != "cgroup2") {
-			continue
-		}
-		if p := unescapeMountinfo(fields[4]); !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	return out, sc.Err()
-}
-
-// unescapeMountinfo undoes the octal escapes (\040 for a space, …) of a
-// mountinfo path.
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -44,6 +44,27 @@ func staleServerDir(t *testing.T, base, name string) *exec.Cmd {
 	return cmd
 }
 
+// sweepBase makes a cgroup below ours for a sweep test to play the
+// parent of server directories, removed at the end; it skips without a
+// writable cgroup v2.
+func sweepBase(t *testing.T, prefix string) string {
+	t.Helper()
+	mnt, err := cgroup2Mount()
+	if err != nil {
+		t.Skip(err)
+	}
+	rel, err := selfCgroup()
+	if err != nil {
+		t.Skip(err)
+	}
+	base := filepath.Join(mnt, rel, prefix+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(base, 0o755); err != nil {
+		t.Skipf("no writable cgroup v2: %v", err)
+	}
+	t.Cleanup(func() { _ = rmdirRetry(base, time.Second) })
+	return base
+}
+
 // exitedWithin reports whether cmd exits within d (and reaps it).
 func exitedWithin(cmd *exec.Cmd, d time.Duration) bool {
 	done := make(chan struct{})
@@ -65,19 +86,7 @@ func TestSweepSparesLockedDirectory(t *testing.T) {
 	if !kernelAtLeast(5, 14) {
 		t.Skip("needs cgroup.kill (Linux 5.14)")
 	}
-	mnt, err := cgroup2Mount()
-	if err != nil {
-		t.Skip(err)
-	}
-	rel, err := selfCgroup()
-	if err != nil {
-		t.Skip(err)
-	}
-	base := filepath.Join(mnt, rel, "codex-sweep-test-"+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(base, 0o755); err != nil {
-		t.Skipf("no writable cgroup v2: %v", err)
-	}
-	t.Cleanup(func() { _ = rmdirRetry(base, time.Second) })
+	base := sweepBase(t, "codex-sweep-test-")
 
 	// A pid that is dead in our namespace.
 	gone := exec.Command("/bin/true")
@@ -125,19 +134,7 @@ func TestSweepSparesLockedDirectory(t *testing.T) {
 // inside it) is removed whole: a child cgroup keeps its parent EBUSY for as
 // long as one retries, and every server start waited 200 ms per such leaf.
 func TestSweepRemovesNestedCgroups(t *testing.T) {
-	mnt, err := cgroup2Mount()
-	if err != nil {
-		t.Skip(err)
-	}
-	rel, err := selfCgroup()
-	if err != nil {
-		t.Skip(err)
-	}
-	base := filepath.Join(mnt, rel, "codex-sweep-nested-"+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(base, 0o755); err != nil {
-		t.Skipf("no writable cgroup v2: %v", err)
-	}
-	t.Cleanup(func() { _ = rmdirRetry(base, time.Second) })
+	base := sweepBase(t, "codex-sweep-nested-")
 	gone := exec.Command("/bin/true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)

@@ -102,6 +102,13 @@ func joinSuffix(base, suffix string) string {
 // firstWritableSymlink walks path's components and returns the first one
 // that is a symlink lying within one of the writable paths, or "".
 func firstWritableSymlink(path string, writable []string) string {
+	return firstSymlinkWhere(path, func(link string) bool { return withinAny(link, writable) })
+}
+
+// firstSymlinkWhere walks path's components (stopping at the first that
+// does not exist) and returns the first symlink for which match holds, or
+// "".
+func firstSymlinkWhere(path string, match func(link string) bool) string {
 	cur := ""
 	for _, part := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
 		if part == "" {
@@ -112,7 +119,7 @@ func firstWritableSymlink(path string, writable []string) string {
 		if err != nil {
 			return ""
 		}
-		if fi.Mode()&os.ModeSymlink != 0 && withinAny(cur, writable) {
+		if fi.Mode()&os.ModeSymlink != 0 && match(cur) {
 			return cur
 		}
 	}

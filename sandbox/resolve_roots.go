@@ -96,26 +96,14 @@ func (r *resolver) collectRoots() error {
 // symlinkInsideOther walks path's components and returns the first one
 // that is a symlink lying strictly below one of the writable paths, or "".
 func symlinkInsideOther(path string, writable []string) string {
-	cur := ""
-	for _, part := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
-		if part == "" {
-			continue
-		}
-		cur += "/" + part
-		fi, err := os.Lstat(cur)
-		if err != nil {
-			return ""
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			continue
-		}
+	return firstSymlinkWhere(path, func(link string) bool {
 		for _, w := range writable {
-			if cur != w && within(cur, w) {
-				return cur
+			if link != w && within(link, w) {
+				return true
 			}
 		}
-	}
-	return ""
+		return false
+	})
 }
 
 // canonicalRoots returns the roots' canonical paths.

@@ -46,7 +46,10 @@ import (
 // that cannot be identified (its socket vanished before the check) is
 // refused while sandboxed processes may be alive: it could be one of them,
 // and a legitimate local client loses nothing but a retry, whereas letting
-// a sandboxed one through yields an unsandboxed process.
+// a sandboxed one through yields an unsandboxed process. A peer socket
+// that exists but that no process holds is always refused: a command
+// (ours or a foreign sandbox's) can park it in flight with SCM_RIGHTS
+// while the check scans /proc.
 
 // sandboxState tracks what the peer check needs. Guarded by TreeKiller.mu.
 type sandboxState struct {
@@ -172,7 +175,13 @@ func (t *TreeKiller) checkPeer(local, remote net.Addr) error {
 // foreignSandboxed refuses a peer held by a process that runs under any
 // sandbox helper (`codex sandbox`, another server's sandboxed start, the
 // MCP shell tool): our leaves and namespaces know only our own sandboxes.
+//
+// A local peer socket that no process holds is refused too: a command can
+// park its socket in flight (SCM_RIGHTS) while the check scans /proc.
 func foreignSandboxed(pids []int) error {
+	if len(pids) == 0 {
+		return errors.New("no process holds the local peer socket")
+	}
 	for _, pid := range pids {
 		if helper, ok := underSandboxHelper(pid); ok {
 			return fmt.Errorf("peer socket held by pid %d, which runs under the sandbox helper pid %d", pid, helper)
@@ -253,7 +262,7 @@ func (t *TreeKiller) sandboxedCgroup(id uint64) (string, bool) {
 func (t *TreeKiller) checkSocketOwners(inode uint64) error {
 	pids := socketOwners(inode)
 	if len(pids) == 0 {
-		return t.unidentified("no process holds the local peer socket " + strconv.FormatUint(inode, 10))
+		return errors.New("no process holds the local peer socket " + strconv.FormatUint(inode, 10))
 	}
 	t.mu.Lock()
 	roots := make(map[int]bool, len(t.sb.roots))

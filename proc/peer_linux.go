@@ -57,7 +57,16 @@ type sandboxState struct {
 	roots     map[int]sbRoot    // sandboxed processes not reaped yet, by pid
 	nLeafless int               // sandboxed processes alive without a cgroup leaf
 	ever      bool              // a sandboxed process was started (subreaper mode)
+	// dead remembers the ids of removed sandboxed leaves (the last
+	// maxDeadLeaves, oldest first in deadOrder): a socket made in one
+	// keeps that cgroup id whoever holds it later, and cgroup ids are
+	// never reused.
+	dead      map[uint64]string
+	deadOrder []uint64
 }
+
+// maxDeadLeaves bounds the removed leaves the peer check remembers.
+const maxDeadLeaves = 1 << 14
 
 // sbRoot is a sandboxed process as the peer check knows it.
 type sbRoot struct {
@@ -81,8 +90,24 @@ func (t *TreeKiller) noteSandboxedLeaf(dir string, fd int) error {
 	return nil
 }
 
-// forgetLeaf drops a removed leaf. Called with t.mu held.
-func (t *TreeKiller) forgetLeaf(dir string) { delete(t.sb.leaves, dir) }
+// forgetLeaf drops a removed leaf, remembering its id as dead. Called
+// with t.mu held.
+func (t *TreeKiller) forgetLeaf(dir string) {
+	id, ok := t.sb.leaves[dir]
+	if !ok {
+		return
+	}
+	delete(t.sb.leaves, dir)
+	if t.sb.dead == nil {
+		t.sb.dead = make(map[uint64]string)
+	}
+	t.sb.dead[id] = dir
+	t.sb.deadOrder = append(t.sb.deadOrder, id)
+	if len(t.sb.deadOrder) > maxDeadLeaves {
+		delete(t.sb.dead, t.sb.deadOrder[0])
+		t.sb.deadOrder = t.sb.deadOrder[1:]
+	}
+}
 
 // trackSandboxed records a sandboxed child right after the fork: its pid
 // and PID namespace, for the /proc fallback of the peer check.
@@ -224,6 +249,10 @@ func (t *TreeKiller) unidentified(why string) error {
 // directory below one, and returns that leaf.
 func (t *TreeKiller) sandboxedCgroup(id uint64) (string, bool) {
 	t.mu.Lock()
+	if dir, ok := t.sb.dead[id]; ok {
+		t.mu.Unlock()
+		return dir + " (removed)", true
+	}
 	leaves := make(map[string]uint64, len(t.sb.leaves))
 	for dir, ino := range t.sb.leaves {
 		if ino == id {

@@ -214,3 +214,32 @@ func TestCheckPeerCgroup(t *testing.T) {
 		t.Errorf("the server's own cgroup refused: %v", err)
 	}
 }
+
+// A socket made in a sandboxed leaf keeps that cgroup id after the leaf
+// is gone and whoever holds the socket then: the id stays refused.
+func TestRemovedSandboxedLeafStaysRefused(t *testing.T) {
+	tk := &TreeKiller{}
+	tk.sb.leaves = map[string]uint64{"/cg/codex-exec-1/7": 4242, "/cg/codex-exec-1/8": 4343}
+	tk.mu.Lock()
+	tk.forgetLeaf("/cg/codex-exec-1/7")
+	tk.mu.Unlock()
+	if _, ok := tk.sandboxedCgroup(4242); !ok {
+		t.Error("the removed sandboxed leaf's id is no longer refused")
+	}
+	if _, ok := tk.sandboxedCgroup(4343); !ok {
+		t.Error("a live sandboxed leaf is not refused")
+	}
+	if _, ok := tk.sandboxedCgroup(1); ok {
+		t.Error("an unknown cgroup id is refused")
+	}
+	tk.mu.Lock()
+	for i := range maxDeadLeaves {
+		id := uint64(10000 + i)
+		tk.sb.leaves["/x"] = id
+		tk.forgetLeaf("/x")
+	}
+	tk.mu.Unlock()
+	if len(tk.sb.dead) != maxDeadLeaves || len(tk.sb.deadOrder) != maxDeadLeaves {
+		t.Errorf("dead leaves not bounded: %d/%d", len(tk.sb.dead), len(tk.sb.deadOrder))
+	}
+}

@@ -63,8 +63,12 @@ type StartOptions struct {
 	// Cwd is a file:// URI or an absolute path; empty means the server's cwd.
 	Cwd string
 	// Env is laid over the environment chosen by EnvPolicy (protocol.md §7.3).
+	// When both Env and EnvPolicy are nil, the child gets the caller's
+	// environment (os.Environ of this program), as with os/exec; a non-nil
+	// empty map with a nil EnvPolicy gives an empty environment.
 	Env map[string]string
-	// EnvPolicy selects the inherited environment; nil is the server default.
+	// EnvPolicy selects the environment the server inherits for the child
+	// (its own, filtered); nil means none, so the child gets exactly Env.
 	EnvPolicy *proc.EnvPolicy
 	// TTY runs the process on a PTY; Size is its initial size (nil: 24x80).
 	TTY  bool
@@ -378,9 +382,9 @@ func (p *Process) Resize(ctx context.Context, rows, cols uint16) error {
 	return p.c.Resize(ctx, p.id, rows, cols)
 }
 
-// Signal interrupts the process: SIGINT to its process group. It blocks
+// Signal sends sig (SignalInterrupt: SIGINT to the process group). It blocks
 // until the server answers; it is not retried after a connection loss.
-func (p *Process) Signal(ctx context.Context) error { return p.c.Signal(ctx, p.id) }
+func (p *Process) Signal(ctx context.Context, sig Signal) error { return p.c.Signal(ctx, p.id, sig) }
 
 // Terminate kills the process group: at once when graceful is 0,
 // otherwise SIGTERM and SIGKILL after graceful. It returns whether the
@@ -391,7 +395,9 @@ func (p *Process) Terminate(ctx context.Context, graceful time.Duration) (bool, 
 
 // Communicate writes stdin (if not empty), closes stdin, waits for the
 // process to close and returns the captured stdout and stderr (each capped
-// by OutputBytesCap) with the exit status. A process started without
+// by OutputBytesCap) with the exit status. When the capture dropped
+// output, the kept prefix and the status come with a *TruncatedError
+// (errors.Is(err, ErrOutputTruncated)). A process started without
 // PipeStdin or TTY accepts only empty stdin. Cancelling ctx abandons the
 // call without killing the process.
 func (p *Process) Communicate(ctx context.Context, stdin []byte) (stdout, stderr []byte, status ExitStatus, err error) {
@@ -413,5 +419,8 @@ func (p *Process) Communicate(ctx context.Context, stdin []byte) (stdout, stderr
 	}
 	status, err = p.Wait(ctx)
 	s := p.Current()
+	if err == nil && (s.StdoutDropped > 0 || s.StderrDropped > 0) {
+		err = &TruncatedError{StdoutDropped: s.StdoutDropped, StderrDropped: s.StderrDropped}
+	}
 	return s.Stdout, s.Stderr, status, err
 }

@@ -62,7 +62,7 @@ func Supervise(ctx context.Context, opts SuperviseOptions) (*Client, error) {
 	// like a child that died, up to MaxRestarts times with backoff.
 	backoff := opts.Backoff
 	for attempt := 0; ; attempt++ {
-		c, err := newClient(ctx, &stdioConnector{opts: opts}, opts.Logger)
+		c, err := newClient(ctx, &stdioConnector{opts: opts}, opts.Logger, "", false)
 		if err == nil || opts.MaxRestarts < 0 || attempt >= opts.MaxRestarts || ctx.Err() != nil {
 			if err != nil && attempt > 0 {
 				err = fmt.Errorf("starting the exec-server child failed %d times: %w", attempt+1, err)

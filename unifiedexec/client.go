@@ -87,7 +87,7 @@ type Client struct {
 	ctx   context.Context // cancelled by Close
 	stop  context.CancelFunc
 	wg    sync.WaitGroup // the monitor goroutine
-	keep  bool // Close detaches only (DialOptions.KeepSession)
+	keep  bool           // Close detaches only (DialOptions.KeepSession)
 	ids   atomic.Uint64
 	wrIDs atomic.Uint64
 

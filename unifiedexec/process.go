@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"time"
@@ -84,13 +85,20 @@ type StartOptions struct {
 	// negative means no cap. It does not limit OnOutput.
 	OutputBytesCap int
 	// OnOutput, when set, receives every output chunk in seq order, before
-	// Wait returns. It runs on the client's event goroutine: it must not
-	// block for long (other processes' events wait behind it) and must not
-	// call Client.Close.
+	// Wait returns. It runs on a goroutine of this process: a slow or
+	// blocked callback delays only this process's callbacks (events queue
+	// in memory meanwhile), never the client's other calls or processes,
+	// and Close does not wait for it.
 	OnOutput func(Chunk)
 	// OnEvent, when set, receives every event (output, exited, closed) in
 	// seq order, under the same rules as OnOutput.
 	OnEvent func(Event)
+	// Stdout and Stderr, when set, receive the output of that stream (a
+	// PTY's output goes to Stdout), like os/exec.Cmd's fields, under the
+	// rules of OnOutput. After a write error a writer gets no more data and
+	// Wait returns that error if nothing else failed. Use io.Pipe for an
+	// io.Reader.
+	Stdout, Stderr io.Writer
 }
 
 // Process is a handle on one process started with Client.Start, in the
@@ -107,7 +115,9 @@ type Process struct {
 	exitedCh  chan struct{} // closed at the exited event
 	done      chan struct{} // closed after the closed event or a failure
 
-	dmu sync.Mutex // serialises publishing; held while OnOutput runs
+	dmu      sync.Mutex  // serialises publishing
+	disp     *dispatcher // runs the callbacks; nil when there are none
+	doneOnce sync.Once   // closes done
 
 	mu          sync.Mutex
 	last        uint64           // guarded by mu: last published seq
@@ -118,6 +128,7 @@ type Process struct {
 	status      ExitStatus       // guarded by mu
 	closed      bool             // guarded by mu
 	err         error            // guarded by mu: the failure, if any
+	copyErr     error            // guarded by mu: the first Stdout/Stderr write error
 	sandboxType string           // guarded by mu
 }
 
@@ -126,10 +137,15 @@ func newProcess(c *Client, id string, o StartOptions) *Process {
 	if limit == 0 {
 		limit = DefaultOutputBytesCap
 	}
-	return &Process{
-		c: c, id: id, tty: o.TTY, pipe: o.PipeStdin, cap: limit, onOutput: o.OnOutput, onEvent: o.OnEvent,
+	p := &Process{
+		c: c, id: id, tty: o.TTY, pipe: o.PipeStdin, cap: limit, onEvent: o.OnEvent,
 		done: make(chan struct{}), exitedCh: make(chan struct{}), parked: map[uint64]Event{}, status: ExitStatus{Code: -1},
 	}
+	p.onOutput = p.outputSink(o)
+	if p.onOutput != nil || p.onEvent != nil {
+		p.startDispatcher()
+	}
+	return p
 }
 
 // ID returns the wire processId.
@@ -202,16 +218,10 @@ func (p *Process) deliver(evs []Event) {
 		}
 	}
 	p.mu.Unlock()
-	for _, ch := range ready {
-		p.onOutput(ch)
-	}
-	for _, ev := range published {
-		p.onEvent(ev)
-	}
 	if finished {
 		p.c.unregister(p)
-		close(p.done)
 	}
+	p.dispatch(batch{chunks: ready, events: published, final: finished})
 }
 
 // capture appends output to the capped capture. p.mu must be held.
@@ -244,7 +254,8 @@ func (p *Process) failWith(err error) {
 	p.parked = nil
 	p.mu.Unlock()
 	p.c.unregister(p)
-	close(p.done)
+	p.stopDispatcher()
+	p.finish()
 }
 
 // Wait blocks until the process is closed (exited and its output drained)
@@ -260,6 +271,9 @@ func (p *Process) Wait(ctx context.Context) (ExitStatus, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.err == nil && p.copyErr != nil {
+		return p.status, p.copyErr
+	}
 	return p.status, p.err
 }
 

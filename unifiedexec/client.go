@@ -148,7 +148,7 @@ func (c *Client) handshake(ctx context.Context, conn *rpc.Conn, resume string) e
 		EnvironmentInfo *proc.EnvironmentInfo `json:"environmentInfo"`
 	}
 	if err := conn.Call(ctx, "initialize", p, &res); err != nil {
-		return fmt.Errorf("initialize: %w", err)
+		return fmt.Errorf("initialize: %w", wireError("initialize", err))
 	}
 	if res.EnvironmentInfo == nil {
 		res.EnvironmentInfo = new(proc.EnvironmentInfo)

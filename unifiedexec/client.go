@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -53,8 +54,9 @@ func transportError(reason string) error {
 type DialOptions struct {
 	// Token, when set, is sent as `Authorization: Bearer <Token>`.
 	Token string
-	// Logger receives client logs; nil means none.
-	Logger *zap.Logger
+	// Logger receives client logs (connection loss, recovery, protocol
+	// oddities); nil means none.
+	Logger *slog.Logger
 	// ResumeSessionID, when set, reattaches to that detached session
 	// (protocol.md §5.2) instead of creating one: its processes keep
 	// running, their output since the detach is read by seq (Client.Read),
@@ -109,10 +111,8 @@ func Dial(ctx context.Context, url string, opts DialOptions) (*Client, error) {
 	return newClient(ctx, &wsConnector{url: url, token: opts.Token}, opts.Logger, opts.ResumeSessionID, opts.KeepSession)
 }
 
-func newClient(ctx context.Context, tr connector, log *zap.Logger, resume string, keep bool) (*Client, error) {
-	if log == nil {
-		log = zap.NewNop()
-	}
+func newClient(ctx context.Context, tr connector, sl *slog.Logger, resume string, keep bool) (*Client, error) {
+	log := zapToSlog(sl)
 	c := &Client{log: log, tr: tr, ready: make(chan struct{}), procs: map[string]*Process{}, keep: keep}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	conn, err := tr.connect(ctx, c)

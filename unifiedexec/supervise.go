@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
@@ -34,8 +35,9 @@ type SuperviseOptions struct {
 	// Backoff is the delay before the first restart, doubled for each
 	// further one; 0 means 200 ms.
 	Backoff time.Duration
-	// Logger receives client logs; nil means none.
-	Logger *zap.Logger
+	// Logger receives client logs (connection loss, recovery, protocol
+	// oddities); nil means none.
+	Logger *slog.Logger
 }
 
 // Supervise starts `codex exec-server --listen stdio` as a child, speaks

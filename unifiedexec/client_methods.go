@@ -51,11 +51,13 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	c.mu.Lock()
 	if err := c.stateErrLocked(); err != nil {
 		c.mu.Unlock()
+		p.stopDispatcher()
 		return nil, err
 	}
 	switch {
 	case c.procs[id] != nil:
 		c.mu.Unlock()
+		p.stopDispatcher()
 		return nil, fmt.Errorf("process/start: process id %q is already registered", id)
 	}
 	c.procs[id] = p
@@ -63,6 +65,7 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	var res proc.StartResult
 	if err := c.call(ctx, "process/start", params, &res, false); err != nil {
 		c.unregister(p)
+		p.stopDispatcher()
 		return nil, fmt.Errorf("process/start: %w", err)
 	}
 	p.mu.Lock()

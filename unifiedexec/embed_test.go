@@ -40,7 +40,9 @@ func TestStartInheritsEnvironment(t *testing.T) {
 // code and data, and stay *rpc.Error for older callers.
 func TestStartErrorsMatch(t *testing.T) {
 	ctx, c := supervised(t)
-	_, err := c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"ue-no-such-program"}})
+	// OnOutput starts a goroutine; a failed start ends it (TestMain's leak
+	// check).
+	_, err := c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"ue-no-such-program"}, OnOutput: func(unifiedexec.Chunk) {}})
 	var we *unifiedexec.WireError
 	var re *rpc.Error
 	if !errors.Is(err, unifiedexec.ErrNotFound) || !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &we) || !errors.As(err, &re) {

@@ -132,6 +132,9 @@ type Process struct {
 	sandboxType string           // guarded by mu
 }
 
+// newProcess builds the handle of a process with its dispatcher; a caller
+// that drops it unpublished stops the dispatcher (failWith or
+// stopDispatcher).
 func newProcess(c *Client, id string, o StartOptions) *Process {
 	limit := o.OutputBytesCap
 	if limit == 0 {
@@ -142,9 +145,7 @@ func newProcess(c *Client, id string, o StartOptions) *Process {
 		done: make(chan struct{}), exitedCh: make(chan struct{}), parked: map[uint64]Event{}, status: ExitStatus{Code: -1},
 	}
 	p.onOutput = p.outputSink(o)
-	if p.onOutput != nil || p.onEvent != nil {
-		p.startDispatcher()
-	}
+	p.startDispatcher()
 	return p
 }
 

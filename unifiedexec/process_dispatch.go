@@ -25,7 +25,12 @@ type batch struct {
 	final  bool // the closed event: close Done after the callbacks
 }
 
+// startDispatcher starts the goroutine when the process has callbacks
+// (from newProcess, before p can receive events).
 func (p *Process) startDispatcher() {
+	if p.onOutput == nil && p.onEvent == nil {
+		return
+	}
 	p.disp = &dispatcher{wake: make(chan struct{}, 1)}
 	go p.runDispatcher()
 }

@@ -176,7 +176,7 @@ func handleSignal(ctx context.Context, p *unifiedexec.Process, s syscall.Signal,
 		if tty {
 			err = p.Write(ctx, []byte{3})
 		} else {
-			err = p.Signal(ctx)
+			err = p.Signal(ctx, unifiedexec.SignalInterrupt)
 		}
 	case syscall.SIGTERM:
 		_, err = p.Terminate(ctx, 2*time.Second)

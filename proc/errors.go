@@ -2,6 +2,9 @@ package proc
 
 import (
 	"errors"
+	"io/fs"
+	"strconv"
+	"syscall"
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
@@ -90,5 +93,21 @@ func errProcessSandbox(err error) error {
 	return rpc.Errorf(rpc.CodeInvalidParams, "failed to prepare process sandbox: %s", err.Error())
 }
 
-// errSpawn maps a failed spawn to -32603 with the OS error text.
-func errSpawn(err error) error { return rpc.OSError(rpc.CodeInternalError, err) }
+// errSpawn maps a failed spawn to -32603 with the OS error text and [ext]
+// data {"op","errno"} (protocol.md §3): op is "chdir" when the working
+// directory failed and "exec" otherwise, errno the OS error number. Errors
+// that carry no errno get no data.
+func errSpawn(err error) error {
+	we := rpc.OSError(rpc.CodeInternalError, err)
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return we
+	}
+	op := "exec"
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "chdir" {
+		op = "chdir"
+	}
+	we.Data = []byte(`{"op":"` + op + `","errno":` + strconv.Itoa(int(errno)) + `}`)
+	return we
+}

@@ -495,6 +495,10 @@ func (c *Conn) errorFrame(id ID, e *Error) []byte {
 	b = strconv.AppendInt(b, int64(e.Code), 10)
 	b = append(b, `,"message":`...)
 	b = append(b, msg...)
+	if len(e.Data) > 0 {
+		b = append(b, `,"data":`...)
+		b = append(b, e.Data...)
+	}
 	b = append(b, `},"id":`...)
 	b = id.AppendJSON(b)
 	return append(b, '}')

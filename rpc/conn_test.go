@@ -129,6 +129,9 @@ func TestConnCallAndAsync(t *testing.T) {
 				c.Go(func(context.Context) { _ = c.Respond(req.ID, "async", nil) })
 				return nil, rpc.ErrAsync
 			}
+			if req.Method == "data" {
+				return nil, &rpc.Error{Code: rpc.CodeInternalError, Message: "with data", Data: json.RawMessage(`{"op":"exec","errno":2}`)}
+			}
 			return nil, rpc.Errorf(rpc.CodeMethodNotFound, "no %s", req.Method)
 		})
 	}})
@@ -146,5 +149,13 @@ func TestConnCallAndAsync(t *testing.T) {
 	err := client.Call(context.Background(), "nope", map[string]int{"a": 1}, nil)
 	if we, ok := err.(*rpc.Error); !ok || we.Code != rpc.CodeMethodNotFound || we.Message != "no nope" {
 		t.Fatalf("Call error %v", err)
+	}
+	// The error's data member crosses the wire; without data there is none.
+	err = client.Call(context.Background(), "data", nil, nil)
+	if we, ok := err.(*rpc.Error); !ok || string(we.Data) != `{"op":"exec","errno":2}` || we.Message != "with data" {
+		t.Fatalf("Call error with data %#v", err)
+	}
+	if we, _ := client.Call(context.Background(), "nope", nil, nil).(*rpc.Error); we == nil || we.Data != nil {
+		t.Fatalf("an error without data came back with %#v", we)
 	}
 }

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -19,9 +20,14 @@ const (
 // Error is a JSON-RPC error object. Its Is method compares codes only, so a
 // sentinel such as ErrInvalidParams matches any error with the same code,
 // however it was wrapped.
+//
+// Data is the optional structured "data" member (nil: absent). The server
+// sets it only where protocol.md documents it, so clients can match on it
+// instead of the message text.
 type Error struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -53,8 +54,20 @@ func transportError(reason string) error {
 type DialOptions struct {
 	// Token, when set, is sent as `Authorization: Bearer <Token>`.
 	Token string
-	// Logger receives client logs; nil means none.
-	Logger *zap.Logger
+	// Logger receives client logs (connection loss, recovery, protocol
+	// oddities); nil means none.
+	Logger *slog.Logger
+	// ResumeSessionID, when set, reattaches to that detached session
+	// (protocol.md §5.2) instead of creating one: its processes keep
+	// running, their output since the detach is read by seq (Client.Read),
+	// and they are addressed by id. Dial fails with a *WireError
+	// (rpc.ErrInvalidRequest) when the session is unknown or expired.
+	ResumeSessionID string
+	// KeepSession makes Close only detach: the session's processes keep
+	// running for the server's detached-session TTL, and a later Dial with
+	// ResumeSessionID: SessionID() reattaches. False (the zero value): Close
+	// kills the processes first, as a finished ssh session does.
+	KeepSession bool
 }
 
 // connector opens a new transport and returns a Conn bound to the client's
@@ -76,6 +89,7 @@ type Client struct {
 	ctx   context.Context // cancelled by Close
 	stop  context.CancelFunc
 	wg    sync.WaitGroup // the monitor goroutine
+	keep  bool           // Close detaches only (DialOptions.KeepSession)
 	ids   atomic.Uint64
 	wrIDs atomic.Uint64
 
@@ -94,18 +108,16 @@ type Client struct {
 // InitializeTimeout, or until ctx is done; ctx bounds only the dial, not the
 // Client's life.
 func Dial(ctx context.Context, url string, opts DialOptions) (*Client, error) {
-	return newClient(ctx, &wsConnector{url: url, token: opts.Token}, opts.Logger)
+	return newClient(ctx, &wsConnector{url: url, token: opts.Token}, opts.Logger, opts.ResumeSessionID, opts.KeepSession)
 }
 
-func newClient(ctx context.Context, tr connector, log *zap.Logger) (*Client, error) {
-	if log == nil {
-		log = zap.NewNop()
-	}
-	c := &Client{log: log, tr: tr, ready: make(chan struct{}), procs: map[string]*Process{}}
+func newClient(ctx context.Context, tr connector, sl *slog.Logger, resume string, keep bool) (*Client, error) {
+	log := zapToSlog(sl)
+	c := &Client{log: log, tr: tr, ready: make(chan struct{}), procs: map[string]*Process{}, keep: keep}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	conn, err := tr.connect(ctx, c)
 	if err == nil {
-		err = c.handshake(ctx, conn, "")
+		err = c.handshake(ctx, conn, resume)
 		if err != nil {
 			conn.Close()
 			conn.Wait()
@@ -136,7 +148,7 @@ func (c *Client) handshake(ctx context.Context, conn *rpc.Conn, resume string) e
 		EnvironmentInfo *proc.EnvironmentInfo `json:"environmentInfo"`
 	}
 	if err := conn.Call(ctx, "initialize", p, &res); err != nil {
-		return fmt.Errorf("initialize: %w", err)
+		return fmt.Errorf("initialize: %w", wireError("initialize", err))
 	}
 	if res.EnvironmentInfo == nil {
 		res.EnvironmentInfo = new(proc.EnvironmentInfo)
@@ -250,9 +262,13 @@ func (c *Client) takeProcs() []*Process {
 	return ps
 }
 
-// Close ends the connection, stops a supervised server child, fails every
-// live process with ErrClosed and waits for every goroutine the Client
-// started. It is idempotent and never blocks for more than a few seconds
+// Close kills the live processes this client started (unless
+// DialOptions.KeepSession), ends the connection, stops a supervised server
+// child, fails every live process with ErrClosed and waits for every
+// goroutine the Client started, but not for an OnOutput or OnEvent
+// callback that is still running. Processes of a resumed session that this
+// client did not start, and processes while the connection is being
+// recovered, are left to the server's session TTL. It is idempotent and never blocks for more than a few seconds
 // (a supervised child gets SIGTERM, then SIGKILL after 2 s).
 func (c *Client) Close() error {
 	c.mu.Lock()
@@ -262,7 +278,11 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	procs := c.takeProcs()
+	conn := c.conn
 	c.mu.Unlock()
+	if !c.keep && conn != nil {
+		killAll(conn, procs)
+	}
 	c.stop()
 	c.wg.Wait()
 	c.tr.stop()
@@ -306,7 +326,7 @@ func (c *Client) call(ctx context.Context, method string, params, result any, re
 		}
 		err = conn.Call(ctx, method, params, result)
 		if err == nil || !errors.Is(err, rpc.ErrClosed) {
-			return err
+			return wireError(method, err)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -17,7 +17,9 @@ import (
 // binary is the codex binary built once for the package's tests.
 var binary string
 
-func TestMain(m *testing.M) { testbin.Main(m, &binary, "..") }
+// TestMain puts that build first in $PATH, so the examples can Supervise
+// with zero options as a user would.
+func TestMain(m *testing.M) { testbin.MainOnPath(m, &binary, "..") }
 
 // startWSServer starts `codex exec-server --listen ws://127.0.0.1:0` and
 // returns its URL and a function that stops it.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/codexec/codex/proc"
@@ -16,7 +18,7 @@ import (
 // wait for the outcome; idempotent calls (reads, resize, closeStdin, writes
 // with a writeId, environment and fs reads) are sent once more when the
 // connection is lost during the call, the others fail with ErrTransport.
-// Wire errors come back as *rpc.Error.
+// Wire errors come back as *WireError, which also matches *rpc.Error.
 
 // Start registers a Process and sends process/start (protocol.md §6.5). The
 // id is registered before the request, so no notification is missed; it
@@ -37,10 +39,7 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("process/start: cwd %q: %w", cwdStr, err)
 	}
-	env := o.Env
-	if env == nil {
-		env = map[string]string{}
-	}
+	env := startEnv(o)
 	params := proc.StartParams{
 		ProcessID: id, Argv: o.Argv, Cwd: cwd, Env: env, TTY: o.TTY,
 		PipeStdin: o.PipeStdin && !o.TTY, EnvPolicy: o.EnvPolicy, Size: o.Size,
@@ -52,11 +51,13 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	c.mu.Lock()
 	if err := c.stateErrLocked(); err != nil {
 		c.mu.Unlock()
+		p.stopDispatcher()
 		return nil, err
 	}
 	switch {
 	case c.procs[id] != nil:
 		c.mu.Unlock()
+		p.stopDispatcher()
 		return nil, fmt.Errorf("process/start: process id %q is already registered", id)
 	}
 	c.procs[id] = p
@@ -64,12 +65,32 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	var res proc.StartResult
 	if err := c.call(ctx, "process/start", params, &res, false); err != nil {
 		c.unregister(p)
+		p.stopDispatcher()
 		return nil, fmt.Errorf("process/start: %w", err)
 	}
 	p.mu.Lock()
 	p.sandboxType = res.SandboxType
 	p.mu.Unlock()
 	return p, nil
+}
+
+// startEnv is the env sent for o: o.Env, or the caller's environment when
+// both Env and EnvPolicy are nil (as os/exec inherits), or nothing more
+// than what the policy gives.
+func startEnv(o StartOptions) map[string]string {
+	switch {
+	case o.Env != nil:
+		return o.Env
+	case o.EnvPolicy != nil:
+		return map[string]string{}
+	}
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // ReadRequest is the params of process/read; nil pointers are sent as null.
@@ -123,9 +144,20 @@ func (c *Client) CloseStdin(ctx context.Context, processID string) (string, erro
 	return res.Status, err
 }
 
-// Signal sends process/signal {signal:"interrupt"}. It is not replayed.
-func (c *Client) Signal(ctx context.Context, processID string) error {
-	return c.call(ctx, "process/signal", proc.SignalParams{ProcessID: processID, Signal: "interrupt"}, nil, false)
+// Signal names a signal of process/signal (protocol.md §6.8). The server
+// accepts SignalInterrupt; it answers another name with -32602.
+type Signal string
+
+// SignalInterrupt sends SIGINT to the process group.
+const SignalInterrupt Signal = "interrupt"
+
+// Signal sends process/signal {signal: sig}. An empty sig is refused
+// without a request. It is not replayed.
+func (c *Client) Signal(ctx context.Context, processID string, sig Signal) error {
+	if sig == "" {
+		return fmt.Errorf("process/signal: signal must not be empty")
+	}
+	return c.call(ctx, "process/signal", proc.SignalParams{ProcessID: processID, Signal: string(sig)}, nil, false)
 }
 
 // Terminate sends process/terminate: a force kill when graceful is 0,

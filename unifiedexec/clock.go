@@ -3,7 +3,7 @@ package unifiedexec
 import "time"
 
 // Clock is the source of time for yield windows, grace periods and wall
-// times. Production code uses RealClock; tests use a FakeClock so that yield
+// times. Production code uses RealClock; tests use a fake clock (clock_fake_test.go) so that yield
 // windows are exercised without sleeping.
 type Clock interface {
 	// Now returns the current time.

@@ -9,8 +9,22 @@
 // A Client is built on rpc.Conn. Dial and Supervise perform the handshake
 // (initialize {clientName:"codex-go-unifiedexec"}, then initialized) before
 // they return. Every method of Client and Process is safe for concurrent use.
-// Close ends the connection, stops a supervised child and waits for every
-// goroutine the Client started.
+// Close kills the processes the client started (unless
+// DialOptions.KeepSession), ends the connection, stops a supervised child
+// and waits for every goroutine the Client started; DialOptions.
+// ResumeSessionID reattaches to a kept session. Logs go to the
+// *slog.Logger of the options.
+//
+// # Embedding
+//
+// The zero values follow os/exec: Supervise without a Path runs the codex
+// found in $PATH, and a start without Env or EnvPolicy inherits the
+// caller's environment. OnOutput, OnEvent and the Stdout/Stderr writers of
+// a process run on that process's own goroutine, so a slow consumer never
+// delays other processes, other calls or Close. Server errors are
+// *WireError values, matched with errors.Is (fs.ErrNotExist, ErrNotFound,
+// fs.ErrPermission, the rpc code sentinels) or errors.As, never by text;
+// Communicate reports a truncated capture as *TruncatedError.
 //
 // # Event ordering
 //
@@ -19,6 +33,7 @@
 // order: an out-of-order notification is parked until every lower seq has
 // been published, duplicates are dropped, notifications for unknown ids are
 // ignored, and closed is always the last event (unifiedexec.md §3.2).
+// Callbacks see the same order, on the process's own goroutine.
 //
 // # Recovery
 //

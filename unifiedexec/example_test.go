@@ -10,10 +10,11 @@ import (
 	"github.com/codexec/codex/unifiedexec"
 )
 
-// Supervise a private stdio exec-server and run one command to completion.
+// Supervise a private stdio exec-server (the codex found in $PATH) and run
+// one command to completion.
 func ExampleSupervise() {
 	ctx := context.Background()
-	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: binary})
+	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -53,7 +54,7 @@ func ExampleDial() {
 // Communicate writes stdin, closes it and collects the output.
 func ExampleProcess_Communicate() {
 	ctx := context.Background()
-	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: binary})
+	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -75,7 +76,7 @@ func ExampleProcess_Communicate() {
 // chunk has been handed to it.
 func ExampleClient_Start() {
 	ctx := context.Background()
-	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: binary})
+	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -101,7 +102,7 @@ func ExampleClient_Start() {
 // read the tool output the model would see.
 func ExampleNewTools() {
 	ctx := context.Background()
-	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: binary})
+	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

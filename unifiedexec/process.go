@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"time"
@@ -63,8 +64,12 @@ type StartOptions struct {
 	// Cwd is a file:// URI or an absolute path; empty means the server's cwd.
 	Cwd string
 	// Env is laid over the environment chosen by EnvPolicy (protocol.md §7.3).
+	// When both Env and EnvPolicy are nil, the child gets the caller's
+	// environment (os.Environ of this program), as with os/exec; a non-nil
+	// empty map with a nil EnvPolicy gives an empty environment.
 	Env map[string]string
-	// EnvPolicy selects the inherited environment; nil is the server default.
+	// EnvPolicy selects the environment the server inherits for the child
+	// (its own, filtered); nil means none, so the child gets exactly Env.
 	EnvPolicy *proc.EnvPolicy
 	// TTY runs the process on a PTY; Size is its initial size (nil: 24x80).
 	TTY  bool
@@ -80,13 +85,20 @@ type StartOptions struct {
 	// negative means no cap. It does not limit OnOutput.
 	OutputBytesCap int
 	// OnOutput, when set, receives every output chunk in seq order, before
-	// Wait returns. It runs on the client's event goroutine: it must not
-	// block for long (other processes' events wait behind it) and must not
-	// call Client.Close.
+	// Wait returns. It runs on a goroutine of this process: a slow or
+	// blocked callback delays only this process's callbacks (events queue
+	// in memory meanwhile), never the client's other calls or processes,
+	// and Close does not wait for it.
 	OnOutput func(Chunk)
 	// OnEvent, when set, receives every event (output, exited, closed) in
 	// seq order, under the same rules as OnOutput.
 	OnEvent func(Event)
+	// Stdout and Stderr, when set, receive the output of that stream (a
+	// PTY's output goes to Stdout), like os/exec.Cmd's fields, under the
+	// rules of OnOutput. After a write error a writer gets no more data and
+	// Wait returns that error if nothing else failed. Use io.Pipe for an
+	// io.Reader.
+	Stdout, Stderr io.Writer
 }
 
 // Process is a handle on one process started with Client.Start, in the
@@ -103,7 +115,9 @@ type Process struct {
 	exitedCh  chan struct{} // closed at the exited event
 	done      chan struct{} // closed after the closed event or a failure
 
-	dmu sync.Mutex // serialises publishing; held while OnOutput runs
+	dmu      sync.Mutex  // serialises publishing
+	disp     *dispatcher // runs the callbacks; nil when there are none
+	doneOnce sync.Once   // closes done
 
 	mu          sync.Mutex
 	last        uint64           // guarded by mu: last published seq
@@ -114,18 +128,25 @@ type Process struct {
 	status      ExitStatus       // guarded by mu
 	closed      bool             // guarded by mu
 	err         error            // guarded by mu: the failure, if any
+	copyErr     error            // guarded by mu: the first Stdout/Stderr write error
 	sandboxType string           // guarded by mu
 }
 
+// newProcess builds the handle of a process with its dispatcher; a caller
+// that drops it unpublished stops the dispatcher (failWith or
+// stopDispatcher).
 func newProcess(c *Client, id string, o StartOptions) *Process {
 	limit := o.OutputBytesCap
 	if limit == 0 {
 		limit = DefaultOutputBytesCap
 	}
-	return &Process{
-		c: c, id: id, tty: o.TTY, pipe: o.PipeStdin, cap: limit, onOutput: o.OnOutput, onEvent: o.OnEvent,
+	p := &Process{
+		c: c, id: id, tty: o.TTY, pipe: o.PipeStdin, cap: limit, onEvent: o.OnEvent,
 		done: make(chan struct{}), exitedCh: make(chan struct{}), parked: map[uint64]Event{}, status: ExitStatus{Code: -1},
 	}
+	p.onOutput = p.outputSink(o)
+	p.startDispatcher()
+	return p
 }
 
 // ID returns the wire processId.
@@ -198,16 +219,10 @@ func (p *Process) deliver(evs []Event) {
 		}
 	}
 	p.mu.Unlock()
-	for _, ch := range ready {
-		p.onOutput(ch)
-	}
-	for _, ev := range published {
-		p.onEvent(ev)
-	}
 	if finished {
 		p.c.unregister(p)
-		close(p.done)
 	}
+	p.dispatch(batch{chunks: ready, events: published, final: finished})
 }
 
 // capture appends output to the capped capture. p.mu must be held.
@@ -240,7 +255,8 @@ func (p *Process) failWith(err error) {
 	p.parked = nil
 	p.mu.Unlock()
 	p.c.unregister(p)
-	close(p.done)
+	p.stopDispatcher()
+	p.finish()
 }
 
 // Wait blocks until the process is closed (exited and its output drained)
@@ -256,6 +272,9 @@ func (p *Process) Wait(ctx context.Context) (ExitStatus, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.err == nil && p.copyErr != nil {
+		return p.status, p.copyErr
+	}
 	return p.status, p.err
 }
 
@@ -378,9 +397,9 @@ func (p *Process) Resize(ctx context.Context, rows, cols uint16) error {
 	return p.c.Resize(ctx, p.id, rows, cols)
 }
 
-// Signal interrupts the process: SIGINT to its process group. It blocks
+// Signal sends sig (SignalInterrupt: SIGINT to the process group). It blocks
 // until the server answers; it is not retried after a connection loss.
-func (p *Process) Signal(ctx context.Context) error { return p.c.Signal(ctx, p.id) }
+func (p *Process) Signal(ctx context.Context, sig Signal) error { return p.c.Signal(ctx, p.id, sig) }
 
 // Terminate kills the process group: at once when graceful is 0,
 // otherwise SIGTERM and SIGKILL after graceful. It returns whether the
@@ -391,7 +410,9 @@ func (p *Process) Terminate(ctx context.Context, graceful time.Duration) (bool, 
 
 // Communicate writes stdin (if not empty), closes stdin, waits for the
 // process to close and returns the captured stdout and stderr (each capped
-// by OutputBytesCap) with the exit status. A process started without
+// by OutputBytesCap) with the exit status. When the capture dropped
+// output, the kept prefix and the status come with a *TruncatedError
+// (errors.Is(err, ErrOutputTruncated)). A process started without
 // PipeStdin or TTY accepts only empty stdin. Cancelling ctx abandons the
 // call without killing the process.
 func (p *Process) Communicate(ctx context.Context, stdin []byte) (stdout, stderr []byte, status ExitStatus, err error) {
@@ -413,5 +434,8 @@ func (p *Process) Communicate(ctx context.Context, stdin []byte) (stdout, stderr
 	}
 	status, err = p.Wait(ctx)
 	s := p.Current()
+	if err == nil && (s.StdoutDropped > 0 || s.StderrDropped > 0) {
+		err = &TruncatedError{StdoutDropped: s.StdoutDropped, StderrDropped: s.StderrDropped}
+	}
 	return s.Stdout, s.Stderr, status, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/codexec/codex/proc"
@@ -57,13 +56,11 @@ func (c *Client) resume(ctx context.Context, dial func(context.Context) (*rpc.Co
 }
 
 // retryable reports whether a failed resume attempt may be repeated: only
-// "unknown session id" is terminal.
+// "unknown session id" is terminal. On a fresh connection, initialize
+// answers -32600 for nothing else (protocol.md §3, §5.2), so the code
+// decides, not the text.
 func retryable(err error) bool {
-	var we *rpc.Error
-	if errors.As(err, &we) && we.Code == rpc.CodeInvalidRequest && strings.Contains(we.Message, "unknown session id") {
-		return false
-	}
-	return true
+	return !errors.Is(err, rpc.ErrInvalidRequest)
 }
 
 // catchUp reads every live process from its last published seq on conn and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
@@ -34,8 +35,9 @@ type SuperviseOptions struct {
 	// Backoff is the delay before the first restart, doubled for each
 	// further one; 0 means 200 ms.
 	Backoff time.Duration
-	// Logger receives client logs; nil means none.
-	Logger *zap.Logger
+	// Logger receives client logs (connection loss, recovery, protocol
+	// oddities); nil means none.
+	Logger *slog.Logger
 }
 
 // Supervise starts `codex exec-server --listen stdio` as a child, speaks
@@ -62,7 +64,7 @@ func Supervise(ctx context.Context, opts SuperviseOptions) (*Client, error) {
 	// like a child that died, up to MaxRestarts times with backoff.
 	backoff := opts.Backoff
 	for attempt := 0; ; attempt++ {
-		c, err := newClient(ctx, &stdioConnector{opts: opts}, opts.Logger)
+		c, err := newClient(ctx, &stdioConnector{opts: opts}, opts.Logger, "", false)
 		if err == nil || opts.MaxRestarts < 0 || attempt >= opts.MaxRestarts || ctx.Err() != nil {
 			if err != nil && attempt > 0 {
 				err = fmt.Errorf("starting the exec-server child failed %d times: %w", attempt+1, err)

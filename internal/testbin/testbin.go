@@ -18,6 +18,17 @@ import (
 // with 1 if the build fails, the tests fail, or goroutines are left over.
 // Extra go build flags (such as -race) come in flags.
 func Main(m *testing.M, binary *string, root string, flags ...string) {
+	run(m, binary, root, false, flags...)
+}
+
+// MainOnPath is Main with the binary's directory put first in $PATH before
+// the tests run, so that code written as a user would (Supervise with zero
+// options, which finds codex in $PATH) runs the fresh build.
+func MainOnPath(m *testing.M, binary *string, root string, flags ...string) {
+	run(m, binary, root, true, flags...)
+}
+
+func run(m *testing.M, binary *string, root string, onPath bool, flags ...string) {
 	dir, err := os.MkdirTemp("", "codex-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -31,6 +42,9 @@ func Main(m *testing.M, binary *string, root string, flags ...string) {
 		fmt.Fprintln(os.Stderr, "building codex:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
+	}
+	if onPath {
+		_ = os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

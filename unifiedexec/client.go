@@ -55,6 +55,9 @@ type DialOptions struct {
 	Token string
 	// Logger receives client logs; nil means none.
 	Logger *zap.Logger
+	// RecoveryTimeout bounds how long a lost connection is retried (resume)
+	// before the client and its processes fail; 0 means RecoveryDeadline.
+	RecoveryTimeout time.Duration
 }
 
 // connector opens a new transport and returns a Conn bound to the client's
@@ -94,7 +97,11 @@ type Client struct {
 // InitializeTimeout, or until ctx is done; ctx bounds only the dial, not the
 // Client's life.
 func Dial(ctx context.Context, url string, opts DialOptions) (*Client, error) {
-	return newClient(ctx, &wsConnector{url: url, token: opts.Token}, opts.Logger)
+	recovery := opts.RecoveryTimeout
+	if recovery <= 0 {
+		recovery = RecoveryDeadline
+	}
+	return newClient(ctx, &wsConnector{url: url, token: opts.Token, recovery: recovery}, opts.Logger)
 }
 
 func newClient(ctx context.Context, tr connector, log *zap.Logger) (*Client, error) {
@@ -406,6 +413,7 @@ func (c *Client) unregister(p *Process) {
 // wsConnector dials a WebSocket server and recovers with resume.
 type wsConnector struct {
 	url, token string
+	recovery   time.Duration
 }
 
 func (w *wsConnector) connect(ctx context.Context, c *Client) (*rpc.Conn, error) {
@@ -416,17 +424,15 @@ func (w *wsConnector) connect(ctx context.Context, c *Client) (*rpc.Conn, error)
 		opts.HTTPHeader = http.Header{"Authorization": {"Bearer " + w.token}}
 	}
 	wc, resp, err := websocket.Dial(ctx, w.url, &opts)
-	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
-	}
+	body := refusalBody(resp)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", w.url, err)
+		return nil, fmt.Errorf("connecting to %s: %w%s", w.url, err, body)
 	}
 	return c.newConn(rpc.NewWebSocketFramer(wc, "exec-server websocket "+w.url, maxMessageBytes)), nil
 }
 
 func (w *wsConnector) recover(ctx context.Context, c *Client, reason string) (*rpc.Conn, error) {
-	return c.resume(ctx, func(ctx context.Context) (*rpc.Conn, error) { return w.connect(ctx, c) }, reason)
+	return c.resume(ctx, func(ctx context.Context) (*rpc.Conn, error) { return w.connect(ctx, c) }, reason, w.recovery)
 }
 
 func (w *wsConnector) stop() {}

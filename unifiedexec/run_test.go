@@ -142,7 +142,7 @@ func TestRunSignals(t *testing.T) {
 		sigs <- syscall.SIGINT
 	}()
 	code, err := unifiedexec.Run(ctx, c, unifiedexec.RunOptions{
-		Argv:   []string{"sh", "-c", `trap "echo trapped; exit 130" INT; echo ready; sleep 20`},
+		Argv:   []string{"sh", "-c", `trap "echo trapped; exit 130" INT; echo ready; while :; do sleep 0.1; done`},
 		Stdout: &out, Signals: sigs,
 	})
 	<-ready

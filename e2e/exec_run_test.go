@@ -3,6 +3,8 @@ package e2e
 import (
 	"bufio"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
@@ -108,6 +111,7 @@ func TestExecRunFailureCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startServer(t, "--ws-auth", "capability-token", "--ws-token-file", tokenFile)
+	garbage := garbageServer(t)
 	cases := []struct {
 		env  []string
 		args []string
@@ -119,6 +123,7 @@ func TestExecRunFailureCodes(t *testing.T) {
 		{nil, []string{"--cwd", filepath.Join(dir, "nodir"), "--", "true"}, 125, "nodir: no such directory"},
 		{nil, []string{"--server", "ws://127.0.0.1:1", "--", "true"}, 255, "connection refused"},
 		{[]string{"CODEX_EXEC_SERVER_TOKEN=wrong"}, []string{"--server", s.URL, "--", "true"}, 255, "401"},
+		{nil, []string{"--server", garbage, "--", "true"}, 255, "initialize"},
 		{[]string{"CODEX_EXEC_SERVER_URL=" + s.URL}, []string{"--token-file", tokenFile, "--", "sh", "-c", "exit 7"}, 7, ""},
 	}
 	for _, tc := range cases {
@@ -127,6 +132,29 @@ func TestExecRunFailureCodes(t *testing.T) {
 			t.Errorf("%v %v: code %d stderr %q; want %d and one line with %q", tc.env, tc.args, code, errOut, tc.code, tc.msg)
 		}
 	}
+}
+
+// garbageServer is a WebSocket server that answers every message with
+// text that is not JSON-RPC; it stops with the test.
+func garbageServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			if _, _, err := c.Read(r.Context()); err != nil {
+				return
+			}
+			if err := c.Write(r.Context(), websocket.MessageText, []byte(`{"id":1,"result":"not an initialize result"}`)); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
 }
 
 // Issue 8 item 6: `-n` and an unreadable stdin are not forwarded, so a

@@ -71,16 +71,10 @@ func sandboxProfile(c *cli.Context) (sandbox.Profile, error) {
 		}
 		return sandbox.ParseProfile(raw)
 	}
-	switch mode := c.String("mode"); mode {
-	case "read-only":
-		return sandbox.ReadOnly(c.Bool("network")), nil
-	case "workspace-write":
-		return sandbox.WorkspaceWrite(c.StringSlice("writable-root"), c.Bool("network"), c.Bool("exclude-tmp"), c.Bool("exclude-tmp")), nil
-	case "danger-full-access":
-		return sandbox.DangerFullAccess(), nil
-	default:
-		return sandbox.Profile{}, fmt.Errorf("unknown --mode %q; expected read-only, workspace-write or danger-full-access", mode)
-	}
+	return sandbox.ModeProfile(c.String("mode"), sandbox.ModeOptions{
+		WritableRoots: c.StringSlice("writable-root"), Network: c.Bool("network"),
+		ExcludeTmpdirEnvVar: c.Bool("exclude-tmp"), ExcludeSlashTmp: c.Bool("exclude-tmp"),
+	})
 }
 
 func runSandbox(c *cli.Context) error {

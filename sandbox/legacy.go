@@ -133,15 +133,17 @@ func rejectRestrictedRead(raw json.RawMessage, msg string) error {
 
 // Profile converts the legacy policy per sandbox.md §3.6.
 func (p Policy) Profile() Profile {
-	switch p.Mode {
-	case PolicyDangerFullAccess:
-		return DangerFullAccess()
-	case PolicyExternalSandbox:
+	if p.Mode == PolicyExternalSandbox {
 		return ExternalSandbox(p.NetworkAccess)
-	case PolicyWorkspaceWrite:
-		return WorkspaceWrite(p.WritableRoots, p.NetworkAccess, p.ExcludeTmpdirEnvVar, p.ExcludeSlashTmp)
 	}
-	return ReadOnly(p.NetworkAccess)
+	prof, err := ModeProfile(string(p.Mode), ModeOptions{
+		WritableRoots: p.WritableRoots, Network: p.NetworkAccess,
+		ExcludeTmpdirEnvVar: p.ExcludeTmpdirEnvVar, ExcludeSlashTmp: p.ExcludeSlashTmp,
+	})
+	if err != nil {
+		return ReadOnly(p.NetworkAccess) // fail closed: the narrowest mode
+	}
+	return prof
 }
 
 // WritableRootsFor lists a workspace-write policy's writable roots in the

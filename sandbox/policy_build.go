@@ -93,13 +93,9 @@ func networkOf(enabled bool) Network {
 // ":read-only", ":workspace" and ":danger-no-sandbox". User profiles from
 // the Codex config are out of scope and rejected.
 func NamedProfile(name string) (Profile, error) {
-	switch name {
-	case ":read-only":
-		return ReadOnly(false), nil
-	case ":workspace":
-		return WorkspaceWrite(nil, false, false, false), nil
-	case ":danger-no-sandbox":
-		return DangerFullAccess(), nil
+	modes := map[string]PolicyMode{":read-only": PolicyReadOnly, ":workspace": PolicyWorkspaceWrite, ":danger-no-sandbox": PolicyDangerFullAccess}
+	if mode, ok := modes[name]; ok {
+		return ModeProfile(string(mode), ModeOptions{})
 	}
 	return Profile{}, invalidf("unknown permission profile `%s`", name)
 }

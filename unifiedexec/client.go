@@ -68,6 +68,9 @@ type DialOptions struct {
 	// ResumeSessionID: SessionID() reattaches. False (the zero value): Close
 	// kills the processes first, as a finished ssh session does.
 	KeepSession bool
+	// RecoveryTimeout bounds how long a lost connection is retried (resume)
+	// before the client and its processes fail; 0 means RecoveryDeadline.
+	RecoveryTimeout time.Duration
 }
 
 // connector opens a new transport and returns a Conn bound to the client's
@@ -108,7 +111,11 @@ type Client struct {
 // InitializeTimeout, or until ctx is done; ctx bounds only the dial, not the
 // Client's life.
 func Dial(ctx context.Context, url string, opts DialOptions) (*Client, error) {
-	return newClient(ctx, &wsConnector{url: url, token: opts.Token}, opts.Logger, opts.ResumeSessionID, opts.KeepSession)
+	recovery := opts.RecoveryTimeout
+	if recovery <= 0 {
+		recovery = RecoveryDeadline
+	}
+	return newClient(ctx, &wsConnector{url: url, token: opts.Token, recovery: recovery}, opts.Logger, opts.ResumeSessionID, opts.KeepSession)
 }
 
 func newClient(ctx context.Context, tr connector, sl *slog.Logger, resume string, keep bool) (*Client, error) {
@@ -426,6 +433,7 @@ func (c *Client) unregister(p *Process) {
 // wsConnector dials a WebSocket server and recovers with resume.
 type wsConnector struct {
 	url, token string
+	recovery   time.Duration
 }
 
 func (w *wsConnector) connect(ctx context.Context, c *Client) (*rpc.Conn, error) {
@@ -436,17 +444,15 @@ func (w *wsConnector) connect(ctx context.Context, c *Client) (*rpc.Conn, error)
 		opts.HTTPHeader = http.Header{"Authorization": {"Bearer " + w.token}}
 	}
 	wc, resp, err := websocket.Dial(ctx, w.url, &opts)
-	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
-	}
+	body := refusalBody(resp)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", w.url, err)
+		return nil, fmt.Errorf("connecting to %s: %w%s", w.url, err, body)
 	}
 	return c.newConn(rpc.NewWebSocketFramer(wc, "exec-server websocket "+w.url, maxMessageBytes)), nil
 }
 
 func (w *wsConnector) recover(ctx context.Context, c *Client, reason string) (*rpc.Conn, error) {
-	return c.resume(ctx, func(ctx context.Context) (*rpc.Conn, error) { return w.connect(ctx, c) }, reason)
+	return c.resume(ctx, func(ctx context.Context) (*rpc.Conn, error) { return w.connect(ctx, c) }, reason, w.recovery)
 }
 
 func (w *wsConnector) stop() {}

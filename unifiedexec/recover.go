@@ -13,16 +13,16 @@ import (
 
 // resume runs the recover-with-resume loop of unifiedexec.md §11 on the
 // monitor goroutine: reconnect, initialize {resumeSessionId}, and catch up
-// every live process, pacing attempts by 100 ms until RecoveryDeadline.
+// every live process, pacing attempts by 100 ms until deadline has passed.
 // Notifications of the new connection are routed from the moment it is
 // opened; the ordered delivery merges them with the catch-up reads.
-func (c *Client) resume(ctx context.Context, dial func(context.Context) (*rpc.Conn, error), reason string) (*rpc.Conn, error) {
+func (c *Client) resume(ctx context.Context, dial func(context.Context) (*rpc.Conn, error), reason string, deadline time.Duration) (*rpc.Conn, error) {
 	lost := transportError(reason)
 	sid := c.SessionID()
 	if sid == "" {
 		return nil, lost
 	}
-	dctx, cancel := context.WithTimeout(ctx, RecoveryDeadline)
+	dctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
 		conn, err := dial(dctx)
@@ -50,7 +50,7 @@ func (c *Client) resume(ctx context.Context, dial func(context.Context) (*rpc.Co
 			return nil, ctx.Err()
 		}
 		if dctx.Err() != nil {
-			return nil, fmt.Errorf("%w; recovery timed out after %s", lost, RecoveryDeadline)
+			return nil, fmt.Errorf("%w; recovery timed out after %s", lost, deadline)
 		}
 	}
 }

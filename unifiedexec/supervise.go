@@ -111,6 +111,7 @@ func (s *stdioConnector) connect(ctx context.Context, c *Client) (*rpc.Conn, err
 	cmd := exec.Command(s.opts.Path, append([]string{"exec-server", "--listen", "stdio"}, s.opts.Args...)...)
 	cmd.Env = s.opts.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, s.opts.Stderr
+	ownProcessGroup(cmd)
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()

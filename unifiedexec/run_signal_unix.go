@@ -1,0 +1,8 @@
+//go:build unix
+
+package unifiedexec
+
+import "syscall"
+
+// sigWinch is the terminal resize signal.
+const sigWinch = syscall.SIGWINCH

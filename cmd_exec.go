@@ -14,10 +14,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/wire"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 )
@@ -110,12 +110,12 @@ func runExec(cctx *cli.Context) error {
 	limit := cctx.Int64("output-bytes-cap")
 	opts := unifiedexec.StartOptions{
 		Argv: argv, Cwd: cwd, Env: env, TTY: tty, PipeStdin: !tty,
-		EnvPolicy: &proc.EnvPolicy{Inherit: "all", Exclude: []string{}, Set: map[string]string{}, IncludeOnly: []string{}},
+		EnvPolicy: &wire.EnvPolicy{Inherit: "all", Exclude: []string{}, Set: map[string]string{}, IncludeOnly: []string{}},
 		OnOutput:  cappedWriter(limit),
 	}
 	if tty {
 		if ws, err := unix.IoctlGetWinsize(int(os.Stdin.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 && ws.Col > 0 {
-			opts.Size = &proc.Size{Rows: ws.Row, Cols: ws.Col}
+			opts.Size = &wire.Size{Rows: ws.Row, Cols: ws.Col}
 		}
 		// The remote PTY does the echo and line editing; ours stays out
 		// of the way until we exit.

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // Validation errors of the filesystem operations. Their texts are the exact
@@ -103,7 +104,7 @@ func WireError(err error) *rpc.Error {
 func errnoCode(errno syscall.Errno) int {
 	switch errno {
 	case syscall.ENOENT: // NotFound
-		return rpc.CodeNotFound
+		return wire.CodeNotFound
 	case syscall.EINVAL, syscall.EACCES, syscall.EPERM: // InvalidInput, PermissionDenied
 		return rpc.CodeInvalidRequest
 	default:
@@ -115,6 +116,6 @@ func errnoCode(errno syscall.Errno) int {
 // a capital first letter, then the number, e.g.
 // "No such file or directory (os error 2)" or
 // "Read-only file system (os error 30)". It is the same text as
-// rpc.OSErrorMessage, kept here so that filesystem and process errors are
+// wire.OSErrorMessage, kept here so that filesystem and process errors are
 // worded by one documented function of this layer.
-func OSErrorMessage(errno syscall.Errno) string { return rpc.OSErrorMessage(errno) }
+func OSErrorMessage(errno syscall.Errno) string { return wire.OSErrorMessage(errno) }

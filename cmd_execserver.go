@@ -17,6 +17,7 @@ import (
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/wire"
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -257,7 +258,8 @@ func runExecServer(c *cli.Context) error {
 }
 
 func serveStdio(ctx context.Context, opts rpc.Options, maxMsg int64) error {
-	conn := rpc.NewConn(rpc.NewStdioFramer(os.Stdin, os.Stdout, nil, "exec-server stdio", maxMsg), opts)
+	opts.ParseError = wire.ParseError(false)
+	conn := rpc.NewConn(rpc.NewStdioFramer(os.Stdin, os.Stdout, nil, wire.LabelStdio, maxMsg), opts)
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
@@ -274,6 +276,7 @@ func serveWebSocket(ctx context.Context, addr netip.AddrPort, opts rpc.Options, 
 	}
 	fmt.Fprintf(os.Stdout, "ws://%s\n", ln.Addr())
 	logger.Info("exec-server listening", zap.String("url", "ws://"+ln.Addr().String()))
-	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: maxMsg, TokenSHA256: tokenSum, Logger: logger, CheckPeer: checkPeer}
+	opts.ParseError = wire.ParseError(true)
+	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: maxMsg, TokenSHA256: tokenSum, Logger: logger, CheckPeer: checkPeer, LabelPrefix: wire.LabelWebSocketPrefix}
 	return srv.Serve(ctx, ln)
 }

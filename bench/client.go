@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/codexec/codex/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -192,11 +193,11 @@ func Dial(ctx context.Context, url string, quickAck bool, viol *Violations) (*Cl
 	go c.readLoop()
 	hctx, hcancel := context.WithTimeout(ctx, 15*time.Second)
 	defer hcancel()
-	if _, err := c.Call(hctx, "initialize", map[string]any{"clientName": "bench"}); err != nil {
+	if _, err := c.Call(hctx, wire.MethodInitialize, map[string]any{"clientName": "bench"}); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
-	if err := c.Notify(hctx, "initialized", map[string]any{}); err != nil {
+	if err := c.Notify(hctx, wire.MethodInitialized, map[string]any{}); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("initialized: %w", err)
 	}
@@ -371,7 +372,7 @@ func (c *Client) StartAsync(ctx context.Context, params StartParams, decode bool
 	// Start must be set before the reader can see any notification of the
 	// process; the response cannot arrive before the write returns.
 	id := c.nextID.Add(1)
-	data, err := json.Marshal(request{ID: id, Method: "process/start", Params: params})
+	data, err := json.Marshal(request{ID: id, Method: wire.MethodProcessStart, Params: params})
 	if err != nil {
 		c.Forget(p)
 		return nil, nil, err
@@ -422,7 +423,7 @@ func (c *Client) StartWith(ctx context.Context, params StartParams, decode bool)
 
 // Terminate sends process/terminate and returns the "running" result.
 func (c *Client) Terminate(ctx context.Context, p *Proc) (bool, error) {
-	r, err := c.Call(ctx, "process/terminate", map[string]any{"processId": p.ID})
+	r, err := c.Call(ctx, wire.MethodProcessTerminate, map[string]any{"processId": p.ID})
 	if err != nil {
 		return false, err
 	}
@@ -492,7 +493,7 @@ func (c *Client) fail(err error) {
 }
 
 var (
-	keyOutput    = []byte(`"method":"process/output"`)
+	keyOutput    = []byte(`"method":"` + wire.MethodProcessOutput + `"`)
 	keyProcessID = []byte(`"processId":"`)
 	keyChunk     = []byte(`"chunk":"`)
 	keySeq       = []byte(`"seq":`)
@@ -658,7 +659,7 @@ func (c *Client) handleNotification(method string, params json.RawMessage, now t
 	}
 	p := c.lookup([]byte(n.ProcessID))
 	if p == nil {
-		if method == "process/output" || method == "process/exited" || method == "process/closed" {
+		if method == wire.MethodProcessOutput || method == wire.MethodProcessExited || method == wire.MethodProcessClosed {
 			c.viol.Stray.Add(1)
 		}
 		return
@@ -667,7 +668,7 @@ func (c *Client) handleNotification(method string, params json.RawMessage, now t
 		c.checkSeq(p, *n.Seq, true, method)
 	}
 	switch method {
-	case "process/output": // only reached if the fast path missed it
+	case wire.MethodProcessOutput: // only reached if the fast path missed it
 		if !p.ClosedAt.IsZero() {
 			c.viol.OutputAfterClosed.Add(1)
 		}
@@ -676,7 +677,7 @@ func (c *Client) handleNotification(method string, params json.RawMessage, now t
 		}
 		p.Chunks++
 		p.Bytes += int64(len(n.Chunk))
-	case "process/exited":
+	case wire.MethodProcessExited:
 		if !p.ClosedAt.IsZero() {
 			c.viol.ExitedAfterClosed.Add(1)
 			c.viol.note("process/exited of %s after process/closed", p.ID)
@@ -687,7 +688,7 @@ func (c *Client) handleNotification(method string, params json.RawMessage, now t
 			p.ExitCode = n.ExitCode
 			close(p.exited)
 		}
-	case "process/closed":
+	case wire.MethodProcessClosed:
 		if !p.ClosedAt.IsZero() {
 			return
 		}

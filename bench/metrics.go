@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/codexec/codex/wire"
 	"sync"
 	"time"
 )
@@ -351,7 +352,7 @@ func metadataSampler(t *Target) sampler {
 		if err != nil {
 			return nil, fatal(err)
 		}
-		ch, sent, err := c.Send(ctx, "fs/getMetadata", map[string]any{"path": "file:///tmp", "sandbox": nil})
+		ch, sent, err := c.Send(ctx, wire.MethodFSGetMetadata, map[string]any{"path": "file:///tmp", "sandbox": nil})
 		if err != nil {
 			return nil, err
 		}
@@ -404,7 +405,7 @@ func retainedBytes(ctx context.Context, t *Target, p *Proc) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	r, err := c.Call(ctx, "process/read", map[string]any{"processId": p.ID, "afterSeq": 0, "maxBytes": nil, "waitMs": 0})
+	r, err := c.Call(ctx, wire.MethodProcessRead, map[string]any{"processId": p.ID, "afterSeq": 0, "maxBytes": nil, "waitMs": 0})
 	if err != nil {
 		return 0, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/codexec/codex/wire"
 	"io"
 	"net"
 	"net/http"
@@ -215,7 +216,7 @@ func readFileMemRun(ctx context.Context, t *Target, dir string, size int64, sb *
 	if sb != nil {
 		params["sandbox"] = sb
 	}
-	r, err := c.Call(cctx, "fs/readFile", params)
+	r, err := c.Call(cctx, wire.MethodFSReadFile, params)
 	if err != nil {
 		return rf, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/codexec/codex/wire"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -103,7 +104,7 @@ func sandboxWrite(ctx context.Context, t *Target, sb *SandboxObject, path string
 	if err != nil {
 		return 0, fatal(err)
 	}
-	ch, sent, err := c.Send(ctx, "fs/writeFile", map[string]any{
+	ch, sent, err := c.Send(ctx, wire.MethodFSWriteFile, map[string]any{
 		"path": fileURI(path), "dataBase64": base64.StdEncoding.EncodeToString(data), "sandbox": sb,
 	})
 	if err != nil {

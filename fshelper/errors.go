@@ -6,46 +6,47 @@ import (
 	"syscall"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // Validation errors of the filesystem operations. Their texts are the exact
-// wire messages of protocol.md §3; WireError sends them as -32600, except
+// wire messages of protocol.md §3 (package wire); WireError sends them as -32600, except
 // ErrTooManyEntries, which the protocol lists as -32603. Operations return
 // them unwrapped or wrapped with %w; decisions use errors.Is.
 var (
 	// ErrSymlink reports a symbolic link in a path that was resolved with
 	// NoFollowSymlinks.
-	ErrSymlink = errors.New("path contains a symbolic link")
+	ErrSymlink = errors.New(wire.MsgSymlink)
 
 	// ErrTooLarge reports a file larger than MaxReadSize given to ReadFile.
-	ErrTooLarge = fmt.Errorf("file is too large to read: limit is %d bytes", MaxReadSize)
+	ErrTooLarge = fmt.Errorf(wire.MsgFileTooLargeFmt, MaxReadSize)
 
 	// ErrNotFile is matched (errors.Is) by every *NotFileError.
-	ErrNotFile = errors.New("path is not a file")
+	ErrNotFile = errors.New(wire.MsgNotFile)
 
 	// ErrCopyNeedsRecursive reports a directory source given to Copy
 	// without Recursive.
-	ErrCopyNeedsRecursive = errors.New("fs/copy requires recursive: true when sourcePath is a directory")
+	ErrCopyNeedsRecursive = errors.New(wire.MsgCopyNeedsRecursive)
 
 	// ErrCopyIntoSelf reports a directory copied into itself or one of its
 	// descendants.
-	ErrCopyIntoSelf = errors.New("fs/copy cannot copy a directory to itself or one of its descendants")
+	ErrCopyIntoSelf = errors.New(wire.MsgCopyIntoSelf)
 
 	// ErrCopyUnsupported reports a copy source that is neither a regular
 	// file, a directory nor a symbolic link.
-	ErrCopyUnsupported = errors.New("fs/copy only supports regular files, directories, and symlinks")
+	ErrCopyUnsupported = errors.New(wire.MsgCopyUnsupported)
 
 	// ErrTooManyEntries reports a directory with more than
 	// MaxDirectoryEntries entries given to ReadDirectory.
-	ErrTooManyEntries = fmt.Errorf("directory has too many entries: limit is %d entries", MaxDirectoryEntries)
+	ErrTooManyEntries = fmt.Errorf(wire.MsgTooManyEntriesFmt, MaxDirectoryEntries)
 )
 
 // errBadBase64 is the -32600 message of an undecodable fs/writeFile payload.
-const errBadBase64 = "fs/writeFile requires valid base64 dataBase64: %v"
+const errBadBase64 = wire.MsgBadBase64Fmt
 
 // errNullField is the -32602 message of a required member sent as null, worded
 // like the reference's decoder.
-const errNullField = "invalid type: null, expected %s"
+const errNullField = wire.MsgNullFieldFmt
 
 // NotFileError reports that ReadFile was given a directory, FIFO, device or
 // socket. It matches ErrNotFile with errors.Is.
@@ -55,7 +56,7 @@ type NotFileError struct {
 }
 
 // Error returns the wire text: path `/p` is not a file.
-func (e *NotFileError) Error() string { return fmt.Sprintf("path `%s` is not a file", e.Path) }
+func (e *NotFileError) Error() string { return fmt.Sprintf(wire.MsgNotFileFmt, e.Path) }
 
 // Is reports whether target is ErrNotFile.
 func (e *NotFileError) Is(target error) bool { return target == ErrNotFile }
@@ -103,7 +104,7 @@ func WireError(err error) *rpc.Error {
 func errnoCode(errno syscall.Errno) int {
 	switch errno {
 	case syscall.ENOENT: // NotFound
-		return rpc.CodeNotFound
+		return wire.CodeNotFound
 	case syscall.EINVAL, syscall.EACCES, syscall.EPERM: // InvalidInput, PermissionDenied
 		return rpc.CodeInvalidRequest
 	default:
@@ -115,6 +116,6 @@ func errnoCode(errno syscall.Errno) int {
 // a capital first letter, then the number, e.g.
 // "No such file or directory (os error 2)" or
 // "Read-only file system (os error 30)". It is the same text as
-// rpc.OSErrorMessage, kept here so that filesystem and process errors are
+// wire.OSErrorMessage, kept here so that filesystem and process errors are
 // worded by one documented function of this layer.
-func OSErrorMessage(errno syscall.Errno) string { return rpc.OSErrorMessage(errno) }
+func OSErrorMessage(errno syscall.Errno) string { return wire.OSErrorMessage(errno) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/codexec/codex/fshelper"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 func TestWireError(t *testing.T) {
@@ -20,7 +21,7 @@ func TestWireError(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"ENOENT", pathErr(syscall.ENOENT), rpc.CodeNotFound, "No such file or directory (os error 2)"},
+		{"ENOENT", pathErr(syscall.ENOENT), wire.CodeNotFound, "No such file or directory (os error 2)"},
 		{"EACCES", pathErr(syscall.EACCES), rpc.CodeInvalidRequest, "Permission denied (os error 13)"},
 		{"EPERM", pathErr(syscall.EPERM), rpc.CodeInvalidRequest, "Operation not permitted (os error 1)"},
 		{"EINVAL", pathErr(syscall.EINVAL), rpc.CodeInvalidRequest, "Invalid argument (os error 22)"},
@@ -29,7 +30,7 @@ func TestWireError(t *testing.T) {
 		{"ENOTEMPTY", pathErr(syscall.ENOTEMPTY), rpc.CodeInternalError, "Directory not empty (os error 39)"},
 		{"ENOTDIR", pathErr(syscall.ENOTDIR), rpc.CodeInternalError, "Not a directory (os error 20)"},
 		{"EBADF", pathErr(syscall.EBADF), rpc.CodeInternalError, "Bad file descriptor (os error 9)"},
-		{"bare errno", syscall.ENOENT, rpc.CodeNotFound, "No such file or directory (os error 2)"},
+		{"bare errno", syscall.ENOENT, wire.CodeNotFound, "No such file or directory (os error 2)"},
 		{"link error", &os.LinkError{Op: "symlink", Old: "a", New: "b", Err: syscall.EEXIST}, rpc.CodeInternalError, "File exists (os error 17)"},
 		{"symlink", fmt.Errorf("walk: %w", fshelper.ErrSymlink), rpc.CodeInvalidRequest, "path contains a symbolic link"},
 		{"not a file", fmt.Errorf("read: %w", &fshelper.NotFileError{Path: "/p"}), rpc.CodeInvalidRequest, "path `/p` is not a file"},

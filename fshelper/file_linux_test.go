@@ -16,6 +16,7 @@ import (
 
 	"github.com/codexec/codex/fshelper"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 const (
@@ -26,7 +27,7 @@ const (
 	msgSymlink   = "path contains a symbolic link"
 	msgTooLarge  = "file is too large to read: limit is 536870912 bytes"
 	helloBase64  = "aGVsbG8=" // "hello"
-	codeNotFound = rpc.CodeNotFound
+	codeNotFound = wire.CodeNotFound
 	codeInvalid  = rpc.CodeInvalidRequest
 	codeInternal = rpc.CodeInternalError
 )

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // A sandboxed fs/readFile of a large file passes its content through the
@@ -168,7 +169,7 @@ func (r rawPieces) MarshalJSON() ([]byte, error) { return bytes.Join(r, nil), ni
 // forwarded in pieces for a base64 fs/readFile result, decoded as usual
 // otherwise.
 func decodeHelperStream(method string, o *helperOutput) (any, error) {
-	if method == "fs/readFile" {
+	if method == wire.MethodFSReadFile {
 		if raw, ok := o.base64Response(method, "dataBase64"); ok {
 			return raw, nil
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // Handlers returns the fs/* request handlers, keyed by method name:
@@ -39,14 +40,14 @@ func Handlers() map[string]rpc.HandlerFunc {
 // directHandlers run every operation in this process.
 func directHandlers() map[string]rpc.HandlerFunc {
 	return map[string]rpc.HandlerFunc{
-		"fs/readFile":        bind(readFile),
-		"fs/writeFile":       bind(writeFile),
-		"fs/createDirectory": bind(createDirectory),
-		"fs/getMetadata":     bind(getMetadata),
-		"fs/readDirectory":   bind(readDirectory),
-		"fs/remove":          bind(remove),
-		"fs/copy":            bind(copyMethod),
-		"fs/canonicalize":    bind(canonicalize),
+		wire.MethodFSReadFile:        bind(readFile),
+		wire.MethodFSWriteFile:       bind(writeFile),
+		wire.MethodFSCreateDirectory: bind(createDirectory),
+		wire.MethodFSGetMetadata:     bind(getMetadata),
+		wire.MethodFSReadDirectory:   bind(readDirectory),
+		wire.MethodFSRemove:          bind(remove),
+		wire.MethodFSCopy:            bind(copyMethod),
+		wire.MethodFSCanonicalize:    bind(canonicalize),
 	}
 }
 
@@ -71,7 +72,7 @@ func pathOptions(followSymlinks *bool) Options {
 	return Options{NoFollowSymlinks: !boolOr(followSymlinks, true)}
 }
 
-func readFile(p *readFileParams) (any, error) {
+func readFile(p *wire.ReadFileParams) (any, error) {
 	data, err := ReadFile(p.Path.Native, pathOptions(p.FollowSymlinks))
 	if err != nil {
 		return nil, err
@@ -81,7 +82,7 @@ func readFile(p *readFileParams) (any, error) {
 	return rpc.Base64Result{Field: "dataBase64", Data: data}, nil
 }
 
-func writeFile(p *writeFileParams) (any, error) {
+func writeFile(p *wire.WriteFileParams) (any, error) {
 	if p.DataBase64 == nil {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, errNullField, "a string")
 	}
@@ -92,10 +93,10 @@ func writeFile(p *writeFileParams) (any, error) {
 	if err := WriteFile(p.Path.Native, data, pathOptions(p.FollowSymlinks)); err != nil {
 		return nil, err
 	}
-	return emptyResult{}, nil
+	return wire.EmptyResult{}, nil
 }
 
-func createDirectory(p *createDirectoryParams) (any, error) {
+func createDirectory(p *wire.CreateDirectoryParams) (any, error) {
 	opts := CreateDirectoryOptions{
 		Recursive:        boolOr(p.Recursive, true),
 		NoFollowSymlinks: pathOptions(p.FollowSymlinks).NoFollowSymlinks,
@@ -103,15 +104,15 @@ func createDirectory(p *createDirectoryParams) (any, error) {
 	if err := CreateDirectory(p.Path.Native, opts); err != nil {
 		return nil, err
 	}
-	return emptyResult{}, nil
+	return wire.EmptyResult{}, nil
 }
 
-func getMetadata(p *getMetadataParams) (any, error) {
+func getMetadata(p *wire.GetMetadataParams) (any, error) {
 	md, err := GetMetadata(p.Path.Native, pathOptions(p.FollowSymlinks))
 	if err != nil {
 		return nil, err
 	}
-	return metadataResult{
+	return wire.MetadataResult{
 		IsDirectory:  md.IsDirectory,
 		IsFile:       md.IsFile,
 		IsSymlink:    md.IsSymlink,
@@ -130,19 +131,19 @@ func unixMilli(t time.Time) int64 {
 	return max(t.UnixMilli(), 0)
 }
 
-func readDirectory(p *readDirectoryParams) (any, error) {
+func readDirectory(p *wire.ReadDirectoryParams) (any, error) {
 	entries, err := ReadDirectory(p.Path.Native)
 	if err != nil {
 		return nil, err
 	}
-	res := readDirectoryResult{Entries: make([]dirEntryResult, 0, len(entries))}
+	res := wire.ReadDirectoryResult{Entries: make([]wire.DirEntry, 0, len(entries))}
 	for _, e := range entries {
-		res.Entries = append(res.Entries, dirEntryResult{FileName: e.Name, IsDirectory: e.IsDirectory, IsFile: e.IsFile})
+		res.Entries = append(res.Entries, wire.DirEntry{FileName: e.Name, IsDirectory: e.IsDirectory, IsFile: e.IsFile})
 	}
 	return res, nil
 }
 
-func remove(p *removeParams) (any, error) {
+func remove(p *wire.RemoveParams) (any, error) {
 	opts := RemoveOptions{
 		Recursive:        boolOr(p.Recursive, true),
 		Force:            boolOr(p.Force, true),
@@ -151,10 +152,10 @@ func remove(p *removeParams) (any, error) {
 	if err := Remove(p.Path.Native, opts); err != nil {
 		return nil, err
 	}
-	return emptyResult{}, nil
+	return wire.EmptyResult{}, nil
 }
 
-func copyMethod(p *copyParams) (any, error) {
+func copyMethod(p *wire.CopyParams) (any, error) {
 	if p.Recursive == nil {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, errNullField, "a boolean")
 	}
@@ -162,13 +163,21 @@ func copyMethod(p *copyParams) (any, error) {
 	if err := Copy(p.SourcePath.Native, p.DestinationPath.Native, opts); err != nil {
 		return nil, err
 	}
-	return emptyResult{}, nil
+	return wire.EmptyResult{}, nil
 }
 
-func canonicalize(p *canonicalizeParams) (any, error) {
+func canonicalize(p *wire.CanonicalizeParams) (any, error) {
 	resolved, err := Canonicalize(p.Path.Native)
 	if err != nil {
 		return nil, err
 	}
-	return canonicalizeResult{Path: p.Path.WithNative(resolved)}, nil
+	return wire.CanonicalizeResult{Path: p.Path.WithNative(resolved)}, nil
+}
+
+// boolOr returns *b, or def when b is nil (absent or null on the wire).
+func boolOr(b *bool, def bool) bool {
+	if b == nil {
+		return def
+	}
+	return *b
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/wire"
 )
 
 // sandboxedCall runs one fs method in a sandboxed `--fs-helper` child when
@@ -33,7 +34,7 @@ func sandboxedCall(ctx context.Context, method string, params json.RawMessage) (
 		return nil, false, nil
 	}
 	if err := sandbox.Available(); err != nil {
-		return nil, true, rpc.Errorf(rpc.CodeInvalidRequest, "filesystem sandbox cannot be enforced on this executor")
+		return nil, true, wire.ErrFSSandboxUnenforceable()
 	}
 	cwd, _ := os.Getwd()
 	plan, err := sandbox.Resolve(sb.Permissions, sandbox.NewContext(sb, cwd, os.Getenv("TMPDIR")), sandbox.PurposeFSHelper)
@@ -52,11 +53,11 @@ func sandboxedCall(ctx context.Context, method string, params json.RawMessage) (
 func fsSandboxError(err error) error {
 	switch {
 	case errors.Is(err, sandbox.ErrUnenforceable):
-		return rpc.Errorf(rpc.CodeInvalidRequest, "filesystem sandbox cannot be enforced on this executor")
+		return wire.ErrFSSandboxUnenforceable()
 	case errors.Is(err, sandbox.ErrInvalidPolicy):
 		return rpc.Errorf(rpc.CodeInvalidRequest, "%s", err.Error())
 	}
-	return rpc.Errorf(rpc.CodeInvalidRequest, "failed to prepare fs sandbox: %s", err.Error())
+	return wire.ErrFSSandboxPrepare(err)
 }
 
 // helperEnv is the environment of the fs helper: only the temp and path
@@ -80,7 +81,7 @@ func runHelper(ctx context.Context, method string, params json.RawMessage, plan 
 	plan.Dir, plan.Env = cwd, helperEnv()
 	w, err := sandbox.Wrap(plan)
 	if err != nil {
-		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "failed to prepare fs sandbox: %v", err)
+		return nil, wire.ErrFSSandboxPrepare(err)
 	}
 	defer func() {
 		for _, f := range w.ExtraFiles {

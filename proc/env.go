@@ -1,19 +1,11 @@
 package proc
 
 import (
+	"github.com/codexec/codex/wire"
 	"path"
 	"sort"
 	"strings"
 )
-
-// EnvPolicy is the `envPolicy` of process/start (protocol.md §7.3).
-type EnvPolicy struct {
-	Inherit               string            `json:"inherit" rpc:"required"`
-	IgnoreDefaultExcludes bool              `json:"ignoreDefaultExcludes" rpc:"required"`
-	Exclude               []string          `json:"exclude" rpc:"required"`
-	Set                   map[string]string `json:"set" rpc:"required"`
-	IncludeOnly           []string          `json:"includeOnly" rpc:"required"`
-}
 
 // nonInheritable names never reach a child, whatever the request says.
 var nonInheritable = []string{
@@ -39,7 +31,7 @@ var defaultExcludes = []string{"*KEY*", "*SECRET*", "*TOKEN*"}
 // BuildEnv computes a child's environment from the server's own environment
 // (base, "K=V" entries), the request's policy (nil: start empty) and the
 // request's env overlay, which wins. The result is sorted for determinism.
-func BuildEnv(base []string, policy *EnvPolicy, overlay map[string]string) []string {
+func BuildEnv(base []string, policy *wire.EnvPolicy, overlay map[string]string) []string {
 	m := map[string]string{}
 	if policy != nil {
 		for _, kv := range base {

@@ -7,15 +7,16 @@ import (
 	"strings"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // environmentInfo describes the machine the server runs on (protocol.md
 // §6.3). Capabilities stay empty until the matching features exist: the
 // client then never sends what we do not implement.
-func environmentInfo(version string, env []string) EnvironmentInfo {
+func environmentInfo(version string, env []string) wire.EnvironmentInfo {
 	cwd, _ := os.Getwd()
 	home, _ := os.UserHomeDir()
-	info := EnvironmentInfo{
+	info := wire.EnvironmentInfo{
 		Shell:                detectShell(env),
 		ExecutorVersion:      version,
 		Cwd:                  rpc.FileURI(cwd),
@@ -35,7 +36,7 @@ func environmentInfo(version string, env []string) EnvironmentInfo {
 }
 
 // detectShell uses $SHELL, then the passwd entry, then /bin/sh.
-func detectShell(env []string) Shell {
+func detectShell(env []string) wire.Shell {
 	path, _ := envLookup(env, "SHELL")
 	if path == "" {
 		if u, err := user.Current(); err == nil {
@@ -45,7 +46,7 @@ func detectShell(env []string) Shell {
 	if path == "" {
 		path = "/bin/sh"
 	}
-	return Shell{Name: filepath.Base(path), Path: path}
+	return wire.Shell{Name: filepath.Base(path), Path: path}
 }
 
 // loginShell reads the user's shell from /etc/passwd.

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 	"go.uber.org/zap"
 )
 
@@ -70,9 +71,9 @@ var _ rpc.Preempter = (*connHandler)(nil)
 func (h *connHandler) check(family string) error {
 	switch h.state.Load() {
 	case stateNew:
-		return errBeforeInitialize(family)
+		return wire.ErrBeforeInitialize(family)
 	case stateInitialized:
-		return errBeforeInitialized(family)
+		return wire.ErrBeforeInitialized(family)
 	}
 	return nil
 }
@@ -83,8 +84,8 @@ func (h *connHandler) session() *Session { return h.sess.Load() }
 // Handle implements rpc.Handler.
 func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error) {
 	if req.IsNotification() {
-		if req.Method != "initialized" {
-			return nil, rpc.CloseConn(errUnexpectedNotification(req.Method))
+		if req.Method != wire.MethodInitialized {
+			return nil, rpc.CloseConn(wire.ErrUnexpectedNotification(req.Method))
 		}
 		if !h.state.CompareAndSwap(stateInitialized, stateReady) && h.state.Load() == stateNew {
 			return nil, rpc.CloseConn(nil) // initialized before initialize
@@ -92,7 +93,7 @@ func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error)
 		return nil, nil
 	}
 	if m, ok := methods[req.Method]; ok {
-		if req.Method == "process/start" {
+		if req.Method == wire.MethodProcessStart {
 			defer h.startHandled(req)
 		}
 		return m.run(ctx, h, req)
@@ -103,7 +104,7 @@ func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error)
 		}
 		return f(ctx, req)
 	}
-	return nil, errMethodNotImplemented(req.Method)
+	return nil, wire.ErrMethodNotImplemented(req.Method)
 }
 
 // Preempt answers control requests at once, even while earlier requests of
@@ -114,7 +115,7 @@ func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error)
 // yet handled is not preempted: it waits behind the start, so that it sees
 // the process (the order of requests is the order of their effects).
 func (h *connHandler) Preempt(ctx context.Context, req *rpc.Request) (any, error, bool) {
-	if req.Method == "process/start" {
+	if req.Method == wire.MethodProcessStart {
 		h.startReceived(req)
 		return nil, nil, false
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,22 +50,22 @@ var methods map[string]method
 
 func init() {
 	methods = map[string]method{
-		"initialize":         bind("", false, initialize),
-		"environment/info":   bindNoParams("environment info", true, envInfo),
-		"environment/status": bindNoParams("environment status", true, envStatus),
-		"process/start":      bind("exec", false, start),
-		"process/read":       bind("exec", false, read),
-		"process/write":      bind("exec", false, write),
-		"process/closeStdin": bind("exec", false, closeStdin),
-		"process/signal":     bind("exec", true, signal),
-		"process/terminate":  bind("exec", true, terminate),
-		"process/resize":     bind("exec", true, resize),
+		wire.MethodInitialize:        bind("", false, initialize),
+		wire.MethodEnvironmentInfo:   bindNoParams("environment info", true, envInfo),
+		wire.MethodEnvironmentStatus: bindNoParams("environment status", true, envStatus),
+		wire.MethodProcessStart:      bind("exec", false, start),
+		wire.MethodProcessRead:       bind("exec", false, read),
+		wire.MethodProcessWrite:      bind("exec", false, write),
+		wire.MethodProcessCloseStdin: bind("exec", false, closeStdin),
+		wire.MethodProcessSignal:     bind("exec", true, signal),
+		wire.MethodProcessTerminate:  bind("exec", true, terminate),
+		wire.MethodProcessResize:     bind("exec", true, resize),
 	}
 }
 
-func initialize(_ context.Context, h *connHandler, _ *rpc.Request, p *InitializeParams) (any, error) {
+func initialize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.InitializeParams) (any, error) {
 	if h.state.Load() != stateNew {
-		return nil, errInitializeTwice()
+		return nil, wire.ErrInitializeTwice()
 	}
 	var s *Session
 	var err error
@@ -72,9 +73,9 @@ func initialize(_ context.Context, h *connHandler, _ *rpc.Request, p *Initialize
 		s, err = h.reg.resume(*p.ResumeSessionID, h.c)
 		switch {
 		case errors.Is(err, errUnknownSession):
-			return nil, errUnknownSessionID(*p.ResumeSessionID)
+			return nil, wire.ErrUnknownSessionID(*p.ResumeSessionID)
 		case errors.Is(err, errSessionAttached):
-			return nil, errSessionAlreadyAttached(*p.ResumeSessionID)
+			return nil, wire.ErrSessionAlreadyAttached(*p.ResumeSessionID)
 		}
 	} else {
 		s, err = h.reg.create(h.c)
@@ -84,24 +85,24 @@ func initialize(_ context.Context, h *connHandler, _ *rpc.Request, p *Initialize
 	}
 	h.sess.Store(s)
 	h.state.Store(stateInitialized)
-	return InitializeResult{SessionID: s.id, EnvironmentInfo: h.info()}, nil
+	return wire.InitializeResult{SessionID: s.id, EnvironmentInfo: h.info()}, nil
 }
 
-func (h *connHandler) info() EnvironmentInfo {
+func (h *connHandler) info() wire.EnvironmentInfo {
 	return environmentInfo(h.reg.cfg.ExecutorVersion, h.reg.cfg.BaseEnv)
 }
 
 func envInfo(h *connHandler) (any, error) { return h.info(), nil }
 
-func envStatus(*connHandler) (any, error) { return StatusResult{Status: "ready"}, nil }
+func envStatus(*connHandler) (any, error) { return wire.StatusResult{Status: "ready"}, nil }
 
-func read(_ context.Context, h *connHandler, req *rpc.Request, p *ReadParams) (any, error) {
+func read(_ context.Context, h *connHandler, req *rpc.Request, p *wire.ReadParams) (any, error) {
 	e := h.session().lookup(p.ProcessID)
 	if e == nil {
-		return nil, errUnknownProcess(p.ProcessID)
+		return nil, wire.ErrUnknownProcess(p.ProcessID)
 	}
 	if entryState(e.state.Load()) == stateStarting {
-		return nil, errProcessStarting(p.ProcessID)
+		return nil, wire.ErrProcessStarting(p.ProcessID)
 	}
 	var after uint64
 	if p.AfterSeq != nil {
@@ -140,9 +141,9 @@ func read(_ context.Context, h *connHandler, req *rpc.Request, p *ReadParams) (a
 	return nil, rpc.ErrAsync
 }
 
-func readResult2Wire(r readResult, truncation bool) ReadResult {
-	out := ReadResult{
-		Chunks:        make([]ReadChunk, len(r.Chunks)),
+func readResult2Wire(r readResult, truncation bool) wire.ReadResult {
+	out := wire.ReadResult{
+		Chunks:        make([]wire.ReadChunk, len(r.Chunks)),
 		NextSeq:       r.NextSeq,
 		Exited:        r.Exited,
 		ExitCode:      r.ExitCode,
@@ -150,10 +151,10 @@ func readResult2Wire(r readResult, truncation bool) ReadResult {
 		SandboxDenied: r.SandboxDenied,
 	}
 	for i, c := range r.Chunks {
-		out.Chunks[i] = ReadChunk{Seq: c.seq, Stream: c.stream.String(), Chunk: c.data}
+		out.Chunks[i] = wire.ReadChunk{Seq: c.seq, Stream: c.stream.String(), Chunk: c.data}
 	}
 	if truncation {
-		out.withTruncation = true
+		out.WithTruncation = true
 		out.Truncated = &r.Truncated
 		out.FirstRetainedSeq = r.FirstRetainedSeq
 		out.EvictedBytes = &r.EvictedBytes
@@ -161,23 +162,23 @@ func readResult2Wire(r readResult, truncation bool) ReadResult {
 	return out
 }
 
-func write(_ context.Context, h *connHandler, req *rpc.Request, p *WriteParams) (any, error) {
+func write(_ context.Context, h *connHandler, req *rpc.Request, p *wire.WriteParams) (any, error) {
 	if p.WriteID != nil && *p.WriteID == "" {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "writeId must not be empty")
 	}
 	e := h.session().lookup(p.ProcessID)
 	if e == nil {
-		return WriteResult{Status: WriteUnknownProcess}, nil
+		return wire.WriteResult{Status: wire.WriteUnknownProcess}, nil
 	}
 	proc := e.p.Load()
 	if proc == nil {
-		return WriteResult{Status: WriteStarting}, nil
+		return wire.WriteResult{Status: wire.WriteStarting}, nil
 	}
 	if p.CloseStdin && proc.IsPTY() {
-		return nil, errCloseStdinPTY()
+		return nil, wire.ErrCloseStdinPTY()
 	}
 	if p.WriteID != nil && !e.rememberWrite(*p.WriteID) {
-		return WriteResult{Status: WriteAccepted}, nil // an idempotent retry
+		return wire.WriteResult{Status: wire.WriteAccepted}, nil // an idempotent retry
 	}
 	if len(p.Chunk) > 0 {
 		// A full queue parks the answer, not the connection: the write
@@ -193,7 +194,7 @@ func write(_ context.Context, h *connHandler, req *rpc.Request, p *WriteParams) 
 			if p.WriteID != nil {
 				e.forgetWrite(*p.WriteID) // a retry must write
 			}
-			return nil, errStdinFull(p.ProcessID, h.stdin.limit)
+			return nil, wire.ErrStdinFull(p.ProcessID, h.stdin.limit)
 		case err != nil:
 			return writeStatus(err)
 		}
@@ -209,25 +210,25 @@ func write(_ context.Context, h *connHandler, req *rpc.Request, p *WriteParams) 
 			return writeStatus(err)
 		}
 	}
-	return WriteResult{Status: WriteAccepted}, nil
+	return wire.WriteResult{Status: wire.WriteAccepted}, nil
 }
 
 func writeStatus(err error) (any, error) {
 	switch {
 	case errors.Is(err, ErrStdinClosed):
-		return WriteResult{Status: WriteStdinClosed}, nil
+		return wire.WriteResult{Status: wire.WriteStdinClosed}, nil
 	case errors.Is(err, context.Canceled):
 		return nil, err
 	}
-	return nil, rpc.OSError(rpc.CodeInternalError, err)
+	return nil, wire.OSError(rpc.CodeInternalError, err)
 }
 
 // closeStdin is process/write with no bytes and closeStdin (§10.2).
-func closeStdin(ctx context.Context, h *connHandler, req *rpc.Request, p *ProcessIDParams) (any, error) {
-	return write(ctx, h, req, &WriteParams{ProcessID: p.ProcessID, CloseStdin: true})
+func closeStdin(ctx context.Context, h *connHandler, req *rpc.Request, p *wire.ProcessIDParams) (any, error) {
+	return write(ctx, h, req, &wire.WriteParams{ProcessID: p.ProcessID, CloseStdin: true})
 }
 
-func signal(_ context.Context, h *connHandler, _ *rpc.Request, p *SignalParams) (any, error) {
+func signal(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.SignalParams) (any, error) {
 	if p.Signal != "interrupt" {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `interrupt`", rpc.Clip(p.Signal))
 	}
@@ -239,7 +240,7 @@ func signal(_ context.Context, h *connHandler, _ *rpc.Request, p *SignalParams) 
 	return struct{}{}, nil
 }
 
-func terminate(_ context.Context, h *connHandler, _ *rpc.Request, p *TerminateParams) (any, error) {
+func terminate(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.TerminateParams) (any, error) {
 	graceful := false
 	var grace time.Duration
 	if p.Mode != nil {
@@ -257,40 +258,40 @@ func terminate(_ context.Context, h *connHandler, _ *rpc.Request, p *TerminatePa
 	s := h.session()
 	e := s.lookup(p.ProcessID)
 	if e == nil {
-		return TerminateResult{Running: false}, nil
+		return wire.TerminateResult{Running: false}, nil
 	}
 	switch entryState(e.state.Load()) {
 	case stateStarting:
 		e.cancelled.Store(true)
 		s.remove(e)
-		return TerminateResult{Running: true}, nil
+		return wire.TerminateResult{Running: true}, nil
 	case stateRunning:
 		e.kill(graceful, grace)
-		return TerminateResult{Running: true}, nil
+		return wire.TerminateResult{Running: true}, nil
 	}
-	return TerminateResult{Running: false}, nil
+	return wire.TerminateResult{Running: false}, nil
 }
 
-func resize(_ context.Context, h *connHandler, _ *rpc.Request, p *ResizeParams) (any, error) {
+func resize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.ResizeParams) (any, error) {
 	if p.Size.Rows == 0 || p.Size.Cols == 0 {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "size rows and cols must be greater than 0")
 	}
 	e := h.session().lookup(p.ProcessID)
 	if e == nil {
-		return nil, errUnknownProcess(p.ProcessID)
+		return nil, wire.ErrUnknownProcess(p.ProcessID)
 	}
 	proc := e.p.Load()
 	if proc == nil {
-		return nil, errProcessStarting(p.ProcessID)
+		return nil, wire.ErrProcessStarting(p.ProcessID)
 	}
 	if !proc.IsPTY() {
-		return nil, errNotPTY(p.ProcessID)
+		return nil, wire.ErrNotPTY(p.ProcessID)
 	}
 	if entryState(e.state.Load()) >= stateExited {
 		return struct{}{}, nil
 	}
 	if err := proc.Resize(p.Size.Rows, p.Size.Cols); err != nil && !errors.Is(err, unix.ESRCH) {
-		return nil, rpc.OSError(rpc.CodeInternalError, err)
+		return nil, wire.OSError(rpc.CodeInternalError, err)
 	}
 	return struct{}{}, nil
 }

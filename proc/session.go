@@ -8,6 +8,7 @@ import (
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/wire"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
@@ -141,7 +142,7 @@ func (e *entry) emit(s Stream, data []byte) {
 	defer e.emitMu.Unlock()
 	seq := e.log.appendOutput(s, data)
 	if c := e.sess.conn(); c != nil {
-		_ = c.Send(e.sess.ctx, appendOutputNotification(frame(len(data)), e.qid, seq, s, data), true)
+		_ = c.Send(e.sess.ctx, wire.AppendOutputNotification(rpc.AcquireFrameSize(wire.OutputFrameSize(len(data))), e.qid, seq, s.String(), data, appendBase64), true)
 	}
 }
 
@@ -151,7 +152,7 @@ func (e *entry) emitExited(code int, denied bool) {
 	seq := e.log.markExited(code, denied)
 	e.setState(stateExited)
 	if c := e.sess.conn(); c != nil {
-		_ = c.Send(e.sess.ctx, appendExitedNotification(rpc.AcquireFrame(), e.qid, seq, code, denied), true)
+		_ = c.Send(e.sess.ctx, wire.AppendExitedNotification(rpc.AcquireFrame(), e.qid, seq, code, denied), true)
 	}
 }
 
@@ -161,7 +162,7 @@ func (e *entry) emitClosed() {
 	seq := e.log.markClosed()
 	e.setState(stateClosed)
 	if c := e.sess.conn(); c != nil {
-		_ = c.Send(e.sess.ctx, appendClosedNotification(rpc.AcquireFrame(), e.qid, seq), true)
+		_ = c.Send(e.sess.ctx, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq), true)
 	}
 }
 

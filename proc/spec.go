@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/codexec/codex/wire"
 	"go.uber.org/zap"
 )
 
@@ -24,11 +25,11 @@ const (
 func (s Stream) String() string {
 	switch s {
 	case StreamStdout:
-		return "stdout"
+		return wire.StreamStdout
 	case StreamStderr:
-		return "stderr"
+		return wire.StreamStderr
 	case StreamPTY:
-		return "pty"
+		return wire.StreamPTY
 	}
 	return "stream(" + strconv.Itoa(int(s)) + ")"
 }

@@ -8,12 +8,13 @@ import (
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/wire"
 )
 
 // start handles process/start (protocol.md §6.5). The response is queued
 // before the process's first notification: emitters wait on entry.started,
 // which is closed only after Respond.
-func start(_ context.Context, h *connHandler, req *rpc.Request, p *StartParams) (any, error) {
+func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartParams) (any, error) {
 	if len(p.Argv) == 0 {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "argv must not be empty")
 	}
@@ -43,7 +44,7 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *StartParams) 
 	s := h.session()
 	cfg := &h.reg.cfg
 	e := &entry{
-		id: p.ProcessID, qid: quoteID(p.ProcessID), sess: s,
+		id: p.ProcessID, qid: wire.QuoteID(p.ProcessID), sess: s,
 		log:       newEventLog(cfg.RetainedBytes, DefaultRetainedChunks),
 		started:   make(chan struct{}),
 		sandboxed: sandboxType != "none",
@@ -58,15 +59,15 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *StartParams) 
 	case s.ended:
 		s.mu.Unlock()
 		e.protect.release()
-		return nil, errStartCancelled(p.ProcessID)
+		return nil, wire.ErrStartCancelled(p.ProcessID)
 	case s.procs[p.ProcessID] != nil:
 		s.mu.Unlock()
 		e.protect.release()
-		return nil, errProcessExists(p.ProcessID)
+		return nil, wire.ErrProcessExists(p.ProcessID)
 	case s.live >= cfg.MaxProcesses:
 		s.mu.Unlock()
 		e.protect.release()
-		return nil, errTooManyProcesses(cfg.MaxProcesses)
+		return nil, wire.ErrTooManyProcesses(cfg.MaxProcesses)
 	}
 	s.procs[p.ProcessID] = e
 	s.live++
@@ -103,9 +104,9 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *StartParams) 
 	if e.cancelled.Load() || ended {
 		e.kill(false, 0)
 		close(e.started)
-		return nil, errStartCancelled(p.ProcessID)
+		return nil, wire.ErrStartCancelled(p.ProcessID)
 	}
-	_ = h.c.Respond(req.ID, StartResult{ProcessID: p.ProcessID, SandboxType: sandboxType}, nil)
+	_ = h.c.Respond(req.ID, wire.StartResult{ProcessID: p.ProcessID, SandboxType: sandboxType}, nil)
 	close(e.started)
 	return nil, rpc.ErrAsync
 }
@@ -143,7 +144,7 @@ func processPlan(raw json.RawMessage, cwd string, env []string) (*sandbox.Plan, 
 		return nil, env, nil
 	}
 	if err := sandbox.Available(); err != nil {
-		return nil, nil, errSandboxUnenforceable()
+		return nil, nil, wire.ErrSandboxUnenforceable()
 	}
 	return &plan, env, nil
 }

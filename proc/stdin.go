@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // DefaultParkedStdinBytes is the default of Config.StdinParkBytes.
@@ -83,11 +84,11 @@ func (b *stdinBudget) run(ctx context.Context) {
 		b.answers = nil
 		b.mu.Unlock()
 		for _, a := range answers {
-			status := WriteAccepted
+			status := wire.WriteAccepted
 			if errors.Is(a.err, ErrStdinClosed) {
-				status = WriteStdinClosed
+				status = wire.WriteStdinClosed
 			}
-			_ = b.c.Respond(a.id, WriteResult{Status: status}, nil)
+			_ = b.c.Respond(a.id, wire.WriteResult{Status: status}, nil)
 		}
 	}
 }

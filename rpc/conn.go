@@ -27,9 +27,14 @@ type Options struct {
 	// (an asynchronous answer is awaited before the next request); N >= 2 runs
 	// up to N requests at once, answering in completion order.
 	Concurrency int
-	// JSONRPC adds "jsonrpc":"2.0" to every message sent (needed by MCP, not
-	// by the exec-server).
+	// JSONRPC adds "jsonrpc":"2.0" to every message sent (some peers, such
+	// as MCP, require it).
 	JSONRPC bool
+	// ParseError words the -32600 error (id -1) answering an inbound message
+	// that failed to parse: label is the framer's label, tooLarge is true
+	// when the message exceeded the size limit (the connection then ends).
+	// Nil means "failed to parse JSON-RPC message from <label>: <err>".
+	ParseError func(label string, tooLarge bool, err error) string
 }
 
 // Conn is one JSON-RPC connection over a Framer. It is symmetric: it answers
@@ -130,7 +135,7 @@ func (c *Conn) Context() context.Context { return c.ctx }
 // Done returns a channel closed when the connection has ended.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
-// Label returns the transport label, e.g. "exec-server stdio".
+// Label returns the framer's label (see Framer).
 func (c *Conn) Label() string { return c.f.Label() }
 
 // Go runs f on a goroutine owned by the connection. f's context is cancelled
@@ -280,7 +285,7 @@ func (c *Conn) readLoop() {
 		data, err := c.f.Read(c.ctx)
 		if err != nil {
 			if errors.Is(err, ErrTooLarge) {
-				msg := c.errorFrame(Int64ID(-1), Errorf(CodeInvalidRequest, "failed to parse JSON-RPC message from %s: %v", c.f.Label(), err))
+				msg := c.errorFrame(Int64ID(-1), c.parseError(true, err))
 				c.shutdown(msg, true)
 				return
 			}
@@ -292,7 +297,7 @@ func (c *Conn) readLoop() {
 		}
 		msg, err := DecodeMessage(data)
 		if err != nil {
-			if !c.sendFrame(c.errorFrame(Int64ID(-1), Errorf(CodeInvalidRequest, "failed to parse %sJSON-RPC message from %s: %v", wsPrefix(c.f.Label()), c.f.Label(), err))) {
+			if !c.sendFrame(c.errorFrame(Int64ID(-1), c.parseError(false, err))) {
 				return
 			}
 			continue
@@ -312,11 +317,12 @@ func (c *Conn) readLoop() {
 	}
 }
 
-func wsPrefix(label string) string {
-	if len(label) >= len("exec-server websocket") && label[:len("exec-server websocket")] == "exec-server websocket" {
-		return "websocket "
+// parseError is the wire error answering a message that failed to parse.
+func (c *Conn) parseError(tooLarge bool, err error) *Error {
+	if c.opts.ParseError != nil {
+		return &Error{Code: CodeInvalidRequest, Message: c.opts.ParseError(c.f.Label(), tooLarge, err)}
 	}
-	return ""
+	return Errorf(CodeInvalidRequest, "failed to parse JSON-RPC message from %s: %v", c.f.Label(), err)
 }
 
 // dispatch registers a request and hands it to the scheduler. It returns

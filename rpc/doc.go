@@ -1,10 +1,11 @@
-// Package rpc is the JSON-RPC layer shared by the exec-server and its
-// clients: the message envelope (with or without "jsonrpc"), wire errors
+// Package rpc is a JSON-RPC layer for both ends of a connection: the message envelope (with or without "jsonrpc"), wire errors
 // whose Is compares codes, framers for WebSocket messages and
 // newline-delimited stdio, the symmetric Conn, the WebSocket listener
 // (readiness probe, Origin refusal, bearer tokens), and the wire codecs for
 // paths (file:// URI or absolute path, remembering the form) and base64
-// bytes. It knows nothing of processes, sessions or sandboxes.
+// bytes. It knows nothing of the exec-server: its methods, codes, texts and
+// transport labels live in package wire, and the server passes them in
+// (Options.ParseError, WebSocketServer.LabelPrefix, the framer labels).
 //
 // # Ordering
 //
@@ -22,7 +23,8 @@
 // Messages are written by the goroutine that sends them, one at a time (a
 // 1-token channel hands the right to write around), so frames never
 // interleave and a peer that stops reading blocks its senders rather than
-// growing a queue. Unparseable input is answered with id -1 and the
+// growing a queue. Unparseable input is answered with id -1 (worded by
+// Options.ParseError) and the
 // connection stays open; an oversize message gets that answer and then the
 // connection ends (WebSocket close 1009).
 package rpc

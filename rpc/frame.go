@@ -30,8 +30,8 @@ type Writer interface {
 	Close(tooLarge bool) error
 }
 
-// Framer is a transport: a Reader, a Writer and a label used in parse
-// errors ("exec-server stdio", "exec-server websocket 1.2.3.4:5").
+// Framer is a transport: a Reader, a Writer and a label naming it in logs
+// and in the text Options.ParseError builds. The label is opaque to rpc.
 type Framer interface {
 	Reader
 	Writer

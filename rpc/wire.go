@@ -6,15 +6,14 @@ import (
 	"fmt"
 )
 
-// Error codes used on the wire (protocol.md §3).
+// The error codes of JSON-RPC 2.0. Application codes belong to the
+// application's package (the exec-server's are in package wire).
 const (
-	CodeParseError      = -32700
-	CodeInvalidRequest  = -32600
-	CodeMethodNotFound  = -32601
-	CodeInvalidParams   = -32602
-	CodeInternalError   = -32603
-	CodeNotFound        = -32004
-	CodeSessionAttached = -32010
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
 )
 
 // Error is a JSON-RPC error object. Its Is method compares codes only, so a
@@ -44,7 +43,6 @@ var (
 	ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "method not found"}
 	ErrInvalidParams  = &Error{Code: CodeInvalidParams, Message: "invalid params"}
 	ErrInternal       = &Error{Code: CodeInternalError, Message: "internal error"}
-	ErrNotFound       = &Error{Code: CodeNotFound, Message: "not found"}
 )
 
 // Errorf builds a wire error with the given code and a formatted message.

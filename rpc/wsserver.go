@@ -39,6 +39,9 @@ type WebSocketServer struct {
 	// upgrade with 403 and is logged as the reason (the server uses it to
 	// keep its own sandboxed children out).
 	CheckPeer func(local, remote net.Addr) error
+	// LabelPrefix starts each connection's framer label, followed by the
+	// peer address. Empty means "websocket ".
+	LabelPrefix string
 
 	mu     sync.Mutex
 	conns  map[*Conn]struct{} // guarded by mu
@@ -118,7 +121,11 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.Logger.Debug("websocket upgrade failed", zap.Error(err))
 		return
 	}
-	label := "exec-server websocket " + r.RemoteAddr
+	prefix := s.LabelPrefix
+	if prefix == "" {
+		prefix = "websocket "
+	}
+	label := prefix + r.RemoteAddr
 	c := NewConn(NewWebSocketFramer(wc, label, s.MaxMessage), s.connOptions(r.RemoteAddr))
 	s.mu.Lock()
 	s.conns[c] = struct{}{}

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 	"go.uber.org/zap"
 )
 
@@ -102,7 +102,7 @@ type Client struct {
 	failed    error                // guarded by mu; set once the client cannot recover
 	closed    bool                 // guarded by mu
 	sessionID string               // guarded by mu
-	env       proc.EnvironmentInfo // guarded by mu
+	env       wire.EnvironmentInfo // guarded by mu
 	procs     map[string]*Process  // guarded by mu: live processes by id
 }
 
@@ -146,24 +146,24 @@ func newClient(ctx context.Context, tr connector, sl *slog.Logger, resume string
 func (c *Client) handshake(ctx context.Context, conn *rpc.Conn, resume string) error {
 	ctx, cancel := context.WithTimeout(ctx, InitializeTimeout)
 	defer cancel()
-	p := proc.InitializeParams{ClientName: ClientName}
+	p := wire.InitializeParams{ClientName: ClientName}
 	if resume != "" {
 		p.ResumeSessionID = &resume
 	}
 	var res struct {
 		SessionID       string                `json:"sessionId"`
-		EnvironmentInfo *proc.EnvironmentInfo `json:"environmentInfo"`
+		EnvironmentInfo *wire.EnvironmentInfo `json:"environmentInfo"`
 	}
-	if err := conn.Call(ctx, "initialize", p, &res); err != nil {
-		return fmt.Errorf("initialize: %w", wireError("initialize", err))
+	if err := conn.Call(ctx, wire.MethodInitialize, p, &res); err != nil {
+		return fmt.Errorf("initialize: %w", wire.InitializeError(resume != "", wireError(wire.MethodInitialize, err)))
 	}
 	if res.EnvironmentInfo == nil {
-		res.EnvironmentInfo = new(proc.EnvironmentInfo)
-		if err := conn.Call(ctx, "environment/info", nil, res.EnvironmentInfo); err != nil {
+		res.EnvironmentInfo = new(wire.EnvironmentInfo)
+		if err := conn.Call(ctx, wire.MethodEnvironmentInfo, nil, res.EnvironmentInfo); err != nil {
 			return fmt.Errorf("environment/info: %w", err)
 		}
 	}
-	if err := conn.Notify(ctx, "initialized", struct{}{}); err != nil {
+	if err := conn.Notify(ctx, wire.MethodInitialized, struct{}{}); err != nil {
 		return fmt.Errorf("initialized: %w", err)
 	}
 	c.mu.Lock()
@@ -174,11 +174,12 @@ func (c *Client) handshake(ctx context.Context, conn *rpc.Conn, resume string) e
 }
 
 // newConn wraps a transport in an rpc.Conn whose handler routes the
-// process notifications to c.
-func (c *Client) newConn(f rpc.Framer) *rpc.Conn {
+// process notifications to c; websocket selects the parse-error wording.
+func (c *Client) newConn(f rpc.Framer, websocket bool) *rpc.Conn {
 	return rpc.NewConn(f, rpc.Options{
-		Logger: c.log,
-		Bind:   func(*rpc.Conn) rpc.Handler { return rpc.HandlerFunc(c.handle) },
+		Logger:     c.log,
+		Bind:       func(*rpc.Conn) rpc.Handler { return rpc.HandlerFunc(c.handle) },
+		ParseError: wire.ParseError(websocket),
 	})
 }
 
@@ -197,7 +198,7 @@ func (c *Client) SessionID() string {
 }
 
 // Environment returns the environmentInfo of the last handshake.
-func (c *Client) Environment() proc.EnvironmentInfo {
+func (c *Client) Environment() wire.EnvironmentInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.env
@@ -448,7 +449,7 @@ func (w *wsConnector) connect(ctx context.Context, c *Client) (*rpc.Conn, error)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w%s", w.url, err, body)
 	}
-	return c.newConn(rpc.NewWebSocketFramer(wc, "exec-server websocket "+w.url, maxMessageBytes)), nil
+	return c.newConn(rpc.NewWebSocketFramer(wc, wire.LabelWebSocketPrefix+w.url, maxMessageBytes), true), nil
 }
 
 func (w *wsConnector) recover(ctx context.Context, c *Client, reason string) (*rpc.Conn, error) {

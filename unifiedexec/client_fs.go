@@ -3,22 +3,17 @@ package unifiedexec
 import (
 	"context"
 	"encoding/json"
+	"github.com/codexec/codex/wire"
 )
 
 // DirEntry is one entry of fs/readDirectory.
-type DirEntry struct {
-	FileName    string `json:"fileName"`
-	IsDirectory bool   `json:"isDirectory"`
-	IsFile      bool   `json:"isFile"`
-}
+type DirEntry = wire.DirEntry
 
 // ReadDirectory sends fs/readDirectory. Entries come in the server's
 // directory order.
 func (c *Client) ReadDirectory(ctx context.Context, path string) ([]DirEntry, error) {
-	var res struct {
-		Entries []DirEntry `json:"entries"`
-	}
-	err := c.call(ctx, "fs/readDirectory", fsParams{Path: path, Sandbox: rawSandbox(nil)}, &res, true)
+	var res wire.ReadDirectoryResult
+	err := c.call(ctx, wire.MethodFSReadDirectory, fsParams{Path: path, Sandbox: rawSandbox(nil)}, &res, true)
 	return res.Entries, err
 }
 
@@ -30,7 +25,7 @@ func (c *Client) Copy(ctx context.Context, src, dst string, recursive bool) erro
 		Recursive       bool            `json:"recursive"`
 		Sandbox         json.RawMessage `json:"sandbox"`
 	}{src, dst, recursive, rawSandbox(nil)}
-	return c.call(ctx, "fs/copy", params, nil, false)
+	return c.call(ctx, wire.MethodFSCopy, params, nil, false)
 }
 
 // Canonicalize sends fs/canonicalize and returns the resolved path in the
@@ -39,6 +34,6 @@ func (c *Client) Canonicalize(ctx context.Context, path string) (string, error) 
 	var res struct {
 		Path string `json:"path"`
 	}
-	err := c.call(ctx, "fs/canonicalize", fsParams{Path: path, Sandbox: rawSandbox(nil)}, &res, true)
+	err := c.call(ctx, wire.MethodFSCanonicalize, fsParams{Path: path, Sandbox: rawSandbox(nil)}, &res, true)
 	return res.Path, err
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 	"github.com/google/uuid"
 )
 
@@ -40,7 +40,7 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 		return nil, fmt.Errorf("process/start: cwd %q: %w", cwdStr, err)
 	}
 	env := startEnv(o)
-	params := proc.StartParams{
+	params := wire.StartParams{
 		ProcessID: id, Argv: o.Argv, Cwd: cwd, Env: env, TTY: o.TTY,
 		PipeStdin: o.PipeStdin && !o.TTY, EnvPolicy: o.EnvPolicy, Size: o.Size,
 	}
@@ -62,8 +62,8 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	}
 	c.procs[id] = p
 	c.mu.Unlock()
-	var res proc.StartResult
-	if err := c.call(ctx, "process/start", params, &res, false); err != nil {
+	var res wire.StartResult
+	if err := c.call(ctx, wire.MethodProcessStart, params, &res, false); err != nil {
 		c.unregister(p)
 		p.stopDispatcher()
 		return nil, fmt.Errorf("process/start: %w", err)
@@ -103,11 +103,11 @@ type ReadRequest struct {
 
 // Read sends process/read (protocol.md §6.6). It is retried once after a
 // recovered connection loss.
-func (c *Client) Read(ctx context.Context, r ReadRequest) (proc.ReadResult, error) {
+func (c *Client) Read(ctx context.Context, r ReadRequest) (wire.ReadResult, error) {
 	wait := uint64(r.Wait / time.Millisecond)
-	params := proc.ReadParams{ProcessID: r.ProcessID, AfterSeq: &r.AfterSeq, MaxBytes: r.MaxBytes, WaitMs: &wait}
-	var res proc.ReadResult
-	err := c.call(ctx, "process/read", params, &res, true)
+	params := wire.ReadParams{ProcessID: r.ProcessID, AfterSeq: &r.AfterSeq, MaxBytes: r.MaxBytes, WaitMs: &wait}
+	var res wire.ReadResult
+	err := c.call(ctx, wire.MethodProcessRead, params, &res, true)
 	return res, err
 }
 
@@ -128,19 +128,19 @@ func (c *Client) Write(ctx context.Context, w WriteRequest) (string, error) {
 	if w.WriteID == "" {
 		w.WriteID = fmt.Sprintf("w%d", c.wrIDs.Add(1))
 	}
-	params := proc.WriteParams{ProcessID: w.ProcessID, Chunk: rpc.Bytes(w.Data), WriteID: &w.WriteID, CloseStdin: w.CloseStdin}
+	params := wire.WriteParams{ProcessID: w.ProcessID, Chunk: rpc.Bytes(w.Data), WriteID: &w.WriteID, CloseStdin: w.CloseStdin}
 	if params.Chunk == nil {
 		params.Chunk = rpc.Bytes{}
 	}
-	var res proc.WriteResult
-	err := c.call(ctx, "process/write", params, &res, true)
+	var res wire.WriteResult
+	err := c.call(ctx, wire.MethodProcessWrite, params, &res, true)
 	return res.Status, err
 }
 
 // CloseStdin sends process/closeStdin [ext] and returns the write status.
 func (c *Client) CloseStdin(ctx context.Context, processID string) (string, error) {
-	var res proc.WriteResult
-	err := c.call(ctx, "process/closeStdin", proc.ProcessIDParams{ProcessID: processID}, &res, true)
+	var res wire.WriteResult
+	err := c.call(ctx, wire.MethodProcessCloseStdin, wire.ProcessIDParams{ProcessID: processID}, &res, true)
 	return res.Status, err
 }
 
@@ -157,40 +157,40 @@ func (c *Client) Signal(ctx context.Context, processID string, sig Signal) error
 	if sig == "" {
 		return fmt.Errorf("process/signal: signal must not be empty")
 	}
-	return c.call(ctx, "process/signal", proc.SignalParams{ProcessID: processID, Signal: string(sig)}, nil, false)
+	return c.call(ctx, wire.MethodProcessSignal, wire.SignalParams{ProcessID: processID, Signal: string(sig)}, nil, false)
 }
 
 // Terminate sends process/terminate: a force kill when graceful is 0,
 // otherwise the graceful mode [ext] with graceful as timeout. It returns
 // whether the process was running. It is not replayed.
 func (c *Client) Terminate(ctx context.Context, processID string, graceful time.Duration) (bool, error) {
-	params := proc.TerminateParams{ProcessID: processID}
+	params := wire.TerminateParams{ProcessID: processID}
 	if graceful > 0 {
 		ms := uint64(graceful / time.Millisecond)
-		params.Mode = &proc.TerminateMode{Type: "graceful", TimeoutMs: &ms}
+		params.Mode = &wire.TerminateMode{Type: "graceful", TimeoutMs: &ms}
 	}
-	var res proc.TerminateResult
-	err := c.call(ctx, "process/terminate", params, &res, false)
+	var res wire.TerminateResult
+	err := c.call(ctx, wire.MethodProcessTerminate, params, &res, false)
 	return res.Running, err
 }
 
 // Resize sends process/resize [ext].
 func (c *Client) Resize(ctx context.Context, processID string, rows, cols uint16) error {
-	params := proc.ResizeParams{ProcessID: processID, Size: proc.Size{Rows: rows, Cols: cols}}
-	return c.call(ctx, "process/resize", params, nil, true)
+	params := wire.ResizeParams{ProcessID: processID, Size: wire.Size{Rows: rows, Cols: cols}}
+	return c.call(ctx, wire.MethodProcessResize, params, nil, true)
 }
 
 // EnvironmentInfo sends environment/info.
-func (c *Client) EnvironmentInfo(ctx context.Context) (proc.EnvironmentInfo, error) {
-	var res proc.EnvironmentInfo
-	err := c.call(ctx, "environment/info", nil, &res, true)
+func (c *Client) EnvironmentInfo(ctx context.Context) (wire.EnvironmentInfo, error) {
+	var res wire.EnvironmentInfo
+	err := c.call(ctx, wire.MethodEnvironmentInfo, nil, &res, true)
 	return res, err
 }
 
 // EnvironmentStatus sends environment/status and returns the status.
 func (c *Client) EnvironmentStatus(ctx context.Context) (string, error) {
-	var res proc.StatusResult
-	err := c.call(ctx, "environment/status", nil, &res, true)
+	var res wire.StatusResult
+	err := c.call(ctx, wire.MethodEnvironmentStatus, nil, &res, true)
 	return res.Status, err
 }
 
@@ -216,7 +216,7 @@ func (c *Client) ReadFile(ctx context.Context, path string, sandbox []byte) ([]b
 	var res struct {
 		Data rpc.Bytes `json:"dataBase64"`
 	}
-	err := c.call(ctx, "fs/readFile", fsParams{Path: path, Sandbox: rawSandbox(sandbox)}, &res, true)
+	err := c.call(ctx, wire.MethodFSReadFile, fsParams{Path: path, Sandbox: rawSandbox(sandbox)}, &res, true)
 	return res.Data, err
 }
 
@@ -226,32 +226,25 @@ func (c *Client) WriteFile(ctx context.Context, path string, data []byte, sandbo
 	if b == nil {
 		b = rpc.Bytes{}
 	}
-	return c.call(ctx, "fs/writeFile", fsParams{Path: path, DataBase64: &b, Sandbox: rawSandbox(sandbox)}, nil, false)
+	return c.call(ctx, wire.MethodFSWriteFile, fsParams{Path: path, DataBase64: &b, Sandbox: rawSandbox(sandbox)}, nil, false)
 }
 
 // Metadata is the result of fs/getMetadata.
-type Metadata struct {
-	IsDirectory  bool   `json:"isDirectory"`
-	IsFile       bool   `json:"isFile"`
-	IsSymlink    bool   `json:"isSymlink"`
-	Size         uint64 `json:"size"`
-	CreatedAtMs  int64  `json:"createdAtMs"`
-	ModifiedAtMs int64  `json:"modifiedAtMs"`
-}
+type Metadata = wire.MetadataResult
 
 // GetMetadata sends fs/getMetadata.
 func (c *Client) GetMetadata(ctx context.Context, path string) (Metadata, error) {
 	var res Metadata
-	err := c.call(ctx, "fs/getMetadata", fsParams{Path: path, Sandbox: rawSandbox(nil)}, &res, true)
+	err := c.call(ctx, wire.MethodFSGetMetadata, fsParams{Path: path, Sandbox: rawSandbox(nil)}, &res, true)
 	return res, err
 }
 
 // CreateDirectory sends fs/createDirectory (mkdir -p when recursive).
 func (c *Client) CreateDirectory(ctx context.Context, path string, recursive bool) error {
-	return c.call(ctx, "fs/createDirectory", fsParams{Path: path, Recursive: &recursive, Sandbox: rawSandbox(nil)}, nil, true)
+	return c.call(ctx, wire.MethodFSCreateDirectory, fsParams{Path: path, Recursive: &recursive, Sandbox: rawSandbox(nil)}, nil, true)
 }
 
 // Remove sends fs/remove {recursive, force}. It is not replayed.
 func (c *Client) Remove(ctx context.Context, path string, recursive, force bool) error {
-	return c.call(ctx, "fs/remove", fsParams{Path: path, Recursive: &recursive, Force: &force, Sandbox: rawSandbox(nil)}, nil, false)
+	return c.call(ctx, wire.MethodFSRemove, fsParams{Path: path, Recursive: &recursive, Force: &force, Sandbox: rawSandbox(nil)}, nil, false)
 }

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // closeKillTimeout bounds the process/terminate calls of Close.
@@ -26,8 +26,8 @@ func killAll(conn *rpc.Conn, procs []*Process) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var res proc.TerminateResult
-			_ = conn.Call(ctx, "process/terminate", proc.TerminateParams{ProcessID: p.id}, &res)
+			var res wire.TerminateResult
+			_ = conn.Call(ctx, wire.MethodProcessTerminate, wire.TerminateParams{ProcessID: p.id}, &res)
 		}()
 	}
 	wg.Wait()

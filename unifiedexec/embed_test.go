@@ -13,6 +13,7 @@ import (
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/wire"
 )
 
 // A zero StartOptions inherits the caller's environment, as os/exec does;
@@ -67,7 +68,7 @@ func TestStartErrorsMatch(t *testing.T) {
 	}
 
 	_, err = c.ReadFile(ctx, filepath.Join(t.TempDir(), "absent"), nil)
-	if !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, rpc.ErrNotFound) || errors.Is(err, unifiedexec.ErrNotFound) {
+	if !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, wire.ErrNotFound) || errors.Is(err, unifiedexec.ErrNotFound) {
 		t.Fatalf("fs/readFile of a missing file: %v", err)
 	}
 }

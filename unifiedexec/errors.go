@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // ErrNotFound is matched (errors.Is) by the error of a Start whose program
@@ -56,7 +57,7 @@ func (e *WireError) Unwrap() error {
 func (e *WireError) Is(target error) bool {
 	switch target {
 	case fs.ErrNotExist:
-		return e.Code == rpc.CodeNotFound || (e.Op != "" && e.Errno == int(syscall.ENOENT))
+		return e.Code == wire.CodeNotFound || (e.Op != "" && e.Errno == int(syscall.ENOENT))
 	case ErrNotFound:
 		return e.Op == "exec" && e.Errno == int(syscall.ENOENT)
 	case fs.ErrPermission:

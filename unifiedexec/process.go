@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // DefaultOutputBytesCap is the default per-stream capture cap of a Process
@@ -70,10 +70,10 @@ type StartOptions struct {
 	Env map[string]string
 	// EnvPolicy selects the environment the server inherits for the child
 	// (its own, filtered); nil means none, so the child gets exactly Env.
-	EnvPolicy *proc.EnvPolicy
+	EnvPolicy *wire.EnvPolicy
 	// TTY runs the process on a PTY; Size is its initial size (nil: 24x80).
 	TTY  bool
-	Size *proc.Size
+	Size *wire.Size
 	// PipeStdin keeps stdin writable in pipe mode (otherwise /dev/null).
 	PipeStdin bool
 	// Sandbox is the wire sandbox object (protocol.md §8.1); nil means none.
@@ -366,11 +366,11 @@ func (p *Process) write(ctx context.Context, data []byte, closeStdin bool) error
 
 func statusError(id, status string) error {
 	switch status {
-	case proc.WriteAccepted:
+	case wire.WriteAccepted:
 		return nil
-	case proc.WriteUnknownProcess:
+	case wire.WriteUnknownProcess:
 		return fmt.Errorf("%w %s", ErrUnknownProcess, id)
-	case proc.WriteStdinClosed:
+	case wire.WriteStdinClosed:
 		return ErrStdinClosed
 	}
 	return fmt.Errorf("process %s: write status %q", id, status)

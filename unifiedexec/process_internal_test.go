@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 func TestDeliverInSeqOrder(t *testing.T) {
@@ -55,8 +55,8 @@ func TestOutputCap(t *testing.T) {
 
 func TestRecoveredEvents(t *testing.T) {
 	code := 3
-	res := proc.ReadResult{
-		Chunks:  []proc.ReadChunk{{Seq: 5, Stream: "stdout", Chunk: rpc.Bytes("x")}, {Seq: 7, Stream: "stdout", Chunk: rpc.Bytes("y")}},
+	res := wire.ReadResult{
+		Chunks:  []wire.ReadChunk{{Seq: 5, Stream: "stdout", Chunk: rpc.Bytes("x")}, {Seq: 7, Stream: "stdout", Chunk: rpc.Bytes("y")}},
 		NextSeq: 9, Exited: true, ExitCode: &code, Closed: true,
 	}
 	evs, err := recoveredEvents(4, res)

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 	"go.uber.org/zap"
 )
 
@@ -56,12 +56,8 @@ func (c *Client) resume(ctx context.Context, dial func(context.Context) (*rpc.Co
 }
 
 // retryable reports whether a failed resume attempt may be repeated: only
-// "unknown session id" is terminal. On a fresh connection, initialize
-// answers -32600 for nothing else (protocol.md §3, §5.2), so the code
-// decides, not the text.
-func retryable(err error) bool {
-	return !errors.Is(err, rpc.ErrInvalidRequest)
-}
+// an unknown session (wire.ErrUnknownSession, set by handshake) is terminal.
+func retryable(err error) bool { return !wire.IsUnknownSession(err) }
 
 // catchUp reads every live process from its last published seq on conn and
 // merges the result into its ordered event stream.
@@ -75,8 +71,8 @@ func (c *Client) catchUp(ctx context.Context, conn *rpc.Conn) error {
 	for _, p := range procs {
 		last := p.lastSeq()
 		zero := uint64(0)
-		var res proc.ReadResult
-		err := conn.Call(ctx, "process/read", proc.ReadParams{ProcessID: p.id, AfterSeq: &last, WaitMs: &zero}, &res)
+		var res wire.ReadResult
+		err := conn.Call(ctx, wire.MethodProcessRead, wire.ReadParams{ProcessID: p.id, AfterSeq: &last, WaitMs: &zero}, &res)
 		var we *rpc.Error
 		if errors.As(err, &we) {
 			p.failWith(fmt.Errorf("%w: process/read while recovering: %v", ErrTransport, err))
@@ -87,7 +83,7 @@ func (c *Client) catchUp(ctx context.Context, conn *rpc.Conn) error {
 		}
 		evs, gapErr := recoveredEvents(last, res)
 		if gapErr != nil {
-			_ = conn.Call(ctx, "process/terminate", proc.TerminateParams{ProcessID: p.id}, nil)
+			_ = conn.Call(ctx, wire.MethodProcessTerminate, wire.TerminateParams{ProcessID: p.id}, nil)
 			p.failWith(gapErr)
 			continue
 		}
@@ -99,7 +95,7 @@ func (c *Client) catchUp(ctx context.Context, conn *rpc.Conn) error {
 // recoveredEvents turns a catch-up read after seq last into events
 // (unifiedexec.md §11 step 3.3). A missing seq is allowed only for the exit
 // event, which is synthesised; any other gap is an error.
-func recoveredEvents(last uint64, res proc.ReadResult) ([]Event, error) {
+func recoveredEvents(last uint64, res wire.ReadResult) ([]Event, error) {
 	if res.Failure != nil {
 		return nil, fmt.Errorf("%w: %s", ErrTransport, *res.Failure)
 	}

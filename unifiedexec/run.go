@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // Exit codes of Run besides the command's own, in the convention of
@@ -124,12 +124,12 @@ func (o RunOptions) startOptions(cwd string) (StartOptions, *forwarder, error) {
 	out := newForwarder(o.Stdout, o.Stderr, o.OutputBytesCap)
 	opts := StartOptions{
 		Argv: o.Argv, Cwd: cwd, Env: o.Env, TTY: o.TTY, PipeStdin: o.Stdin != nil && !o.TTY,
-		EnvPolicy: &proc.EnvPolicy{Inherit: "all", Exclude: []string{}, Set: map[string]string{}, IncludeOnly: []string{}},
+		EnvPolicy: &wire.EnvPolicy{Inherit: "all", Exclude: []string{}, Set: map[string]string{}, IncludeOnly: []string{}},
 		OnOutput:  out.write,
 	}
 	if o.TTY && o.Size != nil {
 		if rows, cols, ok := o.Size(); ok {
-			opts.Size = &proc.Size{Rows: rows, Cols: cols}
+			opts.Size = &wire.Size{Rows: rows, Cols: cols}
 		}
 	}
 	if o.Permissions != nil {

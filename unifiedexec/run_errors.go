@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // osErrorSuffix matches the errno of a spawn failure on the wire:
@@ -65,7 +66,7 @@ func cwdProblem(ctx context.Context, c *Client, cwd string) string {
 	}
 	md, err := c.GetMetadata(ctx, path.Native)
 	switch {
-	case err != nil && wireCode(err) == rpc.CodeNotFound:
+	case err != nil && wireCode(err) == wire.CodeNotFound:
 		return "no such directory"
 	case err != nil:
 		return ""

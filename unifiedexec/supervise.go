@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 	"go.uber.org/zap"
 )
 
@@ -130,7 +131,7 @@ func (s *stdioConnector) connect(ctx context.Context, c *Client) (*rpc.Conn, err
 	s.child = ch
 	s.mu.Unlock()
 	closer := closeBoth{inW, outR}
-	return c.newConn(rpc.NewStdioFramer(outR, inW, closer, "exec-server stdio", maxMessageBytes)), nil
+	return c.newConn(rpc.NewStdioFramer(outR, inW, closer, wire.LabelStdio, maxMessageBytes), false), nil
 }
 
 // closeBoth closes our ends of the child's stdin and stdout pipes.

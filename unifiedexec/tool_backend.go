@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // Backend is what the exec_command and write_stdin tools need from an
@@ -39,8 +39,8 @@ type ProcessHandle interface {
 	Events() <-chan BackendEvent
 
 	// Write sends process/write {processId, chunk, writeId} and returns the
-	// server's status (proc.WriteAccepted, proc.WriteUnknownProcess,
-	// proc.WriteStdinClosed or proc.WriteStarting). writeID is a
+	// server's status (wire.WriteAccepted, wire.WriteUnknownProcess,
+	// wire.WriteStdinClosed or wire.WriteStarting). writeID is a
 	// per-process counter ("1", "2", …) chosen by the tools so that a retry
 	// after a reconnect stays idempotent. A non-nil error means a transport
 	// failure: the tools then terminate and release the process.
@@ -93,7 +93,7 @@ type BackendEvent struct {
 }
 
 // StartRequest is a resolved process/start request (§5.1). The tools fill
-// every member; an adapter copies them onto proc.StartParams (see Params).
+// every member; an adapter copies them onto wire.StartParams (see Params).
 type StartRequest struct {
 	// ProcessID is "<n>-<uuid v4>"; the model sees only n.
 	ProcessID string
@@ -104,7 +104,7 @@ type StartRequest struct {
 	// Env holds only the variables that differ from the server-side base
 	// environment; EnvPolicy says how the rest is inherited (§5.1).
 	Env       map[string]string
-	EnvPolicy *proc.EnvPolicy
+	EnvPolicy *wire.EnvPolicy
 	// TTY asks for a PTY with writable stdin. Without it the process has no
 	// stdin at all (pipeStdin is always false for unified exec).
 	TTY bool
@@ -124,13 +124,13 @@ type startMetadata struct {
 }
 
 // Params returns the process/start params for r.
-func (r StartRequest) Params() proc.StartParams {
+func (r StartRequest) Params() wire.StartParams {
 	meta, _ := json.Marshal(startMetadata{ThreadID: r.ThreadID, ToolCallID: r.ToolCallID})
 	env := r.Env
 	if env == nil {
 		env = map[string]string{}
 	}
-	return proc.StartParams{
+	return wire.StartParams{
 		ProcessID: r.ProcessID,
 		Argv:      r.Argv,
 		Cwd:       rpc.Path{Native: r.Cwd},

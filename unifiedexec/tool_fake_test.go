@@ -7,8 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/wire"
 )
 
 // fakeBackend is a deterministic Backend: each Start creates a fakeHandle
@@ -27,7 +27,7 @@ func (b *fakeBackend) Start(_ context.Context, req unifiedexec.StartRequest) (un
 	if b.startErr != nil {
 		return nil, b.startErr
 	}
-	h := &fakeHandle{id: req.ProcessID, ch: make(chan unifiedexec.BackendEvent, 4096), writeStatus: proc.WriteAccepted}
+	h := &fakeHandle{id: req.ProcessID, ch: make(chan unifiedexec.BackendEvent, 4096), writeStatus: wire.WriteAccepted}
 	b.starts = append(b.starts, req)
 	b.handles = append(b.handles, h)
 	if b.script != nil {
@@ -81,7 +81,7 @@ func (h *fakeHandle) Write(_ context.Context, chunk []byte, writeID string) (str
 	h.writeIDs = append(h.writeIDs, writeID)
 	status, err, on := h.writeStatus, h.writeErr, h.onWrite
 	h.mu.Unlock()
-	if on != nil && err == nil && status == proc.WriteAccepted {
+	if on != nil && err == nil && status == wire.WriteAccepted {
 		on(h, string(chunk))
 	}
 	return status, err

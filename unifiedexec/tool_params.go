@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codexec/codex/proc"
+	"github.com/codexec/codex/wire"
 )
 
 // Yield windows and limits of the tools (§2).
@@ -133,7 +133,7 @@ func ApplyForcedEnv(env map[string]string) {
 // server-side base or differ from it, and the policy inherits everything
 // else, excluding (with glob characters escaped) the base variables that the
 // child must not see.
-func WireEnv(serverBase, desired map[string]string) (map[string]string, *proc.EnvPolicy) {
+func WireEnv(serverBase, desired map[string]string) (map[string]string, *wire.EnvPolicy) {
 	env := map[string]string{}
 	for k, v := range desired {
 		if bv, ok := serverBase[k]; !ok || bv != v {
@@ -147,7 +147,7 @@ func WireEnv(serverBase, desired map[string]string) (map[string]string, *proc.En
 		}
 	}
 	slices.Sort(exclude)
-	return env, &proc.EnvPolicy{
+	return env, &wire.EnvPolicy{
 		Inherit:               "all",
 		IgnoreDefaultExcludes: true,
 		Exclude:               exclude,

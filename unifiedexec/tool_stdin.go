@@ -4,7 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/codexec/codex/proc"
+	"github.com/codexec/codex/wire"
 )
 
 // WriteStdinCall is one write_stdin invocation.
@@ -43,8 +43,8 @@ func (t *Tools) WriteStdin(ctx context.Context, call WriteStdinCall) (*ExecComma
 			return nil, err
 		}
 		switch status {
-		case proc.WriteAccepted:
-		case proc.WriteUnknownProcess, proc.WriteStdinClosed:
+		case wire.WriteAccepted:
+		case wire.WriteUnknownProcess, wire.WriteStdinClosed:
 			p.markExited(nil, false)
 			return nil, ErrWriteToStdin
 		default:

@@ -1,4 +1,4 @@
-package proc
+package wire
 
 import (
 	"encoding/json"
@@ -7,7 +7,9 @@ import (
 )
 
 // This file is the single source of truth for the JSON shapes of the
-// handshake, environment and process/* methods (protocol.md §6).
+// handshake, environment and process/* methods (protocol.md §6). The `rpc`
+// tags are read by rpc.DecodeParams on the server: a member tagged required
+// must be present (and not null).
 
 // InitializeParams is the params of initialize.
 type InitializeParams struct {
@@ -48,6 +50,15 @@ type StatusResult struct {
 type Size struct {
 	Rows uint16 `json:"rows" rpc:"required"`
 	Cols uint16 `json:"cols" rpc:"required"`
+}
+
+// EnvPolicy is the `envPolicy` of process/start (protocol.md §7.3).
+type EnvPolicy struct {
+	Inherit               string            `json:"inherit" rpc:"required"`
+	IgnoreDefaultExcludes bool              `json:"ignoreDefaultExcludes" rpc:"required"`
+	Exclude               []string          `json:"exclude" rpc:"required"`
+	Set                   map[string]string `json:"set" rpc:"required"`
+	IncludeOnly           []string          `json:"includeOnly" rpc:"required"`
 }
 
 // StartParams is the params of process/start (protocol.md §6.5). Members
@@ -105,7 +116,10 @@ type ReadResult struct {
 	Truncated        *bool       `json:"truncated,omitempty"`
 	FirstRetainedSeq *uint64     `json:"-"`
 	EvictedBytes     *uint64     `json:"evictedBytes,omitempty"`
-	withTruncation   bool
+	// WithTruncation makes MarshalJSON write firstRetainedSeq (null when
+	// FirstRetainedSeq is nil). It is set by the server when the request
+	// asked for the extension and is never on the wire itself.
+	WithTruncation bool `json:"-"`
 }
 
 // MarshalJSON writes firstRetainedSeq (which may be null) only when the
@@ -113,7 +127,7 @@ type ReadResult struct {
 func (r ReadResult) MarshalJSON() ([]byte, error) {
 	type plain ReadResult
 	b, err := json.Marshal(plain(r))
-	if err != nil || !r.withTruncation {
+	if err != nil || !r.WithTruncation {
 		return b, err
 	}
 	first, _ := json.Marshal(r.FirstRetainedSeq)
@@ -121,6 +135,25 @@ func (r ReadResult) MarshalJSON() ([]byte, error) {
 	b = append(b, `,"firstRetainedSeq":`...)
 	b = append(b, first...)
 	return append(b, '}'), nil
+}
+
+// UnmarshalJSON is the inverse of MarshalJSON: a firstRetainedSeq member
+// (even null) sets WithTruncation.
+func (r *ReadResult) UnmarshalJSON(b []byte) error {
+	type plain ReadResult
+	var aux struct {
+		plain
+		FirstRetainedSeq json.RawMessage `json:"firstRetainedSeq"`
+	}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	*r = ReadResult(aux.plain)
+	if aux.FirstRetainedSeq == nil {
+		return nil
+	}
+	r.WithTruncation = true
+	return json.Unmarshal(aux.FirstRetainedSeq, &r.FirstRetainedSeq)
 }
 
 // WriteParams is the params of process/write (protocol.md §6.7, §10.2).

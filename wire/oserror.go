@@ -1,7 +1,9 @@
-package rpc
+package wire
 
 import (
 	"errors"
+
+	"github.com/codexec/codex/rpc"
 	"strconv"
 	"syscall"
 	"unicode"
@@ -19,10 +21,10 @@ func OSErrorMessage(errno syscall.Errno) string {
 
 // OSError returns the wire error for an OS-level failure: code with the
 // reference's text when err wraps an errno, and err's own text otherwise.
-func OSError(code int, err error) *Error {
+func OSError(code int, err error) *rpc.Error {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
-		return &Error{Code: code, Message: OSErrorMessage(errno)}
+		return &rpc.Error{Code: code, Message: OSErrorMessage(errno)}
 	}
-	return &Error{Code: code, Message: err.Error()}
+	return &rpc.Error{Code: code, Message: err.Error()}
 }

@@ -1,4 +1,4 @@
-package fshelper
+package wire
 
 import (
 	"encoding/json"
@@ -9,10 +9,11 @@ import (
 // Request params and results of the fs/* methods (protocol.md §6.11): the
 // single source of truth for their JSON shapes. Optional booleans are pointers
 // so that absent and null both mean "use the wire default". Every params
-// struct carries the optional sandbox object as raw JSON; see methods.go for
-// how it is used.
+// struct carries the optional sandbox object as raw JSON (fshelper decides
+// how it is used).
 
-type readFileParams struct {
+// ReadFileParams is the params of fs/readFile.
+type ReadFileParams struct {
 	Path           rpc.Path        `json:"path" rpc:"required"`
 	FollowSymlinks *bool           `json:"followSymlinks"`
 	Sandbox        json.RawMessage `json:"sandbox"`
@@ -21,7 +22,8 @@ type readFileParams struct {
 // The fs/readFile result {"dataBase64": "..."} is an rpc.Base64Result,
 // streamed into the response frame (an empty file gives "").
 
-type writeFileParams struct {
+// WriteFileParams is the params of fs/writeFile.
+type WriteFileParams struct {
 	Path rpc.Path `json:"path" rpc:"required"`
 	// DataBase64 stays a string here: a decoding failure is a -32600 error of
 	// the method, reported after the params decoded.
@@ -30,20 +32,23 @@ type writeFileParams struct {
 	Sandbox        json.RawMessage `json:"sandbox"`
 }
 
-type createDirectoryParams struct {
+// CreateDirectoryParams is the params of fs/createDirectory.
+type CreateDirectoryParams struct {
 	Path           rpc.Path        `json:"path" rpc:"required"`
 	Recursive      *bool           `json:"recursive"`
 	FollowSymlinks *bool           `json:"followSymlinks"`
 	Sandbox        json.RawMessage `json:"sandbox"`
 }
 
-type getMetadataParams struct {
+// GetMetadataParams is the params of fs/getMetadata.
+type GetMetadataParams struct {
 	Path           rpc.Path        `json:"path" rpc:"required"`
 	FollowSymlinks *bool           `json:"followSymlinks"`
 	Sandbox        json.RawMessage `json:"sandbox"`
 }
 
-type metadataResult struct {
+// MetadataResult is the result of fs/getMetadata.
+type MetadataResult struct {
 	IsDirectory  bool   `json:"isDirectory"`
 	IsFile       bool   `json:"isFile"`
 	IsSymlink    bool   `json:"isSymlink"`
@@ -52,23 +57,27 @@ type metadataResult struct {
 	ModifiedAtMs int64  `json:"modifiedAtMs"`
 }
 
-type readDirectoryParams struct {
+// ReadDirectoryParams is the params of fs/readDirectory.
+type ReadDirectoryParams struct {
 	Path    rpc.Path        `json:"path" rpc:"required"`
 	Sandbox json.RawMessage `json:"sandbox"`
 }
 
-type readDirectoryResult struct {
+// ReadDirectoryResult is the result of fs/readDirectory.
+type ReadDirectoryResult struct {
 	// Entries is never nil, so that an empty directory gives [].
-	Entries []dirEntryResult `json:"entries"`
+	Entries []DirEntry `json:"entries"`
 }
 
-type dirEntryResult struct {
+// DirEntry is one entry in the result of fs/readDirectory.
+type DirEntry struct {
 	FileName    string `json:"fileName"`
 	IsDirectory bool   `json:"isDirectory"`
 	IsFile      bool   `json:"isFile"`
 }
 
-type removeParams struct {
+// RemoveParams is the params of fs/remove.
+type RemoveParams struct {
 	Path           rpc.Path        `json:"path" rpc:"required"`
 	Recursive      *bool           `json:"recursive"`
 	Force          *bool           `json:"force"`
@@ -76,7 +85,8 @@ type removeParams struct {
 	Sandbox        json.RawMessage `json:"sandbox"`
 }
 
-type copyParams struct {
+// CopyParams is the params of fs/copy.
+type CopyParams struct {
 	SourcePath      rpc.Path `json:"sourcePath" rpc:"required"`
 	DestinationPath rpc.Path `json:"destinationPath" rpc:"required"`
 	// Recursive is required and must be a boolean; a pointer tells null
@@ -85,23 +95,17 @@ type copyParams struct {
 	Sandbox   json.RawMessage `json:"sandbox"`
 }
 
-type canonicalizeParams struct {
+// CanonicalizeParams is the params of fs/canonicalize.
+type CanonicalizeParams struct {
 	Path    rpc.Path        `json:"path" rpc:"required"`
 	Sandbox json.RawMessage `json:"sandbox"`
 }
 
-type canonicalizeResult struct {
+// CanonicalizeResult is the result of fs/canonicalize.
+type CanonicalizeResult struct {
 	// Path has the form (URI or plain) of the request's path.
 	Path rpc.Path `json:"path"`
 }
 
-// emptyResult is the `{}` result of the methods that return nothing.
-type emptyResult = struct{}
-
-// boolOr returns *b, or def when b is nil (absent or null on the wire).
-func boolOr(b *bool, def bool) bool {
-	if b == nil {
-		return def
-	}
-	return *b
-}
+// EmptyResult is the `{}` result of the methods that return nothing.
+type EmptyResult = struct{}

@@ -1,0 +1,179 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/codexec/codex/rpc"
+)
+
+// Error codes of the exec-server beyond the JSON-RPC ones of package rpc
+// (protocol.md §3).
+const (
+	// CodeNotFound is a filesystem path that does not exist (ENOENT).
+	CodeNotFound = -32004
+	// CodeSessionAttached is an initialize whose resumeSessionId names a
+	// session another connection holds.
+	CodeSessionAttached = -32010
+)
+
+// Sentinels for errors.Is: an *rpc.Error matches one of them when its code
+// is the same, whatever its text (rpc.Error.Is compares codes).
+var (
+	ErrNotFound        = &rpc.Error{Code: CodeNotFound, Message: "not found"}
+	ErrSessionAttached = &rpc.Error{Code: CodeSessionAttached, Message: "session already attached"}
+	// ErrUnknownSession marks a failed initialize whose resumeSessionId the
+	// server does not know; see InitializeError.
+	ErrUnknownSession = errors.New("unknown exec-server session")
+)
+
+// IsNotFound reports whether err carries a wire error of code -32004.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// IsSessionAttached reports whether err carries a wire error of code -32010.
+func IsSessionAttached(err error) bool { return errors.Is(err, ErrSessionAttached) }
+
+// IsInvalidRequest reports whether err carries a wire error of code -32600.
+func IsInvalidRequest(err error) bool { return errors.Is(err, rpc.ErrInvalidRequest) }
+
+// IsInvalidParams reports whether err carries a wire error of code -32602.
+func IsInvalidParams(err error) bool { return errors.Is(err, rpc.ErrInvalidParams) }
+
+// IsUnknownSession reports whether err is (or wraps) an initialize failure
+// classified by InitializeError as an unknown session.
+func IsUnknownSession(err error) bool { return errors.Is(err, ErrUnknownSession) }
+
+// InitializeError classifies the error of an initialize call on a fresh
+// connection. When the call resumed a session, a -32600 answer can only mean
+// that the server does not know the session (protocol.md §6.1: the other
+// -32600 answers of initialize need an earlier initialize on the same
+// connection), so the result also matches ErrUnknownSession. err is kept in
+// the chain either way; nil stays nil.
+func InitializeError(resumed bool, err error) error {
+	if err == nil || !resumed || !IsInvalidRequest(err) {
+		return err
+	}
+	return &unknownSession{err: err}
+}
+
+type unknownSession struct{ err error }
+
+func (e *unknownSession) Error() string   { return e.err.Error() }
+func (e *unknownSession) Unwrap() []error { return []error{ErrUnknownSession, e.err} }
+
+// Messages of the handshake and process methods, with the exact texts of
+// protocol.md §3. Ids and method names are clipped (rpc.Clip).
+
+// ErrBeforeInitialize is a method of family called before initialize.
+func ErrBeforeInitialize(family string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "client must call initialize before using %s methods", family)
+}
+
+// ErrBeforeInitialized is a method of family called before initialized.
+func ErrBeforeInitialized(family string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "client must send initialized before using %s methods", family)
+}
+
+// ErrInitializeTwice is a second initialize on one connection.
+func ErrInitializeTwice() *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "initialize may only be sent once per connection")
+}
+
+// ErrUnknownSessionID is an initialize resuming a session the server does
+// not know.
+func ErrUnknownSessionID(id string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown session id %s", rpc.Clip(id))
+}
+
+// ErrSessionAlreadyAttached is an initialize resuming a session another
+// connection holds.
+func ErrSessionAlreadyAttached(id string) *rpc.Error {
+	return rpc.Errorf(CodeSessionAttached, "session %s is already attached to another connection", rpc.Clip(id))
+}
+
+// ErrMethodNotImplemented is a known method the server does not serve.
+func ErrMethodNotImplemented(method string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeMethodNotFound, "exec-server stub does not implement `%s` yet", rpc.Clip(method))
+}
+
+// ErrUnknownProcess is a process id the session does not know.
+func ErrUnknownProcess(id string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown process id %s", rpc.Clip(id))
+}
+
+// ErrProcessExists is a process/start with an id already in use.
+func ErrProcessExists(id string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s already exists", rpc.Clip(id))
+}
+
+// ErrProcessStarting is a request for a process whose start is under way.
+func ErrProcessStarting(id string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process id %s is starting", rpc.Clip(id))
+}
+
+// ErrStartCancelled is a start abandoned because the session ended.
+func ErrStartCancelled(id string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s start was cancelled", rpc.Clip(id))
+}
+
+// ErrTooManyProcesses is a process/start over the per-session limit.
+func ErrTooManyProcesses(limit int) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "too many processes in this session (limit %d)", limit)
+}
+
+// ErrStdinFull is a process/write while limit bytes already wait.
+func ErrStdinFull(id string, limit int64) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "stdin of process %s is full: writes of this connection already wait for %d bytes to be read", rpc.Clip(id), limit)
+}
+
+// ErrNotPTY is a process/resize of a process without a PTY.
+func ErrNotPTY(id string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s is not a PTY", rpc.Clip(id))
+}
+
+// ErrCloseStdinPTY is a process/closeStdin of a PTY process.
+func ErrCloseStdinPTY() *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "closeStdin is not supported for PTY processes")
+}
+
+// ErrUnexpectedNotification is a notification the server does not take.
+func ErrUnexpectedNotification(method string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "unexpected notification %s", rpc.Clip(method))
+}
+
+// ErrSandboxUnenforceable is a sandbox intent the executor cannot enforce.
+func ErrSandboxUnenforceable() *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidParams, "sandbox intent cannot be enforced on this executor")
+}
+
+// ErrInvalidSandboxPath is a sandbox permission path that is not a valid
+// URI; detail is the path error's text.
+func ErrInvalidSandboxPath(detail string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidParams, "invalid sandbox permission path URI: %s", detail)
+}
+
+// ErrSandboxPrepare is a sandbox that failed to resolve for a start.
+func ErrSandboxPrepare(err error) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidParams, "failed to prepare process sandbox: %s", err.Error())
+}
+
+// Transport labels of the exec-server: they name the transport in logs and
+// in the parse-error message a client sees.
+const (
+	LabelStdio           = "exec-server stdio"
+	LabelWebSocketPrefix = "exec-server websocket " // + the peer address
+)
+
+// ParseError returns the rpc.Options.ParseError of the exec-server for a
+// transport: the reference's text "failed to parse [websocket ]JSON-RPC
+// message from <label>: <err>". The "websocket " word appears on WebSocket
+// transports for a message that is not valid JSON-RPC, not for one over the
+// size limit (as the reference words them).
+func ParseError(websocket bool) func(label string, tooLarge bool, err error) string {
+	return func(label string, tooLarge bool, err error) string {
+		if websocket && !tooLarge {
+			return fmt.Sprintf("failed to parse websocket JSON-RPC message from %s: %v", label, err)
+		}
+		return fmt.Sprintf("failed to parse JSON-RPC message from %s: %v", label, err)
+	}
+}

@@ -30,6 +30,15 @@ type Options struct {
 	// JSONRPC adds "jsonrpc":"2.0" to every message sent (needed by MCP, not
 	// by the exec-server).
 	JSONRPC bool
+	// Predecode, when set, sees every inbound message first, on the reading
+	// goroutine, and may decode a notification it knows in one pass instead
+	// of the generic decoding. It returns the method and the decoded params
+	// (non-nil) of a message it recognises; the Conn then queues it to the
+	// handler in arrival order like any other notification, as a Request
+	// with Decoded set and Params nil. A nil value leaves the message to
+	// the generic decoding, errors included. It must not retain data. Nil
+	// means every message is decoded generically.
+	Predecode func(data []byte) (method string, decoded any)
 }
 
 // Conn is one JSON-RPC connection over a Framer. It is symmetric: it answers
@@ -289,6 +298,14 @@ func (c *Conn) readLoop() {
 			}
 			c.shutdown(nil, false)
 			return
+		}
+		if c.opts.Predecode != nil {
+			if method, v := c.opts.Predecode(data); v != nil {
+				if !c.dispatch(&Request{Method: method, Decoded: v}) {
+					return
+				}
+				continue
+			}
 		}
 		msg, err := DecodeMessage(data)
 		if err != nil {

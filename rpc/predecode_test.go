@@ -50,3 +50,28 @@ func TestConnPredecode(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioFramerLineSizes: lines longer than the read buffer, of varying
+// sizes, come back whole and unchanged (the framer sizes a long line's
+// buffer from the previous one).
+func TestStdioFramerLineSizes(t *testing.T) {
+	sizes := []int{300 << 10, 10, 500 << 10, 100 << 10, 300 << 10, 64 << 10, 1}
+	var in strings.Builder
+	for i, n := range sizes {
+		in.WriteString(strings.Repeat(string(rune('a'+i)), n))
+		in.WriteString("\r\n")
+	}
+	f := rpc.NewStdioFramer(strings.NewReader(in.String()), io.Discard, nil, "test", 1<<20)
+	for i, n := range sizes {
+		line, err := f.Read(context.Background())
+		if err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if want := strings.Repeat(string(rune('a'+i)), n); string(line) != want {
+			t.Fatalf("line %d: got %d bytes, want %d of %q", i, len(line), n, want[:1])
+		}
+	}
+	if _, err := f.Read(context.Background()); err != io.EOF {
+		t.Fatalf("after the last line: %v, want io.EOF", err)
+	}
+}

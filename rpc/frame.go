@@ -128,6 +128,7 @@ type wsFramer struct {
 	c     *websocket.Conn
 	label string
 	max   int64
+	hint  int // length of the last message read, owned by the reader
 }
 
 func (f *wsFramer) Label() string { return f.label }
@@ -140,8 +141,12 @@ func (f *wsFramer) Read(ctx context.Context) ([]byte, error) {
 		}
 		return nil, err
 	}
+	// Sized like the last message, so that a stream of big messages costs
+	// one copy each, not a chain of growths.
 	var buf bytes.Buffer
+	buf.Grow(f.hint + bytes.MinRead)
 	n, err := buf.ReadFrom(io.LimitReader(r, f.max+1))
+	f.hint = int(min(n, f.max))
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func execRunThroughput(ctx context.Context, bin, url string, size int64) (Throug
 	if err := cmd.Start(); err != nil {
 		return ThroughputRun{}, err
 	}
-	n, cerr := io.Copy(io.Discard, out)
+	n, cerr := countAll(out)
 	werr := cmd.Wait()
 	d := time.Since(t0)
 	if cerr != nil {
@@ -96,6 +96,24 @@ func execRunThroughput(ctx context.Context, bin, url string, size int64) (Throug
 		run.FirstError = fmt.Sprintf("received %d bytes, want %d", n, size)
 	}
 	return run, nil
+}
+
+// countAll reads r to the end in 256 KiB reads (as `wc -c` would, and
+// unlike io.Copy to io.Discard, which reads 8 KiB at a time) and returns
+// the byte count.
+func countAll(r io.Reader) (int64, error) {
+	buf := make([]byte, 256<<10)
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		n += int64(k)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 // clientRows are the report rows of ClientRate: each client against

@@ -74,7 +74,7 @@ func parseFlags() Config {
 	flag.BoolVar(&c.QuickAck, "quickack", true, "set TCP_QUICKACK after every socket read")
 	flag.BoolVar(&c.CR32, "cr32", true, "also run the concurrency metric on the reference with --concurrent-requests 32")
 	flag.BoolVar(&c.Keep, "keep", false, "keep the scratch directory (server stderr logs, CODEX_HOME)")
-	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,throughput,concurrency,tail,slow,robust (default all)")
+	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,throughput,clientthroughput,concurrency,tail,slow,robust (default all)")
 	flag.IntVar(&n, "n", 0, "override the measured latency samples per subject")
 	flag.IntVar(&rounds, "rounds", 0, "override the number of interleaved latency rounds")
 	flag.IntVar(&tailRef, "tail-ref", 0, "override the tail-completeness runs for the reference")

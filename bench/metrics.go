@@ -42,6 +42,7 @@ type Metrics struct {
 	SandboxClosed        *Latency       `json:"sandboxed_completion_latency,omitempty"`
 	SandboxWrite         *Latency       `json:"sandboxed_fs_write_latency,omitempty"`
 	ExecRun              *Latency       `json:"exec_run_true,omitempty"`             // `codex exec run -- /bin/true` wall time (ours only)
+	ClientThroughput     *ClientRate    `json:"client_throughput,omitempty"`         // `codex exec run -- head -c 512M /dev/zero | wc -c` (ours only)
 	StallMany            *StallMany     `json:"stall_many,omitempty"`                // robustness: 50 writers, stalled client
 	ReadFileMem          *ReadFileMem   `json:"readfile_memory,omitempty"`           // robustness: 200 MiB fs/readFile
 	ReadFileMemSandboxed *ReadFileMem   `json:"readfile_memory_sandboxed,omitempty"` // the same through the sandboxed fs helper

@@ -249,6 +249,7 @@ func buildRows(cfg Config, b *Bench) []Row {
 		latRow("#11 sandboxed fs/writeFile p50", o.SandboxWrite, r.SandboxWrite, nil),
 		latRow("#12 codex exec run -- /bin/true p50", o.ExecRun, nil, f.ExecRunRaw),
 	)
+	rows = append(rows, clientRows(*o)...)
 	return append(rows, robustRows(*o, *r)...)
 }
 
@@ -324,6 +325,7 @@ func evalTargets(rows []Row, b *Bench) []TargetCheck {
 		sc.Pass = pass(s.Pass && s.Error == "")
 	}
 	t = append(t, sc)
+	t = append(t, clientTargets(rows)...)
 	t = append(t, robustTargets(o)...)
 	for _, tl := range []struct {
 		name string

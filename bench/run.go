@@ -105,6 +105,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"sandbox", b.runSandbox},
 		{"execrun", b.runExecRun},
 		{"throughput", b.runThroughput},
+		{"clientthroughput", b.runClientThroughput},
 		{"concurrency", b.runConcurrency},
 		{"tail", b.runTail},
 		{"slow", b.runSlow},

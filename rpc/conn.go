@@ -35,6 +35,15 @@ type Options struct {
 	// when the message exceeded the size limit (the connection then ends).
 	// Nil means "failed to parse JSON-RPC message from <label>: <err>".
 	ParseError func(label string, tooLarge bool, err error) string
+	// Predecode, when set, sees every inbound message first, on the reading
+	// goroutine, and may decode a notification it knows in one pass instead
+	// of the generic decoding. It returns the method and the decoded params
+	// (non-nil) of a message it recognises; the Conn then queues it to the
+	// handler in arrival order like any other notification, as a Request
+	// with Decoded set and Params nil. A nil value leaves the message to
+	// the generic decoding, errors included. It must not retain data. Nil
+	// means every message is decoded generically.
+	Predecode func(data []byte) (method string, decoded any)
 }
 
 // Conn is one JSON-RPC connection over a Framer. It is symmetric: it answers
@@ -294,6 +303,14 @@ func (c *Conn) readLoop() {
 			}
 			c.shutdown(nil, false)
 			return
+		}
+		if c.opts.Predecode != nil {
+			if method, v := c.opts.Predecode(data); v != nil {
+				if !c.dispatch(&Request{Method: method, Decoded: v}) {
+					return
+				}
+				continue
+			}
 		}
 		msg, err := DecodeMessage(data)
 		if err != nil {

@@ -51,6 +51,7 @@ type stdioFramer struct {
 	closer io.Closer
 	label  string
 	max    int64
+	hint   int // length of the last line read, owned by the reader
 	once   sync.Once
 }
 
@@ -61,6 +62,12 @@ func (f *stdioFramer) Read(ctx context.Context) ([]byte, error) {
 		var line []byte
 		for {
 			frag, err := f.r.ReadSlice('\n')
+			if line == nil && err == bufio.ErrBufferFull {
+				// A long line: size it like the last one, so that a stream
+				// of big messages costs one copy each, not a chain of
+				// growths.
+				line = make([]byte, 0, max(f.hint, 2*len(frag)))
+			}
 			line = append(line, frag...)
 			if int64(len(line)) > f.max+2 {
 				return nil, ErrTooLarge
@@ -76,6 +83,7 @@ func (f *stdioFramer) Read(ctx context.Context) ([]byte, error) {
 			}
 			break
 		}
+		f.hint = len(line)
 		line = bytes.TrimRight(line, "\r\n")
 		if int64(len(line)) > f.max {
 			return nil, ErrTooLarge
@@ -120,6 +128,7 @@ type wsFramer struct {
 	c     *websocket.Conn
 	label string
 	max   int64
+	hint  int // length of the last message read, owned by the reader
 }
 
 func (f *wsFramer) Label() string { return f.label }
@@ -132,8 +141,12 @@ func (f *wsFramer) Read(ctx context.Context) ([]byte, error) {
 		}
 		return nil, err
 	}
+	// Sized like the last message, so that a stream of big messages costs
+	// one copy each, not a chain of growths.
 	var buf bytes.Buffer
+	buf.Grow(f.hint + bytes.MinRead)
 	n, err := buf.ReadFrom(io.LimitReader(r, f.max+1))
+	f.hint = int(min(n, f.max))
 	if err != nil {
 		return nil, err
 	}

@@ -79,6 +79,9 @@ type Request struct {
 	ID     ID
 	Method string
 	Params json.RawMessage // nil when absent or null
+	// Decoded holds the params already decoded by Options.Predecode (then
+	// Params is nil and the request is a notification); nil otherwise.
+	Decoded any
 }
 
 // IsNotification reports whether the message carries no id.

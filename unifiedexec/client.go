@@ -2,7 +2,6 @@ package unifiedexec
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -180,6 +179,7 @@ func (c *Client) newConn(f rpc.Framer, websocket bool) *rpc.Conn {
 		Logger:     c.log,
 		Bind:       func(*rpc.Conn) rpc.Handler { return rpc.HandlerFunc(c.handle) },
 		ParseError: wire.ParseError(websocket),
+		Predecode:  predecode,
 	})
 }
 
@@ -382,23 +382,17 @@ func (c *Client) handle(_ context.Context, req *rpc.Request) (any, error) {
 	if !req.IsNotification() {
 		return nil, rpc.Errorf(rpc.CodeMethodNotFound, "method not found: %s", req.Method)
 	}
-	var n notification
-	if err := json.Unmarshal(req.Params, &n); err != nil {
-		c.log.Debug("bad notification", zap.String("method", req.Method), zap.Error(err))
-		return nil, nil
+	n, ok := req.Decoded.(procNote)
+	if !ok {
+		var err error
+		if n, ok, err = decodeParams(req.Method, req.Params); err != nil {
+			c.log.Debug("bad notification", zap.String("method", req.Method), zap.Error(err))
+		}
+		if !ok {
+			return nil, nil
+		}
 	}
-	ev := Event{Seq: n.Seq}
-	switch req.Method {
-	case "process/output":
-		ev.Kind, ev.Stream, ev.Data = EventOutput, n.Stream, n.Chunk
-	case "process/exited":
-		ev.Kind, ev.ExitCode, ev.SandboxDenied = EventExited, n.ExitCode, n.SandboxDenied
-	case "process/closed":
-		ev.Kind = EventClosed
-	default:
-		return nil, nil
-	}
-	c.route(n.ProcessID, []Event{ev})
+	c.route(n.processID, []Event{n.ev})
 	return nil, nil
 }
 

@@ -109,6 +109,7 @@ func (s *stdioConnector) connect(ctx context.Context, c *Client) (*rpc.Conn, err
 		inW.Close()
 		return nil, err
 	}
+	growPipe(outR)
 	cmd := exec.Command(s.opts.Path, append([]string{"exec-server", "--listen", "stdio"}, s.opts.Args...)...)
 	cmd.Env = s.opts.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, s.opts.Stderr

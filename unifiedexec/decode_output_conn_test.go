@@ -22,7 +22,7 @@ func TestClientConnDecodesBothPaths(t *testing.T) {
 	}})
 	c.procs["p"] = p
 	r, w := io.Pipe()
-	conn := c.newConn(rpc.NewStdioFramer(r, io.Discard, r, "test", 1<<20))
+	conn := c.newConn(rpc.NewStdioFramer(r, io.Discard, r, "test", 1<<20), false)
 	defer conn.Wait()
 	defer conn.Close()
 	frames := string(serverOutput("p", 2, "stderr", []byte("fast"))) + "\n" +

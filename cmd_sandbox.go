@@ -108,13 +108,11 @@ func runSandbox(c *cli.Context) error {
 		if err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
-		cmd = exec.Command(w.Path)
-		cmd.Args, cmd.Env, cmd.ExtraFiles = w.Argv, []string{}, w.ExtraFiles
-		// The helper gets a session of its own (SysProcAttr sets Setsid):
+		// The helper gets a session of its own (Command sets Setsid):
 		// a command on the caller's terminal session could push input
 		// into it (TIOCSTI) or signal its jobs. Terminal signals then no
 		// longer reach the command; runForwardingSignals passes them on.
-		cmd.SysProcAttr = w.SysProcAttr()
+		cmd = w.Command(nil)
 		if w.DenyNamedUnixSends {
 			// Network off: a cgroup of its own, whose filter stops a
 			// socketpair's sendmsg to a named host socket.

@@ -92,10 +92,8 @@ func runHelper(ctx context.Context, method string, params json.RawMessage, plan 
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "failed to encode or decode fs sandbox helper message: %v", err)
 	}
-	cmd := exec.CommandContext(ctx, w.Path)
-	cmd.Args, cmd.Dir, cmd.Env = w.Argv, cwd, []string{}
-	cmd.ExtraFiles = w.ExtraFiles
-	cmd.SysProcAttr = w.SysProcAttr()
+	cmd := w.Command(ctx)
+	cmd.Dir = cwd
 	var stdout helperOutput // pieces: a large result is not copied to grow
 	var stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req), &stdout, &stderr

@@ -154,17 +154,7 @@ func helperCmd(t *testing.T, ctx context.Context, plan sandbox.Plan) (*exec.Cmd,
 	if err != nil {
 		t.Fatalf("Wrap: %v", err)
 	}
-	cmd := exec.CommandContext(ctx, w.Path)
-	cmd.Args = w.Argv
-	cmd.Env = []string{}
-	cmd.ExtraFiles = w.ExtraFiles
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setsid:      true,
-		Cloneflags:  w.Cloneflags,
-		UidMappings: w.UidMappings,
-		GidMappings: w.GidMappings,
-		Pdeathsig:   w.Pdeathsig,
-	}
+	cmd := w.Command(ctx)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd, func() {
 		for _, f := range w.ExtraFiles {

@@ -70,10 +70,8 @@ func runTestLauncher() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	cmd := &exec.Cmd{Path: w.Path, Args: w.Argv, Env: []string{}, ExtraFiles: w.ExtraFiles,
-		Stdout: os.Stdout, Stderr: os.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Cloneflags: w.Cloneflags,
-			UidMappings: w.UidMappings, GidMappings: w.GidMappings, Pdeathsig: w.Pdeathsig}}
+	cmd := w.Command(nil)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	err = cmd.Run()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {

@@ -3,9 +3,12 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -26,9 +29,9 @@ const maxPlanSize = 64 << 20
 
 // WrappedCommand is what the process spawner runs instead of a sandboxed
 // command: our own binary as the helper, with the plan on an inherited fd.
-// Copy Path and Argv into the exec call, ExtraFiles after fds 0-2 (the first
-// becomes fd 3), and the remaining fields into syscall.SysProcAttr. The
-// spawner keeps its own Setsid/Setctty settings.
+// Start it with Command (os/exec) or ApplyTo (syscall.ForkExec), never by
+// copying the fields by hand: both put ExtraFiles after fds 0-2 (the first
+// becomes fd 3) and the remaining fields into syscall.SysProcAttr.
 //
 // After the start (or a failed start) the caller closes ExtraFiles. The
 // command's Dir, Env and Arg0 travel in the plan; the spawner starts the
@@ -166,11 +169,50 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 	return f, nil
 }
 
-// SysProcAttr returns the namespace and parent-death settings of w for an
-// os/exec command (the helper also gets its own session).
-func (w *WrappedCommand) SysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{
-		Setsid: true, Cloneflags: w.Cloneflags, Pdeathsig: w.Pdeathsig,
-		UidMappings: w.UidMappings, GidMappings: w.GidMappings,
+// Command returns the exec.Cmd that starts w: Path, Args and ExtraFiles
+// from w, an empty environment, a session of its own (Setsid) and w's
+// namespaces, id maps and parent-death signal. With a nil ctx the command
+// is not bound to a context (exec.Command); otherwise ctx kills it
+// (exec.CommandContext). The caller sets the standard streams and may add
+// to SysProcAttr (for example a cgroup fd). It is the one way to build an
+// exec.Cmd for the helper; ApplyTo is its syscall.ForkExec counterpart.
+func (w *WrappedCommand) Command(ctx context.Context) *exec.Cmd {
+	var cmd *exec.Cmd
+	if ctx == nil {
+		cmd = exec.Command(w.Path)
+	} else {
+		cmd = exec.CommandContext(ctx, w.Path)
 	}
+	cmd.Args = slices.Clone(w.Argv)
+	cmd.Env = []string{}
+	cmd.ExtraFiles = w.ExtraFiles
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	w.applySys(cmd.SysProcAttr)
+	return cmd
+}
+
+// ApplyTo turns attr, prepared for the command itself, into the attributes
+// of the helper for syscall.ForkExec, and returns the path and argv to
+// pass with it. attr.Files must hold the child's fds 0-2: the fds of
+// ExtraFiles are appended (the first becomes fd 3). The environment
+// becomes empty (the command's travels in the plan); attr.Sys (allocated
+// if nil) gets w's namespaces, id maps and parent-death signal, and keeps
+// its other settings (Setsid, Setctty, PidFD, a cgroup fd).
+func (w *WrappedCommand) ApplyTo(attr *syscall.ProcAttr) (path string, argv []string) {
+	attr.Env = []string{}
+	for _, f := range w.ExtraFiles {
+		attr.Files = append(attr.Files, f.Fd())
+	}
+	if attr.Sys == nil {
+		attr.Sys = &syscall.SysProcAttr{}
+	}
+	w.applySys(attr.Sys)
+	return w.Path, slices.Clone(w.Argv)
+}
+
+// applySys sets w's namespace, id-map and parent-death settings on sys.
+func (w *WrappedCommand) applySys(sys *syscall.SysProcAttr) {
+	sys.Cloneflags = w.Cloneflags
+	sys.UidMappings, sys.GidMappings = w.UidMappings, w.GidMappings
+	sys.Pdeathsig = w.Pdeathsig
 }

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"reflect"
@@ -72,5 +73,52 @@ func TestWrap(t *testing.T) {
 	want := normalizeNamespaces(plan, unix.Geteuid())
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("plan on the fd:\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestWrappedCommandStarters checks that the exec.Cmd and the ForkExec
+// attributes built from one WrappedCommand carry the same helper: our
+// image, its argv, an empty environment, the plan fd after fds 0-2, the
+// namespaces, the id maps and SIGKILL as parent-death signal.
+func TestWrappedCommandStarters(t *testing.T) {
+	w, err := Wrap(Plan{Argv: []string{"true"}, NewPIDNS: true, ReadOnlyRoot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeExtraFiles(w.ExtraFiles)
+	if unix.Geteuid() != 0 && w.UidMappings == nil {
+		t.Fatal("a non-root server's wrapped command has no uid map")
+	}
+
+	cmd := w.Command(nil)
+	if cmd.Path != w.Path || !reflect.DeepEqual(cmd.Args, w.Argv) || cmd.Env == nil || len(cmd.Env) != 0 {
+		t.Errorf("Command: path %q args %q env %q", cmd.Path, cmd.Args, cmd.Env)
+	}
+	if !reflect.DeepEqual(cmd.ExtraFiles, w.ExtraFiles) || cmd.Cancel != nil {
+		t.Errorf("Command: extra files %v, cancel set %v", cmd.ExtraFiles, cmd.Cancel != nil)
+	}
+	want := &syscall.SysProcAttr{Setsid: true, Cloneflags: w.Cloneflags, Pdeathsig: syscall.SIGKILL,
+		UidMappings: w.UidMappings, GidMappings: w.GidMappings}
+	if !reflect.DeepEqual(cmd.SysProcAttr, want) {
+		t.Errorf("Command: SysProcAttr %+v, want %+v", cmd.SysProcAttr, want)
+	}
+	if c := w.Command(context.Background()); c.Cancel == nil {
+		t.Error("Command(ctx): not bound to the context")
+	}
+
+	pidfd := -1
+	sys := &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGTERM, PidFD: &pidfd}
+	attr := &syscall.ProcAttr{Dir: "/x", Env: []string{"A=1"}, Files: []uintptr{10, 11, 12}, Sys: sys}
+	path, argv := w.ApplyTo(attr)
+	if path != w.Path || !reflect.DeepEqual(argv, w.Argv) || attr.Env == nil || len(attr.Env) != 0 {
+		t.Errorf("ApplyTo: path %q argv %q env %q", path, argv, attr.Env)
+	}
+	if !reflect.DeepEqual(attr.Files, []uintptr{10, 11, 12, w.ExtraFiles[0].Fd()}) {
+		t.Errorf("ApplyTo: files %v", attr.Files)
+	}
+	want = &syscall.SysProcAttr{Setsid: true, Setctty: true, PidFD: &pidfd, Cloneflags: w.Cloneflags,
+		Pdeathsig: syscall.SIGKILL, UidMappings: w.UidMappings, GidMappings: w.GidMappings}
+	if !reflect.DeepEqual(attr.Sys, want) {
+		t.Errorf("ApplyTo: Sys %+v, want %+v", attr.Sys, want)
 	}
 }

@@ -6,10 +6,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -62,23 +60,9 @@ func probeHelper() error {
 	}
 	defer closeExtraFiles(w.ExtraFiles)
 	var stdout, stderr bytes.Buffer
-	cmd := &exec.Cmd{
-		Path:       w.Path,
-		Args:       append(w.Argv, "--probe"),
-		Env:        []string{},
-		Dir:        "/",
-		ExtraFiles: w.ExtraFiles,
-		Stdout:     &stdout,
-		Stderr:     &stderr,
-		SysProcAttr: &syscall.SysProcAttr{
-			Setsid:      true,
-			Cloneflags:  w.Cloneflags,
-			UidMappings: w.UidMappings,
-			GidMappings: w.GidMappings,
-			Pdeathsig:   w.Pdeathsig,
-		},
-		WaitDelay: time.Second,
-	}
+	cmd := w.Command(nil)
+	cmd.Args = append(cmd.Args, "--probe")
+	cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.WaitDelay = "/", &stdout, &stderr, time.Second
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the sandbox helper: %w", err)
 	}

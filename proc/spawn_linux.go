@@ -140,13 +140,7 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 	if wrapped != nil {
 		// The helper gets an empty environment; the command's travels in
 		// the plan, on fd 3.
-		path, argv, attr.Env = wrapped.Path, wrapped.Argv, []string{}
-		for _, f := range wrapped.ExtraFiles {
-			attr.Files = append(attr.Files, f.Fd())
-		}
-		sys.Cloneflags = wrapped.Cloneflags
-		sys.UidMappings, sys.GidMappings = wrapped.UidMappings, wrapped.GidMappings
-		sys.Pdeathsig = wrapped.Pdeathsig
+		path, argv = wrapped.ApplyTo(attr)
 	}
 
 	slot := cgroupSlot{fd: -1}

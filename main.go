@@ -24,8 +24,7 @@ import (
 // ("--fs-helper", or the reference's "--codex-run-as-fs-helper").
 func hiddenEntry(args []string) (int, bool) {
 	if filepath.Base(args[0]) == sandbox.HelperName {
-		sandbox.RunFSHelper = fshelper.ChildMain
-		return sandbox.ChildMain(), true
+		return sandbox.ChildMain(sandbox.ChildOptions{FSHelper: fshelper.ChildMain}), true
 	}
 	if len(args) > 1 && (args[1] == "--fs-helper" || args[1] == "--codex-run-as-fs-helper") {
 		return fshelper.ChildMain(), true

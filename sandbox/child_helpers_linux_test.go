@@ -33,8 +33,7 @@ const testHelperArg0 = "sandbox-test-helper"
 func init() {
 	switch filepath.Base(os.Args[0]) {
 	case sandbox.HelperName:
-		sandbox.RunFSHelper = testFSHelper
-		os.Exit(sandbox.ChildMain())
+		os.Exit(sandbox.ChildMain(sandbox.ChildOptions{FSHelper: testFSHelper}))
 	case testHelperArg0:
 		os.Exit(runTestHelper(os.Args[1:]))
 	case testLauncherArg0:

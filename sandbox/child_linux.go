@@ -18,13 +18,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RunFSHelper is the fs helper operation that the sandbox helper runs
-// in-process, after enforcement, for a plan with FSHelper set (sandbox.md
-// §4.7). main sets it to the fs helper's entry point before it dispatches
-// to ChildMain; if it is nil such a plan fails with exit status 1. Nothing
-// else in this package is meant to be changed at run time.
-var RunFSHelper func() int
-
 // probeOK is what the helper prints in probe mode once everything is
 // enforced; Available checks it, so a binary that does not dispatch to
 // ChildMain cannot pass the probe by accident.
@@ -41,7 +34,8 @@ type childArgs struct {
 
 // ChildMain is the sandbox helper: the entry point when our binary runs as
 // HelperName. main calls it before anything else (no logger, no server
-// state) and exits with the status it returns.
+// state), with the in-process parts opts names, and exits with the status
+// it returns.
 //
 // It runs in the child that Wrap describes, never in the server: the
 // restrictions it applies are irreversible and process-wide. It locks its
@@ -52,7 +46,7 @@ type childArgs struct {
 // command's status (128+N for a death by signal N); without a PID namespace
 // it execs the command in its place. Any failure before the command runs
 // is reported on stderr with status 1, and the command never runs.
-func ChildMain() int {
+func ChildMain(opts ChildOptions) int {
 	// Never unlocked: capabilities and no_new_privs are per thread, and the
 	// command is forked from this thread.
 	runtime.LockOSThread()
@@ -74,6 +68,9 @@ func ChildMain() int {
 		fmt.Fprintln(os.Stderr, plan.Refusal)
 		return 1
 	}
+	if err := opts.validate(&plan); err != nil {
+		return childFail(err)
+	}
 	if len(plan.Argv) == 0 && !plan.FSHelper && !args.probe {
 		fmt.Fprintln(os.Stderr, noCommandMessage)
 		return 1
@@ -87,12 +84,22 @@ func ChildMain() int {
 		fmt.Print(probeOK)
 		return 0
 	case plan.FSHelper:
-		if RunFSHelper == nil {
-			return childFail(errors.New("no fs helper in this binary"))
-		}
-		return w.finish(RunFSHelper())
+		return w.finish(opts.FSHelper())
 	}
 	return runCommand(&plan, w)
+}
+
+// errNoFSHelper refuses an fs-helper plan in a helper composed without
+// ChildOptions.FSHelper.
+var errNoFSHelper = errors.New("no fs helper in this binary")
+
+// validate reports a plan that a helper composed with o cannot run, before
+// anything is enforced.
+func (o ChildOptions) validate(p *Plan) error {
+	if p.FSHelper && o.FSHelper == nil {
+		return errNoFSHelper
+	}
+	return nil
 }
 
 // childFail reports err on stderr and returns exit status 1. The reference's

@@ -163,3 +163,23 @@ func TestProtectWatcherFinish(t *testing.T) {
 		t.Errorf("failed run: %d, want 4", got)
 	}
 }
+
+// TestChildOptionsValidate checks that a helper composed without an fs
+// helper refuses an fs-helper plan (fail closed) and runs the others.
+func TestChildOptionsValidate(t *testing.T) {
+	fs := ChildOptions{FSHelper: func() int { return 0 }}
+	for _, tc := range []struct {
+		name string
+		opts ChildOptions
+		plan Plan
+		want error
+	}{
+		{"fs plan without fs helper", ChildOptions{}, Plan{FSHelper: true}, errNoFSHelper},
+		{"fs plan with fs helper", fs, Plan{FSHelper: true}, nil},
+		{"command plan without fs helper", ChildOptions{}, Plan{Argv: []string{"true"}}, nil},
+	} {
+		if got := tc.opts.validate(&tc.plan); got != tc.want {
+			t.Errorf("%s: validate = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

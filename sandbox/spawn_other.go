@@ -12,16 +12,13 @@ import (
 // helper.
 const HelperName = "codex-linux-sandbox"
 
-// RunFSHelper is the in-process fs helper entry; unused off Linux.
-var RunFSHelper func() int
-
 // Available always fails off Linux: there is no enforcement.
 func Available() error {
 	return fmt.Errorf("%w: %w", ErrUnenforceable, errors.ErrUnsupported)
 }
 
 // ChildMain reports that the helper exists only on Linux and returns 1.
-func ChildMain() int {
+func ChildMain(ChildOptions) int {
 	fmt.Fprintln(os.Stderr, HelperName+": sandboxing is only supported on Linux")
 	return 1
 }

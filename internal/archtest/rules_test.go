@@ -1,0 +1,86 @@
+package archtest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// module is the import path of our module.
+const module = "github.com/codexec/codex"
+
+// External dependencies the client must never pull in: they are the
+// server's (PTYs, Landlock, libcap's cgo psx).
+const (
+	creackPTY = "github.com/creack/pty"
+	landlock  = "github.com/landlock-lsm/go-landlock"
+	psx       = "kernel.org/pub/linux/libs/security/libcap/psx"
+)
+
+// rule constrains the transitive dependencies of one package of ours.
+// Each of Forbid names a package or, with a trailing "/...", a package
+// tree. Only, when not nil, is the complete list of our module's packages
+// (same syntax) the package may depend on; nil allows any not forbidden.
+type rule struct {
+	Pkg    string   // import path relative to module, e.g. "unifiedexec"
+	Forbid []string // full import paths or trees
+	Only   []string // relative to module; nil = no allowlist
+}
+
+// rules is the import direction we keep: protocol at the bottom, the
+// client beside the server, never on top of it.
+var rules = []rule{
+	{Pkg: "rpc", Only: []string{}},
+	{Pkg: "wire", Only: []string{"rpc"}},
+	{Pkg: "sandbox", Forbid: ours("proc", "fshelper", "unifiedexec", "bench")},
+	{Pkg: "fshelper", Forbid: ours("proc", "unifiedexec", "bench")},
+	{Pkg: "proc", Forbid: ours("fshelper", "unifiedexec", "bench")},
+	{Pkg: "unifiedexec", Forbid: append(ours("proc", "sandbox", "fshelper", "bench"),
+		creackPTY+"/...", landlock+"/...", psx+"/...")},
+}
+
+// ours returns the full import paths of our packages rel.
+func ours(rel ...string) []string {
+	out := make([]string, len(rel))
+	for i, r := range rel {
+		out[i] = module + "/" + r
+	}
+	return out
+}
+
+// matches reports whether path is pattern, or under it when pattern ends
+// in "/...".
+func matches(pattern, path string) bool {
+	if tree, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return path == tree || strings.HasPrefix(path, tree+"/")
+	}
+	return path == pattern
+}
+
+// violations checks rules against deps (full import path → its
+// transitive dependencies, as `go list -deps` reports them) and returns
+// one line per broken rule. A rule whose package is missing is broken
+// too: a renamed package must not silently drop its rule.
+func violations(deps map[string][]string, rules []rule) []string {
+	var out []string
+	for _, r := range rules {
+		pkg := module + "/" + r.Pkg
+		ds, ok := deps[pkg]
+		if !ok {
+			out = append(out, fmt.Sprintf("%s: no such package (update the rule)", r.Pkg))
+			continue
+		}
+		for _, d := range ds {
+			if slices.ContainsFunc(r.Forbid, func(p string) bool { return matches(p, d) }) {
+				out = append(out, fmt.Sprintf("%s must not depend on %s", r.Pkg, d))
+			}
+			if r.Only == nil || !matches(module+"/...", d) || d == pkg {
+				continue
+			}
+			if !slices.ContainsFunc(r.Only, func(p string) bool { return matches(module+"/"+p, d) }) {
+				out = append(out, fmt.Sprintf("%s may depend only on %q of ours, not on %s", r.Pkg, r.Only, d))
+			}
+		}
+	}
+	return out
+}

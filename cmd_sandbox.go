@@ -116,12 +116,12 @@ func runSandbox(c *cli.Context) error {
 		if w.DenyNamedUnixSends {
 			// Network off: a cgroup of its own, whose filter stops a
 			// socketpair's sendmsg to a named host socket.
-			cg, err := newSandboxCgroup()
+			cg, err := sandbox.NewCommandCgroup()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "codex sandbox: warning: the command can still send to host unix datagram sockets by path: %v\n", err)
 			} else {
-				defer cg.remove()
-				cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.fd
+				defer cg.Remove()
+				cg.Apply(cmd.SysProcAttr)
 			}
 		}
 	}

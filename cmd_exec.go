@@ -197,13 +197,9 @@ func execProfile(mode, profile string) (*sandbox.Profile, error) {
 	if profile == "" {
 		return nil, nil
 	}
-	raw := []byte(profile)
-	if name, ok := strings.CutPrefix(profile, "@"); ok {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("--permission-profile: %w", err)
-		}
-		raw = b
+	raw, err := jsonArg(profile)
+	if err != nil {
+		return nil, fmt.Errorf("--permission-profile: %w", err)
 	}
 	p, err := sandbox.ParseProfile(raw)
 	if err != nil {

@@ -33,87 +33,103 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputC
 		p.log.Error("output stream not pollable", zap.Stringer("stream", s), zap.Error(err))
 		return
 	}
-	grown := false
-	held := false // this reader holds a credit
+	r := &streamReader{s: s, credit: credit}
+	read := r.read
 	for {
-		var (
-			bp       *[]byte
-			n        int
-			rerr     error
-			waitCred bool
-		)
-		err := rc.Read(func(fd uintptr) bool {
-			// A credit is needed before the read; without one free, go
-			// back and wait for it outside the poller, holding nothing.
-			if credit != nil && !held {
-				if !credit.tryAcquire() {
-					waitCred = true
-					return true
-				}
-				held = true
-			}
-			bp = readBufs.Get().(*[]byte)
-			for {
-				n, rerr = unix.Read(int(fd), *bp)
-				if rerr != unix.EINTR {
-					break
-				}
-			}
-			if rerr == unix.EAGAIN {
-				readBufs.Put(bp)
-				bp = nil
-				if held {
-					// Park without a credit either: an idle stream must not
-					// hold one.
-					credit.release()
-					held = false
-				}
-				return false // park in the netpoller without a buffer
-			}
-			if s == StreamPTY && rerr == nil && n > 0 {
-				n = drainPTY(int(fd), *bp, n)
-			}
-			if s != StreamPTY && n >= 64<<10 && !grown {
-				// A full default pipe: a stream, not a trickle. Let the
-				// child write further ahead and read more per call.
-				grown = true
-				_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, bigPipe)
-			}
-			return true
-		})
-		if err == nil && waitCred {
+		r.bp, r.n, r.rerr, r.waitCred = nil, 0, nil, false
+		err := rc.Read(read)
+		if err == nil && r.waitCred {
 			credit.acquire()
-			held = true
+			r.held = true
 			continue
 		}
-		release := func() {
-			if held {
-				credit.release()
-				held = false
-			}
-		}
 		if err != nil { // closed by forceClose or Close
-			release()
+			r.release()
 			return
 		}
-		if rerr != nil || n <= 0 {
-			release()
-			readBufs.Put(bp)
+		if r.rerr != nil || r.n <= 0 {
+			r.release()
+			readBufs.Put(r.bp)
 			// EIO from a PTY master means every slave fd is closed: EOF.
-			if rerr != nil && !(s == StreamPTY && rerr == unix.EIO) {
-				p.log.Warn("reading output", zap.Stringer("stream", s), zap.Error(rerr))
+			if r.rerr != nil && !(s == StreamPTY && r.rerr == unix.EIO) {
+				p.log.Warn("reading output", zap.Stringer("stream", s), zap.Error(r.rerr))
 			}
 			break
 		}
 		// The chunk is only lent to out, which copies what it keeps; the
 		// buffer goes straight back to the pool, so a stream allocates
 		// nothing per read.
-		out(s, (*bp)[:n])
-		readBufs.Put(bp)
-		release()
+		out(s, (*r.bp)[:r.n])
+		readBufs.Put(r.bp)
+		r.release()
 	}
 	if s != StreamPTY { // the PTY master is also the stdin writer's; Close closes it
 		_ = closeFile(f)
+	}
+}
+
+// streamReader is the state of one readLoop between polls: what the reader
+// holds (a credit) and the outcome of its last read. Owned by readLoop.
+type streamReader struct {
+	s      Stream
+	credit *OutputCredit // nil: no credit needed
+	held   bool          // this reader holds a credit
+	grown  bool          // the pipe was enlarged (bigPipe)
+
+	// The last read: a buffer from readBufs (nil if none was taken), the
+	// byte count and error of unix.Read, and whether the reader gave up
+	// the poll to wait for a credit.
+	bp       *[]byte
+	n        int
+	rerr     error
+	waitCred bool
+}
+
+// read is the callback of RawConn.Read: it takes a credit (or reports
+// waitCred), then a buffer, and reads once. It returns false, holding
+// neither buffer nor credit, when fd has nothing to read, so the reader
+// parks in the netpoller.
+func (r *streamReader) read(fd uintptr) bool {
+	// A credit is needed before the read; without one free, go
+	// back and wait for it outside the poller, holding nothing.
+	if r.credit != nil && !r.held {
+		if !r.credit.tryAcquire() {
+			r.waitCred = true
+			return true
+		}
+		r.held = true
+	}
+	r.bp = readBufs.Get().(*[]byte)
+	for {
+		r.n, r.rerr = unix.Read(int(fd), *r.bp)
+		if r.rerr != unix.EINTR {
+			break
+		}
+	}
+	if r.rerr == unix.EAGAIN {
+		readBufs.Put(r.bp)
+		r.bp = nil
+		// Park without a credit either: an idle stream must not hold one.
+		r.release()
+		return false // park in the netpoller without a buffer
+	}
+	if r.s == StreamPTY && r.rerr == nil && r.n > 0 {
+		r.n = drainPTY(int(fd), *r.bp, r.n)
+	}
+	if r.s != StreamPTY && r.n >= 64<<10 && !r.grown {
+		// A full default pipe: a stream, not a trickle. Let the
+		// child write further ahead and read more per call.
+		r.grown = true
+		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, bigPipe)
+	}
+	return true
+}
+
+// release gives back the reader's credit, if it holds one.
+func (r *streamReader) release() {
+	if r.held {
+		r.credit.release()
+		r.held = false
 	}
 }
 

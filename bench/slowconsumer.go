@@ -36,18 +36,7 @@ func slowConsumerRun(ctx context.Context, t *Target, stall time.Duration) (*Slow
 			t.cleanup(c, p)
 		}
 	}()
-	// find the child among the server's descendants
-	deadline := time.Now().Add(3 * time.Second)
-	for sc.ChildPid == 0 && time.Now().Before(deadline) {
-		for _, d := range descendants(t.Srv.Pid) {
-			if d.Comm == "head" {
-				sc.ChildPid = d.Pid
-			}
-		}
-		if sc.ChildPid == 0 {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	sc.ChildPid = findDescendant(t.Srv.Pid, "head", 3*time.Second)
 	sc.ChildNotFound = sc.ChildPid == 0
 	t0 := time.Now()
 	for i := 1; time.Duration(i)*500*time.Millisecond <= stall; i++ {
@@ -56,22 +45,7 @@ func slowConsumerRun(ctx context.Context, t *Target, stall time.Duration) (*Slow
 			return sc, ctx.Err()
 		case <-time.After(time.Until(t0.Add(time.Duration(i) * 500 * time.Millisecond))):
 		}
-		s := SlowSample{T: round3(time.Since(t0).Seconds())}
-		if st, err := readProcStatus(t.Srv.Pid); err == nil {
-			s.RSSKiB = st.RSSKiB
-			sc.MaxGrowthKiB = max(sc.MaxGrowthKiB, st.RSSKiB-base.RSSKiB)
-		} else {
-			sc.SamplingErrors++
-		}
-		if sc.ChildPid != 0 {
-			if ps, err := readProcStat(sc.ChildPid); err == nil && ps.Comm == "head" {
-				s.ChildState = string(ps.State)
-			} else {
-				s.ChildState = "gone"
-			}
-			s.ChildWchar, _ = procWchar(sc.ChildPid)
-		}
-		sc.Samples = append(sc.Samples, s)
+		sc.sample(time.Since(t0), t.Srv.Pid, base.RSSKiB)
 	}
 	resumeAt := time.Now()
 	c.Resume()
@@ -93,4 +67,44 @@ func slowConsumerRun(ctx context.Context, t *Target, stall time.Duration) (*Slow
 	}
 	sc.Pass = sc.ChildBlocked && sc.MaxGrowthKiB <= 8<<10 && sc.Bytes == size && sc.ExitCodeOK
 	return sc, nil
+}
+
+// findDescendant looks for a descendant of pid named comm for up to within,
+// polling every 20 ms, and returns its pid (the last one found in a scan),
+// or 0.
+func findDescendant(pid int, comm string, within time.Duration) int {
+	found := 0
+	deadline := time.Now().Add(within)
+	for found == 0 && time.Now().Before(deadline) {
+		for _, d := range descendants(pid) {
+			if d.Comm == comm {
+				found = d.Pid
+			}
+		}
+		if found == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return found
+}
+
+// sample appends a sample taken at elapsed: the server's RSS (and the growth
+// over baseKiB) and, when the child is known, its state and bytes written.
+func (sc *SlowConsumer) sample(elapsed time.Duration, serverPid int, baseKiB int64) {
+	s := SlowSample{T: round3(elapsed.Seconds())}
+	if st, err := readProcStatus(serverPid); err == nil {
+		s.RSSKiB = st.RSSKiB
+		sc.MaxGrowthKiB = max(sc.MaxGrowthKiB, st.RSSKiB-baseKiB)
+	} else {
+		sc.SamplingErrors++
+	}
+	if sc.ChildPid != 0 {
+		if ps, err := readProcStat(sc.ChildPid); err == nil && ps.Comm == "head" {
+			s.ChildState = string(ps.State)
+		} else {
+			s.ChildState = "gone"
+		}
+		s.ChildWchar, _ = procWchar(sc.ChildPid)
+	}
+	sc.Samples = append(sc.Samples, s)
 }

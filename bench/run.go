@@ -276,19 +276,7 @@ func (b *Bench) runThroughput(ctx context.Context) {
 					break
 				}
 				if i >= 2 {
-					var run ThroughputRun
-					var err error
-					switch {
-					case i == 3:
-						run, err = floorPTYReadSpin(ctx, size)
-					case tty:
-						run, err = floorPTYRead(ctx, size)
-					default:
-						run, err = floorPipeRead(ctx, size)
-					}
-					if err != nil {
-						run.FirstError = err.Error()
-					}
+					run := floorThroughput(ctx, i == 3, tty, size)
 					if i == 3 {
 						spin.add(run)
 					} else {
@@ -300,22 +288,8 @@ func (b *Bench) runThroughput(ctx context.Context) {
 				if fails[t] >= 2 {
 					continue
 				}
-				run, p, err := throughputRun(ctx, t, tty, size)
-				if err != nil {
+				if !throughputSample(ctx, t, tty, size, res[t]) {
 					fails[t]++
-					run.FirstError = err.Error()
-					res[t].Error = err.Error()
-					t.setError(map[bool]string{false: "pipe_throughput", true: "pty_throughput"}[tty], err)
-				} else if run.FirstError != "" {
-					t.setError(map[bool]string{false: "pipe_throughput", true: "pty_throughput"}[tty], fmt.Errorf("%s", run.FirstError))
-				}
-				res[t].add(run)
-				if !tty && p != nil && t.Res.Checks.RetainedBytes == nil {
-					if n, err := retainedBytes(ctx, t, p); err == nil {
-						t.Res.Checks.RetainedBytes = &n
-					} else {
-						t.setError("retained_bytes", err)
-					}
 				}
 			}
 		}
@@ -332,6 +306,49 @@ func (b *Bench) runThroughput(ctx context.Context) {
 			b.floors.PipeRead = floor
 		}
 	}
+}
+
+// floorThroughput runs one Go read floor of size bytes: the busy-polling
+// PTY floor with spin, else the PTY or the pipe floor. An error is kept in
+// the run's FirstError.
+func floorThroughput(ctx context.Context, spin, tty bool, size int64) ThroughputRun {
+	var run ThroughputRun
+	var err error
+	switch {
+	case spin:
+		run, err = floorPTYReadSpin(ctx, size)
+	case tty:
+		run, err = floorPTYRead(ctx, size)
+	default:
+		run, err = floorPipeRead(ctx, size)
+	}
+	if err != nil {
+		run.FirstError = err.Error()
+	}
+	return run
+}
+
+// throughputSample adds one throughput run of t to res, recording errors on
+// t, and on the first pipe run reads back what the server retained. It
+// returns false if the run could not be made.
+func throughputSample(ctx context.Context, t *Target, tty bool, size int64, res *Throughput) bool {
+	run, p, err := throughputRun(ctx, t, tty, size)
+	if err != nil {
+		run.FirstError = err.Error()
+		res.Error = err.Error()
+		t.setError(map[bool]string{false: "pipe_throughput", true: "pty_throughput"}[tty], err)
+	} else if run.FirstError != "" {
+		t.setError(map[bool]string{false: "pipe_throughput", true: "pty_throughput"}[tty], fmt.Errorf("%s", run.FirstError))
+	}
+	res.add(run)
+	if !tty && p != nil && t.Res.Checks.RetainedBytes == nil {
+		if n, err := retainedBytes(ctx, t, p); err == nil {
+			t.Res.Checks.RetainedBytes = &n
+		} else {
+			t.setError("retained_bytes", err)
+		}
+	}
+	return err == nil
 }
 
 // runConcurrency is #6: K starts on one connection and K connections, with

@@ -18,15 +18,9 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	if len(p.Argv) == 0 {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "argv must not be empty")
 	}
-	var rows, cols uint16
-	if p.Size != nil {
-		if !p.TTY {
-			return nil, rpc.Errorf(rpc.CodeInvalidParams, "size requires tty: true")
-		}
-		if p.Size.Rows == 0 || p.Size.Cols == 0 {
-			return nil, rpc.Errorf(rpc.CodeInvalidParams, "size rows and cols must be greater than 0")
-		}
-		rows, cols = p.Size.Rows, p.Size.Cols
+	rows, cols, err := startSize(p)
+	if err != nil {
+		return nil, err
 	}
 	env := BuildEnv(h.reg.cfg.BaseEnv, p.EnvPolicy, p.Env)
 	sandboxType := "none"
@@ -35,7 +29,6 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 		// Any sandbox object reports linuxSeccomp, as the reference does,
 		// even when the plan turns out to enforce nothing (protocol.md §8.2).
 		sandboxType = "linuxSeccomp"
-		var err error
 		if plan, env, err = processPlan(p.Sandbox, p.Cwd.Native, env); err != nil {
 			return nil, err
 		}
@@ -54,24 +47,10 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 		// taken now, at plan time (the plan records their identities).
 		e.protect = h.reg.placeholders.guard(plan, s.log)
 	}
-	s.mu.Lock()
-	switch {
-	case s.ended:
-		s.mu.Unlock()
+	if err := s.admit(p.ProcessID, e, cfg.MaxProcesses); err != nil {
 		e.protect.release()
-		return nil, wire.ErrStartCancelled(p.ProcessID)
-	case s.procs[p.ProcessID] != nil:
-		s.mu.Unlock()
-		e.protect.release()
-		return nil, wire.ErrProcessExists(p.ProcessID)
-	case s.live >= cfg.MaxProcesses:
-		s.mu.Unlock()
-		e.protect.release()
-		return nil, wire.ErrTooManyProcesses(cfg.MaxProcesses)
+		return nil, err
 	}
-	s.procs[p.ProcessID] = e
-	s.live++
-	s.mu.Unlock()
 
 	spec := Spec{
 		Argv: p.Argv, Dir: p.Cwd.Native, TTY: p.TTY, Rows: rows, Cols: cols, PipeStdin: p.PipeStdin,
@@ -82,12 +61,7 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	}
 	proc, err := Start(spec, e.emit, Options{Tree: h.reg.tree, Logger: s.log, Credit: s.credit})
 	if err != nil {
-		s.mu.Lock()
-		if s.procs[p.ProcessID] == e {
-			delete(s.procs, p.ProcessID)
-		}
-		s.live--
-		s.mu.Unlock()
+		s.unadmit(p.ProcessID, e)
 		e.protect.release()
 		return nil, errSpawn(err)
 	}
@@ -109,6 +83,51 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	_ = h.c.Respond(req.ID, wire.StartResult{ProcessID: p.ProcessID, SandboxType: sandboxType}, nil)
 	close(e.started)
 	return nil, rpc.ErrAsync
+}
+
+// startSize returns the terminal size of process/start: zero without a
+// size, an invalid-params error for a size without a tty or with a zero
+// dimension.
+func startSize(p *wire.StartParams) (rows, cols uint16, err error) {
+	if p.Size == nil {
+		return 0, 0, nil
+	}
+	if !p.TTY {
+		return 0, 0, rpc.Errorf(rpc.CodeInvalidParams, "size requires tty: true")
+	}
+	if p.Size.Rows == 0 || p.Size.Cols == 0 {
+		return 0, 0, rpc.Errorf(rpc.CodeInvalidParams, "size rows and cols must be greater than 0")
+	}
+	return p.Size.Rows, p.Size.Cols, nil
+}
+
+// admit records e as the process id of s, counting it as live. It fails,
+// recording nothing, once s has ended, when id is taken, or when s already
+// has limit live processes.
+func (s *Session) admit(id string, e *entry, limit int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.ended:
+		return wire.ErrStartCancelled(id)
+	case s.procs[id] != nil:
+		return wire.ErrProcessExists(id)
+	case s.live >= limit:
+		return wire.ErrTooManyProcesses(limit)
+	}
+	s.procs[id] = e
+	s.live++
+	return nil
+}
+
+// unadmit undoes admit for a process that failed to start.
+func (s *Session) unadmit(id string, e *entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.procs[id] == e {
+		delete(s.procs, id)
+	}
+	s.live--
 }
 
 func hasSandbox(raw json.RawMessage) bool {

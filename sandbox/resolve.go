@@ -48,40 +48,18 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 			return Plan{}, err
 		}
 	}
-	deny, err := r.denyPaths()
+	deny, err := r.denyList()
 	if err != nil {
 		return Plan{}, err
 	}
-	globbed, err := expandDenyGlobs(p, ctx)
-	if err != nil {
-		return Plan{}, err
-	}
-	for _, g := range globbed {
-		if s := firstWritableSymlink(g, r.writable); s != "" {
-			return Plan{}, &SymlinkCrossingError{Deny: true, Path: g, Symlink: s}
-		}
-	}
-	plan.DenyPaths = dedup(append(append(deny, globbed...), existing(ctx.Secrets)...))
-	sortByDepth(plan.DenyPaths)
+	plan.DenyPaths = deny
 	plan.ProtectedCreate = r.protect
 	sortByDepth(plan.ProtectedCreate)
 	plan.Placeholders = r.placeholders
 	sortByDepth(plan.Placeholders)
 
-	rootWritable := false
-	for _, rt := range r.roots {
-		// A carve-out that is also denied is masked, not bound read-only.
-		ro := slices.DeleteFunc(dedup(rt.readOnly), func(p string) bool { return slices.Contains(plan.DenyPaths, p) })
-		sortByDepth(ro)
-		if rt.path == "/" {
-			rootWritable = true
-			if len(ro) == 0 {
-				continue // "/" is already writable: nothing to re-bind
-			}
-		}
-		plan.WritableRoots = append(plan.WritableRoots, WritableRoot{Path: rt.path, ReadOnly: ro})
-	}
-	slices.SortStableFunc(plan.WritableRoots, func(a, b WritableRoot) int { return depth(a.Path) - depth(b.Path) })
+	var rootWritable bool
+	plan.WritableRoots, rootWritable = r.writableRoots(plan.DenyPaths)
 	plan.RecordIdentities()
 	plan.ReadOnlyRoot = !fullWrite && !rootWritable
 
@@ -91,16 +69,7 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 		plan.ReadableRoots = readable
 	}
 	if plan.ReadOnlyRoot {
-		rules := &LandlockRules{WriteFiles: devFiles()}
-		if fullBase {
-			rules.ReadDirs = []string{"/"}
-		} else {
-			rules.ReadDirs = readable
-		}
-		for _, w := range plan.WritableRoots {
-			rules.WriteDirs = append(rules.WriteDirs, w.Path)
-		}
-		plan.Landlock = rules
+		plan.Landlock = landlockRules(plan.WritableRoots, readable, fullBase)
 	}
 
 	mountLayer := plan.ReadOnlyRoot || plan.RestrictedRead || len(plan.WritableRoots) > 0 ||
@@ -115,6 +84,65 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 	plan.Seccomp = seccompMode(network, fullWrite)
 	plan.NetworkDisabled = !network
 	return plan, nil
+}
+
+// denyList returns the plan's DenyPaths: the deny paths, the expanded deny
+// globs and the existing secrets, deduplicated and sorted by depth. A glob
+// match that crosses a writable symlink is a *SymlinkCrossingError.
+func (r *resolver) denyList() ([]string, error) {
+	deny, err := r.denyPaths()
+	if err != nil {
+		return nil, err
+	}
+	globbed, err := expandDenyGlobs(r.p, r.ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range globbed {
+		if s := firstWritableSymlink(g, r.writable); s != "" {
+			return nil, &SymlinkCrossingError{Deny: true, Path: g, Symlink: s}
+		}
+	}
+	out := dedup(append(append(deny, globbed...), existing(r.ctx.Secrets)...))
+	sortByDepth(out)
+	return out, nil
+}
+
+// writableRoots returns the plan's WritableRoots, sorted by depth, each with
+// its read-only carve-outs except those in deny (masked instead). "/" is
+// left out when it has no carve-out; rootWritable reports that "/" is a
+// writable root.
+func (r *resolver) writableRoots(deny []string) (roots []WritableRoot, rootWritable bool) {
+	for _, rt := range r.roots {
+		// A carve-out that is also denied is masked, not bound read-only.
+		ro := slices.DeleteFunc(dedup(rt.readOnly), func(p string) bool { return slices.Contains(deny, p) })
+		sortByDepth(ro)
+		if rt.path == "/" {
+			rootWritable = true
+			if len(ro) == 0 {
+				continue // "/" is already writable: nothing to re-bind
+			}
+		}
+		roots = append(roots, WritableRoot{Path: rt.path, ReadOnly: ro})
+	}
+	slices.SortStableFunc(roots, func(a, b WritableRoot) int { return depth(a.Path) - depth(b.Path) })
+	return roots, rootWritable
+}
+
+// landlockRules are the Landlock rules of a read-only root: writes to the
+// writable roots and the device files, reads everywhere with fullBase or
+// else under readable.
+func landlockRules(writable []WritableRoot, readable []string, fullBase bool) *LandlockRules {
+	rules := &LandlockRules{WriteFiles: devFiles()}
+	if fullBase {
+		rules.ReadDirs = []string{"/"}
+	} else {
+		rules.ReadDirs = readable
+	}
+	for _, w := range writable {
+		rules.WriteDirs = append(rules.WriteDirs, w.Path)
+	}
+	return rules
 }
 
 // seccompMode selects the filter of sandbox.md §4.4 for an enforced

@@ -111,18 +111,6 @@ var seccompNetDenied = []string{
 // sendmsg to any host socket by path. VMSocketRestricted denies socket and
 // socketpair for AF_VSOCK.
 func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) {
-	eperm := bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)}
-	enosys := bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)}
-	allow := bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW}
-	prog := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: seccompOffArch, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: a.audit, SkipTrue: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
-		bpf.LoadAbsolute{Off: seccompOffNr, Size: 4},
-	}
-	if a.x32 {
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: 0x40000000, SkipFalse: 1}, eperm)
-	}
 	denied := seccompAlwaysDenied
 	switch mode {
 	case SeccompRestricted:
@@ -131,91 +119,119 @@ func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) 
 	default:
 		return nil, fmt.Errorf("seccomp: unknown mode %q", mode)
 	}
-	nr := func(name string) (uint32, error) {
-		n, ok := a.nr[name]
-		if !ok {
-			return 0, fmt.Errorf("seccomp: no syscall number for %s", name)
-		}
-		return n, nil
+	b := &seccompBuilder{a: a, prog: []bpf.Instruction{
+		bpf.LoadAbsolute{Off: seccompOffArch, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: a.audit, SkipTrue: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
+		bpf.LoadAbsolute{Off: seccompOffNr, Size: 4},
+	}}
+	if a.x32 {
+		b.prog = append(b.prog, bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: 0x40000000, SkipFalse: 1}, retEPERM)
 	}
 	for _, name := range denied {
-		n, err := nr(name)
-		if err != nil {
-			return nil, err
-		}
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: 1}, eperm)
+		b.ret(name, retEPERM)
 	}
 	for _, name := range seccompNoSys {
-		n, err := nr(name)
-		if err != nil {
-			return nil, err
-		}
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: 1}, enosys)
-	}
-	// Each block below starts with A = nr, skips itself for any other
-	// syscall, and otherwise ends in a return.
-	block := func(name string, body ...bpf.Instruction) error {
-		n, err := nr(name)
-		if err != nil {
-			return err
-		}
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: uint8(len(body))})
-		prog = append(prog, body...)
-		return nil
+		b.ret(name, retENOSYS)
 	}
 	for _, m := range seccompModeArgs {
 		if _, ok := a.nr[m.name]; !ok && m.legacy {
 			continue
 		}
 		// The mode is a 32-bit argument: its low half holds the bits.
-		if err := block(m.name,
+		b.block(m.name,
 			bpf.LoadAbsolute{Off: seccompOffArg0 + 8*m.arg, Size: 4},
 			bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: setIDBits, SkipFalse: 1},
-			eperm, allow,
-		); err != nil {
-			return nil, err
-		}
+			retEPERM, retAllow,
+		)
 	}
-	if err := block("ioctl",
+	b.block("ioctl",
 		bpf.LoadAbsolute{Off: seccompOffArg1, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: tiocsti, SkipTrue: 2},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: tioclinux, SkipTrue: 1},
-		allow, eperm,
-	); err != nil {
-		return nil, err
+		retAllow, retEPERM,
+	)
+	b.socketRules(mode)
+	if b.err != nil {
+		return nil, b.err
 	}
+	return append(b.prog, retAllow), nil
+}
+
+// The returns of a filter: allow, or fail the syscall with EPERM or ENOSYS.
+var (
+	retAllow  = bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW}
+	retEPERM  = bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)}
+	retENOSYS = bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)}
+)
+
+// seccompBuilder appends the rules of a filter program for one
+// architecture, with A holding the syscall number at each rule. The first
+// error (a syscall without a number for a) sticks, and the calls after it
+// append nothing.
+type seccompBuilder struct {
+	a    seccompArch
+	prog []bpf.Instruction
+	err  error
+}
+
+// nr returns the number of syscall name, or records an error.
+func (b *seccompBuilder) nr(name string) (uint32, bool) {
+	if b.err != nil {
+		return 0, false
+	}
+	n, ok := b.a.nr[name]
+	if !ok {
+		b.err = fmt.Errorf("seccomp: no syscall number for %s", name)
+	}
+	return n, ok
+}
+
+// ret makes syscall name return r at once.
+func (b *seccompBuilder) ret(name string, r bpf.RetConstant) {
+	if n, ok := b.nr(name); ok {
+		b.prog = append(b.prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: 1}, r)
+	}
+}
+
+// block appends a block that skips itself for any syscall but name, and
+// otherwise runs body, which must end in a return.
+func (b *seccompBuilder) block(name string, body ...bpf.Instruction) {
+	if n, ok := b.nr(name); ok {
+		b.prog = append(b.prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: uint8(len(body))})
+		b.prog = append(b.prog, body...)
+	}
+}
+
+// socketRules appends the socket and socketpair rules of mode: under
+// Restricted only AF_UNIX, and no AF_UNIX datagram or raw socket; under
+// VMSocketRestricted no AF_VSOCK; none otherwise.
+func (b *seccompBuilder) socketRules(mode SeccompMode) {
 	switch mode {
 	case SeccompRestricted:
-		if err := block("socket",
+		b.block("socket",
 			bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: afUnix, SkipFalse: 5},
 			bpf.LoadAbsolute{Off: seccompOffArg1, Size: 4},
 			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask},
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockDgram, SkipTrue: 2},
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockRaw, SkipTrue: 1},
-			allow, eperm,
-		); err != nil {
-			return nil, err
-		}
-		if err := block("socketpair",
+			retAllow, retEPERM,
+		)
+		b.block("socketpair",
 			bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: afUnix, SkipFalse: 1},
-			allow, eperm,
-		); err != nil {
-			return nil, err
-		}
+			retAllow, retEPERM,
+		)
 	case SeccompVMSocketRestricted:
 		for _, name := range []string{"socket", "socketpair"} {
-			if err := block(name,
+			b.block(name,
 				bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
 				bpf.JumpIf{Cond: bpf.JumpEqual, Val: afVsock, SkipTrue: 1},
-				allow, eperm,
-			); err != nil {
-				return nil, err
-			}
+				retAllow, retEPERM,
+			)
 		}
 	}
-	return append(prog, allow), nil
 }
 
 // installSeccomp installs the filter for mode on every thread of the

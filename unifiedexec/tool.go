@@ -106,16 +106,9 @@ func (t *Tools) ExecCommand(ctx context.Context, call ExecCommandCall) (*ExecCom
 	if prm.Cmd == "" {
 		return nil, ErrMissingCommandLine
 	}
-	login := t.cfg.AllowLoginShell
-	if prm.Login != nil {
-		if *prm.Login && !t.cfg.AllowLoginShell {
-			return nil, ErrLoginShellDisabled
-		}
-		login = *prm.Login
-	}
-	shell := t.cfg.Shell
-	if prm.Shell != "" {
-		shell = prm.Shell
+	shell, login, err := t.shellFor(prm)
+	if err != nil {
+		return nil, err
 	}
 	start := t.clock.Now()
 	id := t.store.reserve()
@@ -178,6 +171,24 @@ func (t *Tools) ExecCommand(ctx context.Context, call ExecCommandCall) (*ExecCom
 		out.Denied = deniedError(LossyUTF8(raw), code)
 	}
 	return out, nil
+}
+
+// shellFor returns the shell of an exec_command call and whether it runs
+// as a login shell: the call's choices, else the configured ones. Asking
+// for a login shell when AllowLoginShell is off is ErrLoginShellDisabled.
+func (t *Tools) shellFor(prm ExecCommandParams) (shell string, login bool, err error) {
+	login = t.cfg.AllowLoginShell
+	if prm.Login != nil {
+		if *prm.Login && !t.cfg.AllowLoginShell {
+			return "", false, ErrLoginShellDisabled
+		}
+		login = *prm.Login
+	}
+	shell = t.cfg.Shell
+	if prm.Shell != "" {
+		shell = prm.Shell
+	}
+	return shell, login, nil
 }
 
 // spawn builds the request, starts the process and waits up to

@@ -1,0 +1,91 @@
+//go:build linux
+
+// Helpers that read /proc: a process's stat line, the list of pids, and
+// the children of a process.
+
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// procStat is the part of /proc/<pid>/stat the walks need.
+type procStat struct {
+	pid, ppid, pgrp, sid int
+	state                byte
+}
+
+// readStat parses /proc/<pid>/stat. The command name may contain spaces
+// and parentheses, so parsing starts after the last ')'.
+func readStat(pid int) (procStat, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return procStat{}, errors.New("malformed /proc stat")
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 4 || len(f[0]) != 1 {
+		return procStat{}, errors.New("malformed /proc stat")
+	}
+	st := procStat{pid: pid, state: f[0][0]}
+	st.ppid, _ = strconv.Atoi(f[1])
+	st.pgrp, _ = strconv.Atoi(f[2])
+	st.sid, _ = strconv.Atoi(f[3])
+	return st, nil
+}
+
+// scanProcs reads the stat of every process on the system.
+func scanProcs() []procStat {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	procs := make([]procStat, 0, len(entries))
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := readStat(pid); err == nil {
+			procs = append(procs, st)
+		}
+	}
+	return procs
+}
+
+// childPids lists the children of process pid from the per-thread
+// "children" files (orphans re-parent to any thread of a subreaper), or
+// from a full /proc scan where those files do not exist.
+func childPids(pid int) []int {
+	base := "/proc/" + strconv.Itoa(pid) + "/task/"
+	if _, err := os.Stat(base + strconv.Itoa(pid) + "/children"); err != nil {
+		var pids []int // CONFIG_PROC_CHILDREN is off
+		for _, st := range scanProcs() {
+			if st.ppid == pid {
+				pids = append(pids, st.pid)
+			}
+		}
+		return pids
+	}
+	tasks, _ := os.ReadDir(base)
+	var pids []int
+	for _, task := range tasks {
+		data, err := os.ReadFile(base + task.Name() + "/children")
+		if err != nil {
+			continue // the thread exited
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, c)
+			}
+		}
+	}
+	return pids
+}

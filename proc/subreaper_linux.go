@@ -1,0 +1,200 @@
+//go:build linux
+
+// Subreaper mode, the fallback without a usable cgroup: we become the
+// child subreaper, track our children, reap orphans, and kill a tree by
+// walking /proc.
+
+package proc
+
+import (
+	"os"
+	ossignal "os/signal"
+	"time"
+	"unsafe"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// setupSubreaper makes the server a child subreaper and starts the reaper.
+func (t *TreeKiller) setupSubreaper() {
+	t.mode = modeSubreaper
+	t.selfPid = os.Getpid()
+	t.selfSid, _ = unix.Getsid(0)
+	_ = unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&t.prevSubreaper)), 0, 0, 0)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.log.Warn("PR_SET_CHILD_SUBREAPER; escaped orphans will re-parent to init", zap.Error(err))
+	}
+	t.tracked = make(map[int]struct{})
+	t.sigs = make(chan os.Signal, 1)
+	t.kick = make(chan struct{}, 1)
+	t.done = make(chan struct{})
+	ossignal.Notify(t.sigs, unix.SIGCHLD)
+	t.wg.Add(1)
+	go t.reapLoop()
+}
+
+// closeSubreaper stops the reaper, kills and reaps the remaining orphans,
+// and restores the subreaper flag.
+func (t *TreeKiller) closeSubreaper() {
+	ossignal.Stop(t.sigs)
+	close(t.done)
+	t.wg.Wait()
+	if alive := t.orphans(); len(alive) > 0 {
+		t.killWalk(alive, 0)
+	}
+	deadline := time.Now().Add(releaseWait)
+	for t.reapOrphans() > 0 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	if t.prevSubreaper == 0 {
+		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	}
+}
+
+// lockSpawn excludes the orphan reaper from a fork until its pid is
+// tracked; without that, a child that exits at once could be reaped as an
+// orphan. It returns the unlock function.
+func (t *TreeKiller) lockSpawn() func() {
+	if t == nil || t.mode != modeSubreaper {
+		return func() {}
+	}
+	t.mu.Lock()
+	return t.mu.Unlock
+}
+
+// track records a new child. Called between lockSpawn and its unlock.
+func (t *TreeKiller) track(pid int) {
+	if t != nil && t.mode == modeSubreaper {
+		t.tracked[pid] = struct{}{}
+	}
+}
+
+// untrack forgets a reaped child; its orphans are now the reaper's.
+func (t *TreeKiller) untrack(pid int) {
+	t.mu.Lock()
+	t.untrackSandboxed(pid)
+	t.mu.Unlock()
+	if t.mode != modeSubreaper {
+		return
+	}
+	t.mu.Lock()
+	delete(t.tracked, pid)
+	t.mu.Unlock()
+	t.kickReaper()
+}
+
+// kickReaper asks the reaper goroutine for a pass without blocking.
+func (t *TreeKiller) kickReaper() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// reapLoop reaps orphans whenever a child changes state.
+func (t *TreeKiller) reapLoop() {
+	defer t.wg.Done()
+	for {
+		select {
+		case <-t.done:
+			return
+		case <-t.sigs:
+		case <-t.kick:
+		}
+		t.reapOrphans()
+	}
+}
+
+// reapOrphans reaps zombie orphans and returns how many orphans are left.
+// A multi-threaded orphan shows 'Z' as soon as its main thread exits but
+// is waitable only once every thread has; it counts as left until then
+// (its SIGCHLD comes when it is waitable).
+func (t *TreeKiller) reapOrphans() (left int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, st := range t.untrackedChildren() {
+		if st.state != 'Z' {
+			left++
+			continue
+		}
+		var si siginfo
+		if err := waitid(unix.P_PID, st.pid, &si, unix.WEXITED|unix.WNOHANG); err == nil && si.pid == 0 {
+			left++
+		}
+	}
+	return left
+}
+
+// orphans returns the live orphans that re-parented to the server.
+func (t *TreeKiller) orphans() []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var pids []int
+	for _, st := range t.untrackedChildren() {
+		if st.state != 'Z' {
+			pids = append(pids, st.pid)
+		}
+	}
+	return pids
+}
+
+// untrackedChildren lists our children that no Process owns and that are
+// not in the server's session. Called with t.mu held.
+func (t *TreeKiller) untrackedChildren() []procStat {
+	var out []procStat
+	for _, pid := range childPids(t.selfPid) {
+		if _, ok := t.tracked[pid]; ok {
+			continue
+		}
+		st, err := readStat(pid)
+		if err != nil || st.ppid != t.selfPid || st.sid == t.selfSid {
+			continue
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// killWalk SIGKILLs the roots, every process in session or group sid (if
+// non-zero) and all their descendants. It SIGSTOPs what it finds first and
+// walks /proc again until nothing new shows up, so a process forking during
+// the walk cannot leave a child behind.
+func (t *TreeKiller) killWalk(roots []int, sid int) {
+	stopped := make(map[int]struct{})
+	for pass := 0; pass < maxWalkPasses; pass++ {
+		procs := scanProcs()
+		kids := make(map[int][]int, len(procs))
+		queue := append([]int(nil), roots...)
+		for _, st := range procs {
+			kids[st.ppid] = append(kids[st.ppid], st.pid)
+			if sid > 0 && (st.sid == sid || st.pgrp == sid) {
+				queue = append(queue, st.pid)
+			}
+		}
+		for pid := range stopped {
+			queue = append(queue, pid)
+		}
+		found := false
+		seen := make(map[int]bool)
+		for len(queue) > 0 {
+			pid := queue[len(queue)-1]
+			queue = queue[:len(queue)-1]
+			if seen[pid] || pid <= 1 || pid == t.selfPid {
+				continue
+			}
+			seen[pid] = true
+			queue = append(queue, kids[pid]...)
+			if _, ok := stopped[pid]; !ok && unix.Kill(pid, unix.SIGSTOP) == nil {
+				stopped[pid] = struct{}{}
+				found = true
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	for pid := range stopped {
+		_ = unix.Kill(pid, unix.SIGKILL)
+	}
+}

@@ -1,0 +1,182 @@
+// The read side of a Conn: the read loop, dispatch of requests to the
+// handler goroutine(s) in the configured order, and finishing a request.
+
+package rpc
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"go.uber.org/zap"
+)
+
+// queued is a request waiting for the handler goroutine.
+type queued struct {
+	req *Request
+	in  *inbound // nil for a notification
+}
+
+func (c *Conn) readLoop() {
+	defer c.wg.Done()
+	for {
+		data, err := c.f.Read(c.ctx)
+		if err != nil {
+			if errors.Is(err, ErrTooLarge) {
+				msg := c.errorFrame(Int64ID(-1), c.parseError(true, err))
+				c.shutdown(msg, true)
+				return
+			}
+			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
+				c.log.Debug("read ended", zap.Error(err))
+			}
+			c.shutdown(nil, false)
+			return
+		}
+		if c.opts.Predecode != nil {
+			if method, v := c.opts.Predecode(data); v != nil {
+				if !c.dispatch(&Request{Method: method, Decoded: v}) {
+					return
+				}
+				continue
+			}
+		}
+		msg, err := DecodeMessage(data)
+		if err != nil {
+			if !c.sendFrame(c.errorFrame(Int64ID(-1), c.parseError(false, err))) {
+				return
+			}
+			continue
+		}
+		switch m := msg.(type) {
+		case *Response:
+			if !c.deliver(m) {
+				c.log.Debug("response to an unknown request; closing", zap.Stringer("id", m.ID))
+				c.shutdown(nil, false)
+				return
+			}
+		case *Request:
+			if !c.dispatch(m) {
+				return
+			}
+		}
+	}
+}
+
+// parseError is the wire error answering a message that failed to parse.
+func (c *Conn) parseError(tooLarge bool, err error) *Error {
+	if c.opts.ParseError != nil {
+		return &Error{Code: CodeInvalidRequest, Message: c.opts.ParseError(c.f.Label(), tooLarge, err)}
+	}
+	return Errorf(CodeInvalidRequest, "failed to parse JSON-RPC message from %s: %v", c.f.Label(), err)
+}
+
+// dispatch registers a request and hands it to the scheduler. It returns
+// false once the connection has ended.
+func (c *Conn) dispatch(req *Request) bool {
+	q := queued{req: req}
+	if !req.IsNotification() {
+		if q.in = c.register(req.ID); q.in == nil {
+			return false
+		}
+	}
+	if c.opts.Concurrency == 0 && !req.IsNotification() {
+		if p, ok := c.h.(Preempter); ok {
+			if res, err, ok := p.Preempt(c.ctx, req); ok {
+				c.finish(req, res, err)
+				return c.ctx.Err() == nil
+			}
+		}
+	}
+	select {
+	case c.inq <- q:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+func (c *Conn) handleLoop() {
+	defer c.wg.Done()
+	var sem chan struct{}
+	if c.opts.Concurrency >= 2 {
+		sem = make(chan struct{}, c.opts.Concurrency)
+	}
+	for {
+		var q queued
+		select {
+		case q = <-c.inq:
+		case <-c.ctx.Done():
+			return
+		}
+		if sem == nil || q.req.IsNotification() {
+			c.handleOne(q)
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-c.ctx.Done():
+			return
+		}
+		c.Go(func(context.Context) {
+			defer func() { <-sem }()
+			c.handleOne(q)
+		})
+	}
+}
+
+// handleOne runs the handler for one message and answers it. In strictly
+// serial mode an asynchronous answer is awaited, so that answers keep the
+// request order.
+func (c *Conn) handleOne(q queued) {
+	res, err := c.call(q.req)
+	if errors.Is(err, ErrAsync) {
+		if q.in != nil && q.in.done != nil {
+			select {
+			case <-q.in.done:
+			case <-c.ctx.Done():
+			}
+		}
+		return
+	}
+	c.finish(q.req, res, err)
+}
+
+func (c *Conn) call(req *Request) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("handler panic", zap.String("method", Clip(req.Method)), zap.Any("panic", p), zap.Stack("stack"))
+			err = Errorf(CodeInternalError, "internal error in %s", Clip(req.Method))
+		}
+	}()
+	if c.h == nil {
+		return nil, Errorf(CodeMethodNotFound, "method not found: %s", Clip(req.Method))
+	}
+	return c.h.Handle(c.ctx, req)
+}
+
+// finish sends the answer for req, or ends the connection when asked to.
+func (c *Conn) finish(req *Request, res any, err error) {
+	var ce *closeError
+	if errors.As(err, &ce) {
+		// The final message stands for the request's answer.
+		if !req.IsNotification() {
+			if in, ok := c.claim(req.ID); ok {
+				c.answered(in)
+			}
+		}
+		var final []byte
+		if ce.Final != nil {
+			final = c.errorFrame(Int64ID(-1), ce.Final)
+		}
+		c.shutdown(final, false)
+		return
+	}
+	if req.IsNotification() {
+		if err != nil {
+			c.log.Debug("notification failed", zap.String("method", Clip(req.Method)), zap.Error(err))
+		}
+		return
+	}
+	_ = c.Respond(req.ID, res, err)
+}

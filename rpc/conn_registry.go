@@ -1,0 +1,122 @@
+// The request registry: requests received and not yet answered (each is
+// answered once), and our own calls waiting for their response.
+
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// inbound is one request received and not yet answered.
+type inbound struct {
+	id   ID
+	done chan struct{} // strictly serial mode: closed once the answer is written
+}
+
+// register records a request until it is answered. It returns nil once
+// shutdown has answered the unanswered requests: the request comes too late
+// for any answer.
+func (c *Conn) register(id ID) *inbound {
+	in := &inbound{id: id}
+	if c.opts.Concurrency == 1 {
+		in.done = make(chan struct{})
+	}
+	key := idKey(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.swept {
+		return nil
+	}
+	c.inflight[key] = append(c.inflight[key], in)
+	return in
+}
+
+// claim takes the oldest unanswered request with id, for its one answer.
+// It reports false if there is none (answered already, never received) or
+// the connection is ending (shutdown answers it). A successful claim must be
+// followed by answered.
+func (c *Conn) claim(id ID) (*inbound, bool) {
+	key := idKey(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ins := c.inflight[key]
+	if c.ending || len(ins) == 0 {
+		return nil, false
+	}
+	in := ins[0]
+	if len(ins) == 1 {
+		delete(c.inflight, key)
+	} else {
+		ins[0] = nil
+		c.inflight[key] = ins[1:]
+	}
+	c.answering++
+	return in, true
+}
+
+// answered ends a claim once the answer was written (or could not be).
+func (c *Conn) answered(in *inbound) {
+	if in.done != nil {
+		close(in.done)
+	}
+	c.mu.Lock()
+	c.answering--
+	if c.answering == 0 && c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
+	c.mu.Unlock()
+}
+
+func idKey(id ID) string { return string(id.AppendJSON(nil)) }
+
+// Call sends a request and waits for its response, decoding the result into
+// result (which may be nil). A wire error comes back as *Error.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	id := Int64ID(c.nextID.Add(1))
+	ch := make(chan *Response, 1)
+	key := idKey(id)
+	c.mu.Lock()
+	c.pending[key] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, key)
+		c.mu.Unlock()
+	}()
+	b, err := c.requestFrame(id, method, params)
+	if err != nil {
+		return err
+	}
+	if err := c.Send(ctx, b, false); err != nil {
+		return err
+	}
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			return resp.Error
+		}
+		if result != nil {
+			if err := json.Unmarshal(resp.Result, result); err != nil {
+				return fmt.Errorf("decoding result of %s: %w", method, err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.done:
+		return ErrClosed
+	}
+}
+
+func (c *Conn) deliver(r *Response) bool {
+	c.mu.Lock()
+	ch, ok := c.pending[idKey(r.ID)]
+	c.mu.Unlock()
+	if ok {
+		ch <- r
+	}
+	return ok
+}

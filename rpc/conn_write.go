@@ -1,0 +1,157 @@
+// The write side of a Conn: answers, notifications and requests are
+// encoded to frames here and written by Send, one frame at a time.
+
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"go.uber.org/zap"
+)
+
+// Respond answers the request id with result, or with err when it is not nil.
+// It is how a handler that returned ErrAsync answers later. A request is
+// answered once: Respond returns ErrClosed without writing anything when
+// the request was already answered, or when the connection is ending (the
+// ending connection answers it).
+func (c *Conn) Respond(id ID, result any, err error) error {
+	in, ok := c.claim(id)
+	if !ok {
+		return ErrClosed
+	}
+	defer c.answered(in)
+	if sr, ok := result.(StreamedResult); ok && err == nil {
+		return c.respondStream(id, sr) // see frame_stream.go
+	}
+	var frame []byte
+	if err != nil {
+		frame = c.errorFrame(id, ToWire(err))
+	} else {
+		frame, err = c.resultFrame(id, result)
+		if err != nil {
+			frame = c.errorFrame(id, Errorf(CodeInternalError, "failed to encode result: %v", err))
+		}
+	}
+	if !c.sendFrame(frame) {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (c *Conn) prefix(b []byte) []byte {
+	if c.opts.JSONRPC {
+		return append(b, `{"jsonrpc":"2.0",`...)
+	}
+	return append(b, '{')
+}
+
+func (c *Conn) resultFrame(id ID, result any) ([]byte, error) {
+	var raw []byte
+	switch r := result.(type) {
+	case json.RawMessage:
+		raw = r
+	case nil:
+		raw = []byte("{}")
+	default:
+		var err error
+		if raw, err = json.Marshal(r); err != nil {
+			return nil, err
+		}
+	}
+	b := c.prefix(make([]byte, 0, len(raw)+32))
+	b = append(b, `"id":`...)
+	b = id.AppendJSON(b)
+	b = append(b, `,"result":`...)
+	b = append(b, raw...)
+	return append(b, '}'), nil
+}
+
+func (c *Conn) errorFrame(id ID, e *Error) []byte {
+	msg, _ := json.Marshal(e.Message)
+	b := c.prefix(make([]byte, 0, len(msg)+48))
+	b = append(b, `"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(e.Code), 10)
+	b = append(b, `,"message":`...)
+	b = append(b, msg...)
+	if len(e.Data) > 0 {
+		b = append(b, `,"data":`...)
+		b = append(b, e.Data...)
+	}
+	b = append(b, `},"id":`...)
+	b = id.AppendJSON(b)
+	return append(b, '}')
+}
+
+// sendFrame writes a frame. It reports false once the connection has ended.
+func (c *Conn) sendFrame(b []byte) bool { return c.Send(c.ctx, b, false) == nil }
+
+// Send writes an already encoded message. It blocks while another message
+// is being written and while the peer does not read (backpressure), until
+// ctx is done or the connection ends; it returns ErrClosed in the latter
+// case. When pooled is true, the buffer is returned to the frame pool (see
+// AcquireFrame) afterwards.
+func (c *Conn) Send(ctx context.Context, frame []byte, pooled bool) error {
+	if pooled {
+		defer ReleaseFrame(frame)
+	}
+	select {
+	case <-c.wtok:
+	case <-c.stopWrite:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Re-check: shutdown may have begun while we waited; it must not find
+	// the token gone forever.
+	select {
+	case <-c.stopWrite:
+		c.wtok <- struct{}{}
+		return ErrClosed
+	default:
+	}
+	err := c.f.Write(c.ctx, frame)
+	c.wtok <- struct{}{}
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.log.Debug("write failed", zap.Error(err))
+		}
+		// End the connection without holding up the caller: the closer
+		// goroutine runs the shutdown.
+		c.cancel()
+		return ErrClosed
+	}
+	return nil
+}
+
+// Notify sends a notification with params marshalled by encoding/json.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	b, err := c.requestFrame(ID{}, method, params)
+	if err != nil {
+		return err
+	}
+	return c.Send(ctx, b, false)
+}
+
+func (c *Conn) requestFrame(id ID, method string, params any) ([]byte, error) {
+	b := c.prefix(nil)
+	if id.IsValid() {
+		b = append(b, `"id":`...)
+		b = id.AppendJSON(b)
+		b = append(b, ',')
+	}
+	m, _ := json.Marshal(method)
+	b = append(b, `"method":`...)
+	b = append(b, m...)
+	if params != nil {
+		p, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("encoding params of %s: %w", method, err)
+		}
+		b = append(b, `,"params":`...)
+		b = append(b, p...)
+	}
+	return append(b, '}'), nil
+}

@@ -18,9 +18,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// exitTimeout is the exit code of `exec run` when --timeout is hit.
-const exitTimeout = 124
-
 func execCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "exec",

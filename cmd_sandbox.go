@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,7 +113,7 @@ func runSandbox(c *cli.Context) error {
 		// a command on the caller's terminal session could push input
 		// into it (TIOCSTI) or signal its jobs. Terminal signals then no
 		// longer reach the command; runForwardingSignals passes them on.
-		cmd = w.Command(nil)
+		cmd = w.Command(context.Background())
 		if w.DenyNamedUnixSends {
 			// Network off: a cgroup of its own, whose filter stops a
 			// socketpair's sendmsg to a named host socket.

@@ -5,6 +5,7 @@ package sandbox_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,7 +71,7 @@ func runTestLauncher() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	cmd := w.Command(nil)
+	cmd := w.Command(context.Background())
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	err = cmd.Run()
 	var ee *exec.ExitError

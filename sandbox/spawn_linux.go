@@ -171,18 +171,13 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 
 // Command returns the exec.Cmd that starts w: Path, Args and ExtraFiles
 // from w, an empty environment, a session of its own (Setsid) and w's
-// namespaces, id maps and parent-death signal. With a nil ctx the command
-// is not bound to a context (exec.Command); otherwise ctx kills it
-// (exec.CommandContext). The caller sets the standard streams and may add
-// to SysProcAttr (for example a cgroup fd). It is the one way to build an
-// exec.Cmd for the helper; ApplyTo is its syscall.ForkExec counterpart.
+// namespaces, id maps and parent-death signal; ctx kills it
+// (exec.CommandContext; context.Background() for a command not bound to
+// one). The caller sets the standard streams and may add to SysProcAttr
+// (for example a cgroup fd). It is the one way to build an exec.Cmd for
+// the helper; ApplyTo is its syscall.ForkExec counterpart.
 func (w *WrappedCommand) Command(ctx context.Context) *exec.Cmd {
-	var cmd *exec.Cmd
-	if ctx == nil {
-		cmd = exec.Command(w.Path)
-	} else {
-		cmd = exec.CommandContext(ctx, w.Path)
-	}
+	cmd := exec.CommandContext(ctx, w.Path)
 	cmd.Args = slices.Clone(w.Argv)
 	cmd.Env = []string{}
 	cmd.ExtraFiles = w.ExtraFiles

@@ -90,19 +90,19 @@ func TestWrappedCommandStarters(t *testing.T) {
 		t.Fatal("a non-root server's wrapped command has no uid map")
 	}
 
-	cmd := w.Command(nil)
+	cmd := w.Command(context.Background())
 	if cmd.Path != w.Path || !reflect.DeepEqual(cmd.Args, w.Argv) || cmd.Env == nil || len(cmd.Env) != 0 {
 		t.Errorf("Command: path %q args %q env %q", cmd.Path, cmd.Args, cmd.Env)
 	}
-	if !reflect.DeepEqual(cmd.ExtraFiles, w.ExtraFiles) || cmd.Cancel != nil {
-		t.Errorf("Command: extra files %v, cancel set %v", cmd.ExtraFiles, cmd.Cancel != nil)
+	if !reflect.DeepEqual(cmd.ExtraFiles, w.ExtraFiles) {
+		t.Errorf("Command: extra files %v", cmd.ExtraFiles)
 	}
 	want := &syscall.SysProcAttr{Setsid: true, Cloneflags: w.Cloneflags, Pdeathsig: syscall.SIGKILL,
 		UidMappings: w.UidMappings, GidMappings: w.GidMappings}
 	if !reflect.DeepEqual(cmd.SysProcAttr, want) {
 		t.Errorf("Command: SysProcAttr %+v, want %+v", cmd.SysProcAttr, want)
 	}
-	if c := w.Command(context.Background()); c.Cancel == nil {
+	if cmd.Cancel == nil {
 		t.Error("Command(ctx): not bound to the context")
 	}
 

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -60,7 +61,7 @@ func probeHelper() error {
 	}
 	defer closeExtraFiles(w.ExtraFiles)
 	var stdout, stderr bytes.Buffer
-	cmd := w.Command(nil)
+	cmd := w.Command(context.Background())
 	cmd.Args = append(cmd.Args, "--probe")
 	cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.WaitDelay = "/", &stdout, &stderr, time.Second
 	if err := cmd.Start(); err != nil {

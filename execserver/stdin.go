@@ -1,8 +1,9 @@
-package proc
+package execserver
 
 import (
 	"context"
 	"errors"
+	"github.com/codexec/codex/proc"
 	"sync"
 	"sync/atomic"
 
@@ -85,7 +86,7 @@ func (b *stdinBudget) run(ctx context.Context) {
 		b.mu.Unlock()
 		for _, a := range answers {
 			status := wire.WriteAccepted
-			if errors.Is(a.err, ErrStdinClosed) {
+			if errors.Is(a.err, proc.ErrStdinClosed) {
 				status = wire.WriteStdinClosed
 			}
 			_ = b.c.Respond(a.id, wire.WriteResult{Status: status}, nil)

@@ -1,10 +1,11 @@
-package proc
+package execserver
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/codexec/codex/proc"
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
@@ -22,7 +23,7 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	if err != nil {
 		return nil, err
 	}
-	env := BuildEnv(h.reg.cfg.BaseEnv, p.EnvPolicy, p.Env)
+	env := proc.BuildEnv(h.reg.cfg.BaseEnv, p.EnvPolicy, p.Env)
 	sandboxType := "none"
 	var plan *sandbox.Plan
 	if hasSandbox(p.Sandbox) {
@@ -52,14 +53,14 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 		return nil, err
 	}
 
-	spec := Spec{
+	spec := proc.Spec{
 		Argv: p.Argv, Dir: p.Cwd.Native, TTY: p.TTY, Rows: rows, Cols: cols, PipeStdin: p.PipeStdin,
 		Env: env, Sandbox: plan,
 	}
 	if p.Arg0 != nil {
 		spec.Arg0 = *p.Arg0
 	}
-	proc, err := Start(spec, e.emit, Options{Tree: h.reg.tree, Logger: s.log, Credit: s.credit})
+	proc, err := proc.Start(spec, e.emit, proc.Options{Tree: h.reg.tree, Logger: s.log, Credit: s.credit})
 	if err != nil {
 		s.unadmit(p.ProcessID, e)
 		e.protect.release()

@@ -15,6 +15,11 @@ import (
 // start handles process/start (protocol.md §6.5). The response is queued
 // before the process's first notification: emitters wait on entry.started,
 // which is closed only after Respond.
+//
+// The walk is one way: the environment and the sandbox plan are resolved
+// here (BuildEnv, processPlan), then proc.Start looks the program up in the
+// child's PATH, wraps it in the sandbox helper and forks; nothing comes
+// back to this package before the process runs.
 func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartParams) (any, error) {
 	if len(p.Argv) == 0 {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "argv must not be empty")

@@ -1,8 +1,9 @@
 package execserver
 
 import (
-	"github.com/codexec/codex/proc"
 	"sync"
+
+	"github.com/codexec/codex/proc"
 )
 
 // Limits on the output retained per process for process/read

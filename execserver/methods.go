@@ -3,9 +3,9 @@ package execserver
 import (
 	"context"
 	"errors"
-	"github.com/codexec/codex/proc"
 	"time"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 	"golang.org/x/sys/unix"

@@ -3,11 +3,11 @@ package execserver
 import (
 	"context"
 	"errors"
-	"github.com/codexec/codex/proc"
 	"net"
 	"sync"
 	"time"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/google/uuid"
 	"go.uber.org/zap"

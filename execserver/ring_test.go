@@ -2,9 +2,10 @@ package execserver
 
 import (
 	"bytes"
-	"github.com/codexec/codex/proc"
 	"math/rand"
 	"testing"
+
+	"github.com/codexec/codex/proc"
 )
 
 // TestEventLogRetentionModel appends random chunks and checks every read

@@ -2,11 +2,11 @@ package execserver
 
 import (
 	"context"
-	"github.com/codexec/codex/proc"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"

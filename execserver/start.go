@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/codexec/codex/proc"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
@@ -65,18 +65,18 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	if p.Arg0 != nil {
 		spec.Arg0 = *p.Arg0
 	}
-	proc, err := proc.Start(spec, e.emit, proc.Options{Tree: h.reg.tree, Logger: s.log, Credit: s.credit})
+	pr, err := proc.Start(spec, e.emit, proc.Options{Tree: h.reg.tree, Logger: s.log, Credit: s.credit})
 	if err != nil {
 		s.unadmit(p.ProcessID, e)
 		e.protect.release()
 		return nil, errSpawn(err)
 	}
-	e.p.Store(proc)
+	e.p.Store(pr)
 	e.setState(stateRunning)
 	h.reg.wg.Add(1)
 	go func() {
 		defer h.reg.wg.Done()
-		e.watch(proc)
+		e.watch(pr)
 	}()
 	s.mu.Lock()
 	ended := s.ended

@@ -3,10 +3,10 @@ package execserver
 import (
 	"context"
 	"errors"
-	"github.com/codexec/codex/proc"
 	"sync"
 	"sync/atomic"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 )

@@ -19,7 +19,7 @@ test:
 
 # Repeated runs of the process-heavy packages, to shake out flakes (by hand).
 flake:
-	$(GO) test -race -count=20 -timeout 30m ./proc/ ./e2e/
+	$(GO) test -race -count=20 -timeout 30m ./proc/ ./execserver/ ./e2e/
 
 # Side by side with the reference Codex CLI 0.169.0 (installed with npm on
 # first use, outside the repository). Pass BENCH_ARGS=-quick for a short run.

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -13,11 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codexec/codex/execserver"
 	"github.com/codexec/codex/fshelper"
 	"github.com/codexec/codex/proc"
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
-	"github.com/codexec/codex/wire"
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -41,10 +38,10 @@ child process tree and exit 0.`,
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "log `FORMAT`: console or json (stderr)"},
 			&cli.DurationFlag{Name: "session-ttl", Value: 80 * time.Second, Usage: "how long a detached session's processes survive; 0 kills them when the connection drops"},
 			&cli.DurationFlag{Name: "exited-retention", Value: 80 * time.Second, Usage: "how long a finished process stays readable"},
-			&cli.IntFlag{Name: "retained-output-bytes", Value: proc.DefaultRetainedBytes, Usage: "output `BYTES` retained per process for process/read (newest kept)"},
+			&cli.IntFlag{Name: "retained-output-bytes", Value: execserver.DefaultRetainedBytes, Usage: "output `BYTES` retained per process for process/read (newest kept)"},
 			&cli.IntFlag{Name: "max-processes", Value: 1024, Usage: "live processes allowed per session"},
 			&cli.Int64Flag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest inbound message; a larger one ends the connection"},
-			&cli.Int64Flag{Name: "max-parked-stdin-bytes", Value: proc.DefaultParkedStdinBytes, Usage: "`BYTES` of a connection's process/write calls that may wait for a full stdin queue; beyond, a write is refused"},
+			&cli.Int64Flag{Name: "max-parked-stdin-bytes", Value: execserver.DefaultParkedStdinBytes, Usage: "`BYTES` of a connection's process/write calls that may wait for a full stdin queue; beyond, a write is refused"},
 			&cli.IntFlag{Name: "concurrent-requests", Value: 0, Usage: "0: in order, with long polls parked and control requests answered at once; 1: strictly serial; N: up to N at once"},
 			&cli.Int64Flag{Name: "max-pids-per-process", Value: 4096, Usage: "tasks (processes and threads) one command and its descendants may have at once, through its cgroup's pids.max; stops fork bombs; 0: no limit"},
 			&cli.StringFlag{Name: "max-memory-per-process", Value: "50%", Usage: "memory.max of each command's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of physical memory; 0: no limit"},
@@ -223,60 +220,30 @@ func runExecServer(c *cli.Context) error {
 	if ttl == 0 {
 		ttl = -1 // the registry reads 0 as "default"; negative means none
 	}
-	reg, err := proc.NewRegistry(proc.Config{
-		SessionTTL:      ttl,
-		ExitedRetention: c.Duration("exited-retention"),
-		RetainedBytes:   c.Int("retained-output-bytes"),
-		StdinParkBytes:  c.Int64("max-parked-stdin-bytes"),
-		MaxProcesses:    c.Int("max-processes"),
-		BaseEnv:         os.Environ(),
-		Limits:          limits,
-	}, logger)
-	if err != nil {
-		return err
+	cfg := execserver.Config{
+		Stdio: target.stdio,
+		Addr:  target.addr,
+		Sessions: execserver.SessionConfig{
+			SessionTTL:      ttl,
+			ExitedRetention: c.Duration("exited-retention"),
+			RetainedBytes:   c.Int("retained-output-bytes"),
+			StdinParkBytes:  c.Int64("max-parked-stdin-bytes"),
+			MaxProcesses:    c.Int("max-processes"),
+			BaseEnv:         os.Environ(),
+			Limits:          limits,
+		},
+		Extra:       fshelper.Handlers(),
+		Concurrency: c.Int("concurrent-requests"),
+		MaxMessage:  maxMsg,
+		TokenSHA256: tokenSum,
+		Stdin:       os.Stdin,
+		Stdout:      os.Stdout,
+		URLOut:      os.Stdout,
 	}
-	binder := proc.NewBinder(reg, fshelper.Handlers(), logger)
-	opts := rpc.Options{Bind: binder.Bind, Logger: logger, Concurrency: c.Int("concurrent-requests")}
-
-	ctx := c.Context
-	stopPprof, err := startPprof(ctx, c.String(pprofFlag.Name), logger)
+	stopPprof, err := startPprof(c.Context, c.String(pprofFlag.Name), logger)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
 	defer stopPprof()
-	if target.stdio {
-		err = serveStdio(ctx, opts, maxMsg)
-	} else {
-		err = serveWebSocket(ctx, target.addr, opts, maxMsg, tokenSum, reg.CheckPeer, logger)
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if serr := reg.Shutdown(sctx); serr != nil {
-		logger.Warn("shutdown incomplete", zap.Error(serr))
-	}
-	return err
-}
-
-func serveStdio(ctx context.Context, opts rpc.Options, maxMsg int64) error {
-	opts.ParseError = wire.ParseError(false)
-	conn := rpc.NewConn(rpc.NewStdioFramer(os.Stdin, os.Stdout, nil, wire.LabelStdio, maxMsg), opts)
-	select {
-	case <-conn.Done():
-	case <-ctx.Done():
-		_ = conn.Close()
-	}
-	// The reader may stay blocked on stdin; the process exits right after.
-	return nil
-}
-
-func serveWebSocket(ctx context.Context, addr netip.AddrPort, opts rpc.Options, maxMsg int64, tokenSum []byte, checkPeer func(local, remote net.Addr) error, logger *zap.Logger) error {
-	ln, err := net.Listen("tcp", addr.String())
-	if err != nil {
-		return cli.Exit(fmt.Sprintf("listening on %s: %v", addr, err), 1)
-	}
-	fmt.Fprintf(os.Stdout, "ws://%s\n", ln.Addr())
-	logger.Info("exec-server listening", zap.String("url", "ws://"+ln.Addr().String()))
-	opts.ParseError = wire.ParseError(true)
-	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: maxMsg, TokenSHA256: tokenSum, Logger: logger, CheckPeer: checkPeer, LabelPrefix: wire.LabelWebSocketPrefix}
-	return srv.Serve(ctx, ln)
+	return execserver.Run(c.Context, cfg, logger)
 }

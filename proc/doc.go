@@ -1,6 +1,10 @@
 // Package proc runs the processes of the exec-server: the OS mechanics of
-// spawning, reading, writing, signalling and killing them, and on top of
-// that the server-side sessions and the process/* bindings.
+// spawning, reading, writing, signalling and killing them (os/exec-style
+// Start, Process, Spec), the child environment (BuildEnv), whole-tree
+// killing and limits (TreeKiller) and the identification of sandboxed
+// peers (TreeKiller.CheckPeer). It holds no server state: sessions, the
+// event log and the process/* bindings are package execserver's, which
+// imports proc and never the other way round.
 //
 // # Process mechanics
 //
@@ -39,27 +43,4 @@
 // Kill, output that has not reached EOF within KillGrace is force-closed,
 // so OutputDone always fires. Close kills what still runs, waits for every
 // goroutine of the process and reaps it: no zombies are left behind.
-//
-// # Sessions and bindings
-//
-// A Registry holds the Sessions; a session holds processes and outlives its
-// connection. A dropped connection detaches the session: its processes keep
-// running, their output keeps being retained, and notifications are not
-// queued. initialize {resumeSessionId} re-attaches it within the TTL; at
-// expiry, and at shutdown, every process tree is SIGKILLed (§5.2, §7.8).
-//
-// Each process has one seq counter from 1, shared by output chunks, the exit
-// and the close, so a run is output…, exited(n), closed(n+1). Seq assignment
-// and the hand-off to the attached connection happen under one per-process
-// lock, so notifications leave in seq order with no gap, and a connection
-// that does not read blocks the producer (and so the child) instead of
-// growing memory. The newest 1 MiB (configurable) and at most 50 000 chunks
-// are retained for process/read; evictions are counted and reported with
-// includeTruncation. A closed process stays readable for 80 s (§7.5, §7.6).
-//
-// Binder puts the handshake gate in front of every method (params are
-// decoded first, then the handshake is checked, §5.1); control requests
-// (terminate, signal, resize, environment/*) are answered at once, even
-// while a long-poll process/read is parked (§1.5). The process/start answer
-// is written before the process's first notification.
 package proc

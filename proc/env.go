@@ -120,13 +120,3 @@ func escapeGlob(p string) string {
 	}
 	return b.String()
 }
-
-// envLookup returns the value of key in a "K=V" list.
-func envLookup(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
-}

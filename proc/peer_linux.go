@@ -156,14 +156,10 @@ func (t *TreeKiller) mayHaveSandboxed() bool {
 
 // CheckPeer returns nil if the TCP connection between local (our end) and
 // remote may be served, and an error saying why not if its peer socket
-// belongs to a process of one of our sandboxes (or is local and cannot be
-// identified while sandboxed processes may be alive). It is meant as
-// rpc.WebSocketServer.CheckPeer.
-func (r *Registry) CheckPeer(local, remote net.Addr) error {
-	return r.tree.checkPeer(local, remote)
-}
-
-func (t *TreeKiller) checkPeer(local, remote net.Addr) error {
+// belongs to a process of one of t's sandboxes (or is local and cannot be
+// identified while sandboxed processes may be alive). A nil t allows every
+// peer.
+func (t *TreeKiller) CheckPeer(local, remote net.Addr) error {
 	if t == nil {
 		return nil
 	}

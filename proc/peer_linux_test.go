@@ -68,7 +68,7 @@ func listen(t *testing.T) net.Listener {
 }
 
 func check(tk *TreeKiller, h *holder) error {
-	return tk.checkPeer(h.accepted.LocalAddr(), h.accepted.RemoteAddr())
+	return tk.CheckPeer(h.accepted.LocalAddr(), h.accepted.RemoteAddr())
 }
 
 // The /proc fallback: the process holding the peer socket is a sandboxed
@@ -127,11 +127,11 @@ func TestCheckPeerProcFallback(t *testing.T) {
 	tk.untrack(sbx.cmd.Process.Pid)
 	tk.untrack(desc.cmd.Process.Pid)
 	gone := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
-	if err := tk.checkPeer(plain.accepted.LocalAddr(), gone); err == nil {
+	if err := tk.CheckPeer(plain.accepted.LocalAddr(), gone); err == nil {
 		t.Error("an unidentifiable local peer was allowed after sandboxed processes ran")
 	}
 	remote := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 40000}
-	if err := tk.checkPeer(plain.accepted.LocalAddr(), remote); err != nil {
+	if err := tk.CheckPeer(plain.accepted.LocalAddr(), remote); err != nil {
 		t.Errorf("a remote peer was refused: %v", err)
 	}
 }
@@ -210,7 +210,7 @@ func TestCheckPeerCgroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := tk.checkPeer(s.LocalAddr(), s.RemoteAddr()); err != nil {
+	if err := tk.CheckPeer(s.LocalAddr(), s.RemoteAddr()); err != nil {
 		t.Errorf("the server's own cgroup refused: %v", err)
 	}
 }

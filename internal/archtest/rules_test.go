@@ -32,10 +32,11 @@ type rule struct {
 var rules = []rule{
 	{Pkg: "rpc", Only: []string{}},
 	{Pkg: "wire", Only: []string{"rpc"}},
-	{Pkg: "sandbox", Forbid: ours("proc", "fshelper", "unifiedexec", "bench")},
-	{Pkg: "fshelper", Forbid: ours("proc", "unifiedexec", "bench")},
-	{Pkg: "proc", Forbid: ours("fshelper", "unifiedexec", "bench")},
-	{Pkg: "unifiedexec", Forbid: append(ours("proc", "sandbox", "fshelper", "bench"),
+	{Pkg: "sandbox", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "bench")},
+	{Pkg: "fshelper", Forbid: ours("proc", "execserver", "unifiedexec", "bench")},
+	{Pkg: "proc", Forbid: ours("execserver", "fshelper", "unifiedexec", "bench")},
+	{Pkg: "execserver", Forbid: ours("unifiedexec", "bench")},
+	{Pkg: "unifiedexec", Forbid: append(ours("proc", "execserver", "sandbox", "fshelper", "bench"),
 		creackPTY+"/...", landlock+"/...", psx+"/...")},
 }
 

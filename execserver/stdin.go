@@ -1,4 +1,4 @@
-package proc
+package execserver
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 )
@@ -85,7 +86,7 @@ func (b *stdinBudget) run(ctx context.Context) {
 		b.mu.Unlock()
 		for _, a := range answers {
 			status := wire.WriteAccepted
-			if errors.Is(a.err, ErrStdinClosed) {
+			if errors.Is(a.err, proc.ErrStdinClosed) {
 				status = wire.WriteStdinClosed
 			}
 			_ = b.c.Respond(a.id, wire.WriteResult{Status: status}, nil)

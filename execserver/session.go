@@ -1,4 +1,4 @@
-package proc
+package execserver
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
@@ -27,7 +28,7 @@ type Session struct {
 	cancel context.CancelFunc
 
 	attached atomic.Pointer[rpc.Conn] // the connection notifications go to
-	credit   *OutputCredit            // bounds the output in flight to it
+	credit   *proc.OutputCredit       // bounds the output in flight to it
 
 	mu    sync.Mutex
 	procs map[string]*entry // guarded by mu
@@ -100,7 +101,7 @@ type entry struct {
 	log  *eventLog
 
 	state     atomic.Int32 // entryState; only moves forward
-	p         atomic.Pointer[Process]
+	p         atomic.Pointer[proc.Process]
 	cancelled atomic.Bool   // terminated while starting
 	started   chan struct{} // closed once the start response is queued
 	sandboxed bool
@@ -136,7 +137,7 @@ func (e *entry) setState(s entryState) {
 // emit is the OutputFunc of the process: it assigns the seq, retains the
 // chunk and hands the notification to the attached connection, blocking
 // while that connection's queue is full (backpressure).
-func (e *entry) emit(s Stream, data []byte) {
+func (e *entry) emit(s proc.Stream, data []byte) {
 	<-e.started
 	e.emitMu.Lock()
 	defer e.emitMu.Unlock()
@@ -169,7 +170,7 @@ func (e *entry) emitClosed() {
 // watch publishes the exit and the close of the process, in that order, and
 // then schedules the removal of the entry. It runs on a goroutine owned by
 // the registry.
-func (e *entry) watch(p *Process) {
+func (e *entry) watch(p *proc.Process) {
 	<-e.started
 	<-p.Exited()
 	code := p.ExitCode()

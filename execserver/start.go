@@ -1,4 +1,4 @@
-package proc
+package execserver
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
@@ -14,6 +15,11 @@ import (
 // start handles process/start (protocol.md §6.5). The response is queued
 // before the process's first notification: emitters wait on entry.started,
 // which is closed only after Respond.
+//
+// The walk is one way: the environment and the sandbox plan are resolved
+// here (BuildEnv, processPlan), then proc.Start looks the program up in the
+// child's PATH, wraps it in the sandbox helper and forks; nothing comes
+// back to this package before the process runs.
 func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartParams) (any, error) {
 	if len(p.Argv) == 0 {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "argv must not be empty")
@@ -22,7 +28,7 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	if err != nil {
 		return nil, err
 	}
-	env := BuildEnv(h.reg.cfg.BaseEnv, p.EnvPolicy, p.Env)
+	env := proc.BuildEnv(h.reg.cfg.BaseEnv, p.EnvPolicy, p.Env)
 	sandboxType := "none"
 	var plan *sandbox.Plan
 	if hasSandbox(p.Sandbox) {
@@ -52,25 +58,25 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 		return nil, err
 	}
 
-	spec := Spec{
+	spec := proc.Spec{
 		Argv: p.Argv, Dir: p.Cwd.Native, TTY: p.TTY, Rows: rows, Cols: cols, PipeStdin: p.PipeStdin,
 		Env: env, Sandbox: plan,
 	}
 	if p.Arg0 != nil {
 		spec.Arg0 = *p.Arg0
 	}
-	proc, err := Start(spec, e.emit, Options{Tree: h.reg.tree, Logger: s.log, Credit: s.credit})
+	pr, err := proc.Start(spec, e.emit, proc.Options{Tree: h.reg.tree, Logger: s.log, Credit: s.credit})
 	if err != nil {
 		s.unadmit(p.ProcessID, e)
 		e.protect.release()
 		return nil, errSpawn(err)
 	}
-	e.p.Store(proc)
+	e.p.Store(pr)
 	e.setState(stateRunning)
 	h.reg.wg.Add(1)
 	go func() {
 		defer h.reg.wg.Done()
-		e.watch(proc)
+		e.watch(pr)
 	}()
 	s.mu.Lock()
 	ended := s.ended

@@ -1,10 +1,11 @@
-package proc
+package execserver
 
 import (
 	"context"
 	"errors"
 	"time"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 	"golang.org/x/sys/unix"
@@ -170,11 +171,11 @@ func write(_ context.Context, h *connHandler, req *rpc.Request, p *wire.WritePar
 	if e == nil {
 		return wire.WriteResult{Status: wire.WriteUnknownProcess}, nil
 	}
-	proc := e.p.Load()
-	if proc == nil {
+	pr := e.p.Load()
+	if pr == nil {
 		return wire.WriteResult{Status: wire.WriteStarting}, nil
 	}
-	if p.CloseStdin && proc.IsPTY() {
+	if p.CloseStdin && pr.IsPTY() {
 		return nil, wire.ErrCloseStdinPTY()
 	}
 	if p.WriteID != nil && !e.rememberWrite(*p.WriteID) {
@@ -185,12 +186,12 @@ func write(_ context.Context, h *connHandler, req *rpc.Request, p *wire.WritePar
 		// waits in order behind the others of this process, and is
 		// answered once its bytes are queued (protocol.md §1.5, §6.7).
 		cost := parkCost(len(p.Chunk))
-		queued, err := proc.WriteAsync(p.Chunk, func() bool { return h.stdin.reserve(cost) }, func(err error) {
+		queued, err := pr.WriteAsync(p.Chunk, func() bool { return h.stdin.reserve(cost) }, func(err error) {
 			h.stdin.release(cost)
 			h.stdin.answer(req.ID, err)
 		})
 		switch {
-		case errors.Is(err, ErrQueueFull):
+		case errors.Is(err, proc.ErrQueueFull):
 			if p.WriteID != nil {
 				e.forgetWrite(*p.WriteID) // a retry must write
 			}
@@ -200,13 +201,13 @@ func write(_ context.Context, h *connHandler, req *rpc.Request, p *wire.WritePar
 		}
 		if !queued {
 			if p.CloseStdin {
-				_ = proc.CloseStdin() // after the parked chunk, as the queue keeps order
+				_ = pr.CloseStdin() // after the parked chunk, as the queue keeps order
 			}
 			return nil, rpc.ErrAsync
 		}
 	}
 	if p.CloseStdin {
-		if err := proc.CloseStdin(); err != nil {
+		if err := pr.CloseStdin(); err != nil {
 			return writeStatus(err)
 		}
 	}
@@ -215,7 +216,7 @@ func write(_ context.Context, h *connHandler, req *rpc.Request, p *wire.WritePar
 
 func writeStatus(err error) (any, error) {
 	switch {
-	case errors.Is(err, ErrStdinClosed):
+	case errors.Is(err, proc.ErrStdinClosed):
 		return wire.WriteResult{Status: wire.WriteStdinClosed}, nil
 	case errors.Is(err, context.Canceled):
 		return nil, err
@@ -233,8 +234,8 @@ func signal(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.SignalPar
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "unknown variant `%s`, expected `interrupt`", rpc.Clip(p.Signal))
 	}
 	if e := h.session().lookup(p.ProcessID); e != nil {
-		if proc := e.p.Load(); proc != nil {
-			_ = proc.Signal(unix.SIGINT)
+		if pr := e.p.Load(); pr != nil {
+			_ = pr.Signal(unix.SIGINT)
 		}
 	}
 	return struct{}{}, nil
@@ -280,17 +281,17 @@ func resize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.ResizePar
 	if e == nil {
 		return nil, wire.ErrUnknownProcess(p.ProcessID)
 	}
-	proc := e.p.Load()
-	if proc == nil {
+	pr := e.p.Load()
+	if pr == nil {
 		return nil, wire.ErrProcessStarting(p.ProcessID)
 	}
-	if !proc.IsPTY() {
+	if !pr.IsPTY() {
 		return nil, wire.ErrNotPTY(p.ProcessID)
 	}
 	if entryState(e.state.Load()) >= stateExited {
 		return struct{}{}, nil
 	}
-	if err := proc.Resize(p.Size.Rows, p.Size.Cols); err != nil && !errors.Is(err, unix.ESRCH) {
+	if err := pr.Resize(p.Size.Rows, p.Size.Cols); err != nil && !errors.Is(err, unix.ESRCH) {
 		return nil, wire.OSError(rpc.CodeInternalError, err)
 	}
 	return struct{}{}, nil

@@ -1,7 +1,9 @@
-package proc
+package execserver
 
 import (
 	"sync"
+
+	"github.com/codexec/codex/proc"
 )
 
 // Limits on the output retained per process for process/read
@@ -14,7 +16,7 @@ const (
 // chunk records one retained output read; its bytes are in the ring.
 type chunk struct {
 	seq    uint64
-	stream Stream
+	stream proc.Stream
 	off    uint64 // absolute ring offset of its first byte
 	n      int
 }
@@ -22,7 +24,7 @@ type chunk struct {
 // outChunk is a chunk copied out of the log for a read result.
 type outChunk struct {
 	seq    uint64
-	stream Stream
+	stream proc.Stream
 	data   []byte
 }
 
@@ -73,7 +75,7 @@ func (l *eventLog) broadcast() {
 // appendOutput assigns the next seq to an output chunk and retains a copy
 // of it, evicting the oldest chunks first so that at most maxBytes (or the
 // one chunk, if it is larger) and maxChunks stay retained. data is not kept.
-func (l *eventLog) appendOutput(s Stream, data []byte) uint64 {
+func (l *eventLog) appendOutput(s proc.Stream, data []byte) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	seq := l.next
@@ -128,7 +130,7 @@ func (l *eventLog) retainedText() (stdout, stderr []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, c := range l.chunks[l.head:] {
-		if c.stream == StreamStderr {
+		if c.stream == proc.StreamStderr {
 			stderr = l.ring.read(stderr, c.off, c.n)
 		} else {
 			stdout = l.ring.read(stdout, c.off, c.n)

@@ -1,4 +1,4 @@
-package proc
+package execserver
 
 import (
 	"os"
@@ -62,4 +62,14 @@ func loginShell(name string) string {
 		}
 	}
 	return ""
+}
+
+// envLookup returns the value of key in a "K=V" list.
+func envLookup(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
 }

@@ -1,19 +1,21 @@
-package proc
+package execserver
 
 import (
 	"context"
 	"errors"
+	"net"
 	"sync"
 	"time"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 )
 
-// Config is the server configuration of the process layer. Zero values mean
+// SessionConfig is the configuration of the sessions and their processes. Zero values mean
 // the defaults given per field.
-type Config struct {
+type SessionConfig struct {
 	// SessionTTL is how long a detached session survives (default 80 s,
 	// as the reference). Negative means 0: processes die with the connection.
 	SessionTTL time.Duration
@@ -34,10 +36,10 @@ type Config struct {
 	BaseEnv []string
 	// Limits apply to every process's cgroup leaf; zero fields mean no
 	// limit (exec-server's flags set its defaults).
-	Limits Limits
+	Limits proc.Limits
 }
 
-func (c *Config) setDefaults() {
+func (c *SessionConfig) setDefaults() {
 	if c.SessionTTL == 0 {
 		c.SessionTTL = 80 * time.Second
 	}
@@ -64,9 +66,9 @@ func (c *Config) setDefaults() {
 // Registry holds every session of the server and owns every process
 // goroutine. It is safe for concurrent use.
 type Registry struct {
-	cfg  Config
+	cfg  SessionConfig
 	log  *zap.Logger
-	tree *TreeKiller
+	tree *proc.TreeKiller
 
 	mu       sync.Mutex
 	sessions map[string]*Session // guarded by mu
@@ -79,12 +81,12 @@ type Registry struct {
 
 // NewRegistry returns an empty registry. Shutdown must be called to kill the
 // remaining processes and release the tree killer.
-func NewRegistry(cfg Config, logger *zap.Logger) (*Registry, error) {
+func NewRegistry(cfg SessionConfig, logger *zap.Logger) (*Registry, error) {
 	cfg.setDefaults()
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	tree, err := NewLimitedTreeKiller(logger, cfg.Limits)
+	tree, err := proc.NewLimitedTreeKiller(logger, cfg.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +103,7 @@ var (
 // create makes a new session attached to c.
 func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Session{id: uuid.NewString(), reg: r, ctx: ctx, cancel: cancel, procs: map[string]*entry{}, credit: NewOutputCredit(DefaultOutputCredits)}
+	s := &Session{id: uuid.NewString(), reg: r, ctx: ctx, cancel: cancel, procs: map[string]*entry{}, credit: proc.NewOutputCredit(proc.DefaultOutputCredits)}
 	s.log = r.log.With(zap.String("session", s.id))
 	s.attached.Store(c)
 	r.mu.Lock()
@@ -196,4 +198,12 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 		err = cerr
 	}
 	return err
+}
+
+// CheckPeer returns nil if the TCP connection between local (our end) and
+// remote may be served, and an error saying why not if its peer socket
+// belongs to a process of one of our sandboxes (see proc.TreeKiller's
+// CheckPeer). It is meant as rpc.WebSocketServer.CheckPeer.
+func (r *Registry) CheckPeer(local, remote net.Addr) error {
+	return r.tree.CheckPeer(local, remote)
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package proc
+package execserver
 
 import (
 	"github.com/codexec/codex/sandbox"

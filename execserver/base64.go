@@ -1,4 +1,4 @@
-package proc
+package execserver
 
 import (
 	fastb64 "github.com/segmentio/asm/base64"

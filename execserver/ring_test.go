@@ -1,9 +1,11 @@
-package proc
+package execserver
 
 import (
 	"bytes"
 	"math/rand"
 	"testing"
+
+	"github.com/codexec/codex/proc"
 )
 
 // TestEventLogRetentionModel appends random chunks and checks every read
@@ -22,7 +24,7 @@ func TestEventLogRetentionModel(t *testing.T) {
 		for i := 0; i < 500; i++ {
 			data := make([]byte, rng.Intn(3000)+1)
 			rng.Read(data)
-			seq := l.appendOutput(StreamStdout, data)
+			seq := l.appendOutput(proc.StreamStdout, data)
 			all = append(all, rec{seq, data})
 			total += uint64(len(data))
 			// Model: newest chunks while within cap (at least one) and 7.
@@ -60,7 +62,7 @@ func TestRingBlocksBounded(t *testing.T) {
 	l := newEventLog(1<<20, 0)
 	chunk := make([]byte, 200<<10)
 	for range 200 {
-		l.appendOutput(StreamStdout, chunk)
+		l.appendOutput(proc.StreamStdout, chunk)
 	}
 	held := func() int {
 		n := len(l.ring.spare) * ringMaxBlock
@@ -83,7 +85,7 @@ func TestRingBlocksBounded(t *testing.T) {
 	}
 	// A short output costs one small block.
 	small := newEventLog(1<<20, 0)
-	small.appendOutput(StreamStdout, []byte("hi\n"))
+	small.appendOutput(proc.StreamStdout, []byte("hi\n"))
 	if len(small.ring.blocks) != 1 || cap(small.ring.blocks[0].buf) != ringMinBlock {
 		t.Fatalf("short output: %d blocks", len(small.ring.blocks))
 	}

@@ -1,0 +1,129 @@
+package execserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
+)
+
+// shutdownTimeout bounds how long Run waits, after serving ended, for the
+// remaining process trees to be killed and reaped.
+const shutdownTimeout = 5 * time.Second
+
+// Config is what Run serves and how. The zero value serves WebSocket on
+// the zero AddrPort (an invalid address: set Addr or Stdio) with the
+// SessionConfig defaults, no authentication and no extra methods.
+type Config struct {
+	// Stdio serves one connection over Stdin/Stdout instead of listening
+	// on Addr.
+	Stdio bool
+	// Addr is the TCP address of the WebSocket listener (port 0: an
+	// ephemeral port). Its URL, ws://ADDR, is written to URLOut as one line
+	// once the listener is bound.
+	Addr netip.AddrPort
+	// Sessions configures the registry of sessions and their processes.
+	Sessions SessionConfig
+	// Extra are the methods served beside the process/* and environment/*
+	// ones (fs/*), behind the same handshake gate. Nil means none.
+	Extra map[string]rpc.HandlerFunc
+	// Concurrency is rpc.Options.Concurrency of every connection.
+	Concurrency int
+	// MaxMessage is the largest inbound message; a larger one ends the
+	// connection. It must be positive.
+	MaxMessage int64
+	// TokenSHA256, when not nil, is the SHA-256 of the bearer token every
+	// WebSocket upgrade must present.
+	TokenSHA256 []byte
+	// Stdin and Stdout carry the stdio connection; URLOut receives the
+	// bound URL. Nil means io.EOF on read and io.Discard on write.
+	Stdin  io.Reader
+	Stdout io.Writer
+	URLOut io.Writer
+}
+
+// Run serves cfg until ctx is done (or, with Stdio, until the connection
+// ends), then kills every remaining process tree and waits for them up to
+// shutdownTimeout. A failure to start (registry, listener) is returned at
+// once; an incomplete shutdown is logged, not returned. A nil logger logs
+// nothing.
+func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	if cfg.MaxMessage <= 0 {
+		return fmt.Errorf("execserver: MaxMessage must be positive")
+	}
+	reg, err := NewRegistry(cfg.Sessions, logger)
+	if err != nil {
+		return err
+	}
+	binder := NewBinder(reg, cfg.Extra, logger)
+	opts := rpc.Options{Bind: binder.Bind, Logger: logger, Concurrency: cfg.Concurrency}
+	if cfg.Stdio {
+		err = serveStdio(ctx, cfg, opts)
+	} else {
+		err = serveWebSocket(ctx, cfg, opts, reg.CheckPeer, logger)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if serr := reg.Shutdown(sctx); serr != nil {
+		logger.Warn("shutdown incomplete", zap.Error(serr))
+	}
+	return err
+}
+
+// serveStdio serves one connection over cfg.Stdin and cfg.Stdout until it
+// ends or ctx is done.
+func serveStdio(ctx context.Context, cfg Config, opts rpc.Options) error {
+	in, out := orEOF(cfg.Stdin), orDiscard(cfg.Stdout)
+	opts.ParseError = wire.ParseError(false)
+	conn := rpc.NewConn(rpc.NewStdioFramer(in, out, nil, wire.LabelStdio, cfg.MaxMessage), opts)
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+		_ = conn.Close()
+	}
+	// The reader may stay blocked on stdin; the process exits right after.
+	return nil
+}
+
+// serveWebSocket listens on cfg.Addr, announces the URL and serves
+// upgrades until ctx is done.
+func serveWebSocket(ctx context.Context, cfg Config, opts rpc.Options, checkPeer func(local, remote net.Addr) error, logger *zap.Logger) error {
+	ln, err := net.Listen("tcp", cfg.Addr.String())
+	if err != nil {
+		return fmt.Errorf("listening on %s: %v", cfg.Addr, err)
+	}
+	fmt.Fprintf(orDiscard(cfg.URLOut), "ws://%s\n", ln.Addr())
+	logger.Info("exec-server listening", zap.String("url", "ws://"+ln.Addr().String()))
+	opts.ParseError = wire.ParseError(true)
+	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: cfg.MaxMessage, TokenSHA256: cfg.TokenSHA256, Logger: logger, CheckPeer: checkPeer, LabelPrefix: wire.LabelWebSocketPrefix}
+	return srv.Serve(ctx, ln)
+}
+
+func orEOF(r io.Reader) io.Reader {
+	if r == nil {
+		return eofReader{}
+	}
+	return r
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// eofReader is an empty reader.
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }

@@ -174,16 +174,21 @@ func rmdirRetry(dir string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	delay := time.Millisecond
 	for {
-		// A cgroup with child cgroups stays EBUSY however long one waits:
-		// remove those first (a sub-cgroup made inside a leaf, one that a
-		// dead server left behind).
-		removeChildCgroups(dir, 0)
 		err := unix.Rmdir(dir)
 		if err == nil || err == unix.ENOENT {
 			return nil
 		}
 		if err != unix.EBUSY || time.Now().After(deadline) {
 			return err
+		}
+		// A cgroup with child cgroups stays EBUSY however long one waits:
+		// remove those (a sub-cgroup made inside a leaf, one that a dead
+		// server left behind) before the next try. Only after a first
+		// EBUSY: the usual leaf has none, and its removal is on the path
+		// of every process/closed.
+		removeChildCgroups(dir, 0)
+		if unix.Rmdir(dir) == nil {
+			return nil
 		}
 		time.Sleep(delay)
 		delay = min(2*delay, 50*time.Millisecond)

@@ -38,6 +38,13 @@ var rules = []rule{
 	{Pkg: "execserver", Forbid: ours("unifiedexec", "bench")},
 	{Pkg: "unifiedexec", Forbid: append(ours("proc", "execserver", "sandbox", "fshelper", "bench"),
 		creackPTY+"/...", landlock+"/...", psx+"/...")},
+	// The MCP shell tool (issue 9): the policy engine is pure, the exec
+	// control knows no policy, and neither side of the exec-server
+	// depends on the shell tool.
+	{Pkg: "execpolicy", Only: []string{}},
+	{Pkg: "shelltool/escalate", Forbid: ours("shelltool", "execpolicy", "execserver", "unifiedexec", "fshelper", "bench")},
+	{Pkg: "shelltool", Forbid: ours("execserver", "unifiedexec", "fshelper", "bench")},
+	{Pkg: "execserver", Forbid: ours("shelltool", "shelltool/escalate", "execpolicy")},
 }
 
 // ours returns the full import paths of our packages rel.

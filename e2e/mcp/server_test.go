@@ -201,8 +201,7 @@ func (s *server) stop() {
 	s.stdout.Close()
 	for range s.lines { //nolint:revive // drain until the reader has returned
 	}
-	if s.t.Failed() {
-		b, _ := os.ReadFile(s.stderrPath)
+	if b, _ := os.ReadFile(s.stderrPath); s.t.Failed() && len(b) > 0 {
 		s.t.Logf("server stderr:\n%s", b)
 	}
 }

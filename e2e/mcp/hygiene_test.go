@@ -133,7 +133,7 @@ func TestArgv0Kept(t *testing.T) {
 	s := start(t, opts{})
 	for cmd, want := range map[string]string{
 		`(exec -a custom0 sh -c 'echo "argv0=$0"; touch ` + s.outside + `/argv0')`: "argv0=custom0\n",
-		`(exec -a custom1 dash -c 'echo "argv0=$0"')`:                             "argv0=custom1\n",
+		`(exec -a custom1 dash -c 'echo "argv0=$0"')`:                              "argv0=custom1\n",
 	} {
 		if out := s.run(cmd); out.res.Output != want {
 			t.Errorf("%s: output %q, want %q", cmd, out.res.Output, want)

@@ -52,6 +52,7 @@ func need(t *testing.T) {
 // test as one where ours deliberately differs.
 func oursOnly(t *testing.T, why string) {
 	t.Helper()
+	need(t)
 	if target.ref && os.Getenv("MCPTEST_NO_SKIP") != "1" {
 		t.Skip("ours only (the reference differs: " + why + ")")
 	}

@@ -35,6 +35,11 @@ realclient: build
 patched-bash:
 	@./scripts/patched-bash.sh
 
+# The real Codex CLI 0.169.0 drives our MCP shell tool (exec-mcp-server) with the
+# npm patched Bash, in every sandbox mode. REALCLIENT_MCP_ARGS overrides the modes.
+realclient-mcp: build
+	./scripts/realclient.sh --mcp $(REALCLIENT_MCP_ARGS)
+
 lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...

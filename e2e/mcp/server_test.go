@@ -52,8 +52,7 @@ type server struct {
 
 	work, ws, outside, home, codexHome, stderrPath string
 
-	nextID     int
-	wantElicit bool // elicitations are expected (otherwise one fails the test)
+	nextID int
 }
 
 // workBase is where work dirs are made: not under /tmp, which a
@@ -199,7 +198,7 @@ func (s *server) stop() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	s.stdout.Close()
-	for range s.lines { //nolint:revive // drain until the reader has returned
+	for range s.lines { // drain until the reader has returned
 	}
 	if b, _ := os.ReadFile(s.stderrPath); s.t.Failed() && len(b) > 0 {
 		s.t.Logf("server stderr:\n%s", b)

@@ -67,11 +67,18 @@ func workBase() string {
 // start starts a server for t with o and completes the MCP handshake.
 func start(t *testing.T, o opts) *server {
 	t.Helper()
+	s := launch(t, o)
+	s.handshake(o)
+	return s
+}
+
+// launch starts a server for t with o, without any handshake.
+func launch(t *testing.T, o opts) *server {
+	t.Helper()
 	need(t)
 	s := &server{t: t, lines: make(chan []byte, 64), exited: make(chan struct{})}
 	s.makeDirs(o)
 	s.launch(o)
-	s.handshake(o)
 	return s
 }
 

@@ -43,8 +43,9 @@ func newTestServer(t *testing.T, cfg SessionConfig) *testServer {
 	return &testServer{reg: reg, bind: NewBinder(reg, nil, log), logs: logs}
 }
 
-// testClient is a client connection over net.Pipe that records the
-// notifications in arrival order.
+// testClient is a client connection over net.Pipe that records, per
+// process, the output before its exit and the exit code (not the output of
+// processes named hog*).
 type testClient struct {
 	t      *testing.T
 	c, srv *rpc.Conn
@@ -52,6 +53,7 @@ type testClient struct {
 	mu      sync.Mutex
 	out     map[string]*strings.Builder // guarded by mu: output of each process before its exit
 	exit    map[string]int              // guarded by mu: exit code of each exited process
+	denied  map[string]bool             // guarded by mu: sandboxDenied of each exited process
 	changed chan struct{}               // guarded by mu: closed and replaced on every notification
 }
 
@@ -63,7 +65,7 @@ func (s *testServer) dial(t *testing.T) *testClient { t.Helper(); return s.dialC
 func (s *testServer) dialConc(t *testing.T, concurrency int) *testClient {
 	t.Helper()
 	a, z := net.Pipe()
-	tc := &testClient{t: t, changed: make(chan struct{}), out: map[string]*strings.Builder{}, exit: map[string]int{}}
+	tc := &testClient{t: t, changed: make(chan struct{}), out: map[string]*strings.Builder{}, exit: map[string]int{}, denied: map[string]bool{}}
 	tc.srv = rpc.NewConn(rpc.NewStdioFramer(a, a, a, "server", 1<<24), rpc.Options{Bind: s.bind.Bind, Concurrency: concurrency})
 	tc.c = rpc.NewConn(rpc.NewStdioFramer(z, z, z, "client", 1<<26), rpc.Options{Bind: func(*rpc.Conn) rpc.Handler { return rpc.HandlerFunc(tc.handle) }})
 	t.Cleanup(tc.close)
@@ -79,11 +81,12 @@ func (tc *testClient) handle(_ context.Context, req *rpc.Request) (any, error) {
 		ProcessID string `json:"processId"`
 		Chunk     string `json:"chunk"`
 		ExitCode  int    `json:"exitCode"`
+		Denied    bool   `json:"sandboxDenied"`
 	}
 	_ = json.Unmarshal(req.Params, &n)
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	if _, done := tc.exit[n.ProcessID]; !done {
+	if _, done := tc.exit[n.ProcessID]; !done && !strings.HasPrefix(n.ProcessID, "hog") {
 		switch req.Method {
 		case "process/output":
 			b, _ := base64.StdEncoding.DecodeString(n.Chunk)
@@ -93,6 +96,7 @@ func (tc *testClient) handle(_ context.Context, req *rpc.Request) (any, error) {
 			tc.out[n.ProcessID].Write(b)
 		case "process/exited":
 			tc.exit[n.ProcessID] = n.ExitCode
+			tc.denied[n.ProcessID] = n.Denied
 		}
 	}
 	close(tc.changed)

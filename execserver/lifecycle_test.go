@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
 )
 
@@ -171,4 +172,52 @@ func markedLeft(marker string) bool {
 		}
 	}
 	return false
+}
+
+// workspaceWrite is the sandbox object of a workspace-write turn rooted at
+// root: the rest of the file system is read-only.
+func workspaceWrite(root string) map[string]any {
+	special := func(kind string) map[string]any {
+		return map[string]any{"type": "special", "value": map[string]any{"kind": kind}}
+	}
+	return map[string]any{
+		"permissions": map[string]any{
+			"type": "managed",
+			"file_system": map[string]any{"type": "restricted", "entries": []any{
+				map[string]any{"path": special("root"), "access": "read"},
+				map[string]any{"path": special("project_roots"), "access": "write"},
+			}},
+			"network": "restricted",
+		},
+		"cwd":            "file://" + root,
+		"workspaceRoots": []string{"file://" + root},
+	}
+}
+
+// The denial of a sandboxed process is judged on all it wrote before its
+// exit, even when that is a burst ending with the denial and other
+// processes of the session take the output credits, so the reader is
+// behind when the exit comes: exited says sandboxDenied and follows the
+// whole output. The old 20 ms wait judged a prefix.
+func TestSandboxDenialJudgedOnWholeOutput(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	s := newTestServer(t, SessionConfig{SessionTTL: -1})
+	tc := s.dial(t)
+	for _, hog := range []string{"hog1", "hog2", "hog3", "hog4"} {
+		tc.call("process/start", startParams(hog, "cat /dev/zero"), nil)
+	}
+	root := t.TempDir()
+	const n = 300_000
+	p := startParams("deny", fmt.Sprintf(`head -c %d /dev/zero | tr '\0' x >&2; echo x > /denied-%d`, n, rand.IntN(1e9)))
+	p["cwd"], p["sandbox"] = root, workspaceWrite(root)
+	tc.call("process/start", p, nil)
+	tc.waitFor("deny exited", func() bool { _, ok := tc.exit["deny"]; return ok })
+	tc.mu.Lock()
+	code, denied, out := tc.exit["deny"], tc.denied["deny"], tc.out["deny"].String()
+	tc.mu.Unlock()
+	if code == 0 || !denied || strings.Count(out, "x") < n || !strings.Contains(out, "Read-only file system") {
+		t.Fatalf("exit %d, sandboxDenied %v, %d x and the denial %v before exited", code, denied, strings.Count(out, "x"), strings.Contains(out, "Read-only file system"))
+	}
 }

@@ -12,7 +12,7 @@ const (
 // shellJoin joins words into one shell-quoted string the way the Rust shlex
 // crate's join does, so that elicitation messages read like the
 // reference's: a word of only safe characters stays as is, the empty word
-// is ”, and other words are quoted chunk by chunk, single quotes
+// is a pair of single quotes, and other words are quoted chunk by chunk, single quotes
 // preferred, double quotes when the chunk holds ' or \, and a ^ inside a
 // word starting a single-quoted chunk of its own (a^b → a'^b').
 func shellJoin(words []string) string {

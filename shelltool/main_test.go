@@ -8,13 +8,18 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/shelltool/escalate"
 )
 
-// init makes the test binary the sandbox helper when re-executed as one
-// (sandbox.Available probes it, the runner's tests run Bash under it).
+// init makes the test binary the sandbox helper or the exec wrapper when
+// re-executed as one (sandbox.Available probes the helper, the runner's
+// tests run Bash under it and the patched Bash execs the wrapper).
 func init() {
-	if filepath.Base(os.Args[0]) == sandbox.HelperName {
+	switch filepath.Base(os.Args[0]) {
+	case sandbox.HelperName:
 		os.Exit(sandbox.ChildMain(sandbox.ChildOptions{}))
+	case escalate.WrapperName:
+		os.Exit(escalate.WrapperMain())
 	}
 }
 

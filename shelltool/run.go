@@ -222,4 +222,3 @@ func ResolveBash(flag string) (string, error) {
 	}
 	return "", errNoBash
 }
-

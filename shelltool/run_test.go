@@ -169,3 +169,38 @@ func TestRunEscalateSocketReachesServer(t *testing.T) {
 	}
 	waitGone(t, "sleep 30.020")
 }
+
+// TestRunCancelKillsEscalated: cancelling the call (notifications/cancelled,
+// stdin EOF) kills Bash and the escalated child at once.
+func TestRunCancelKillsEscalated(t *testing.T) {
+	bash := requirePatchedBash(t)
+	ws := canonical(t, t.TempDir())
+	st := sandboxState{profile: sandbox.ReadOnly(false), cwd: ws}
+	plan, err := st.plan(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireSandboxPlan(t, plan)
+	r := testRunner(t, bash)
+	d := &recordingDecider{action: escalate.Escalate}
+	expired := make(chan struct{})
+	c := &Call{Command: "/usr/bin/sleep 30.0301", Workdir: ws, Plan: plan, Decider: d, Expired: expired,
+		Stopwatch: NewStopwatch(nil, time.Minute, func() { close(expired) })}
+	ctx, cancel := context.WithCancel(context.Background())
+	asked := make(chan struct{})
+	go func() { // cancel once the escalated sleep has started
+		defer close(asked)
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if out, _ := exec.Command("pgrep", "-f", "sleep 30.030").Output(); len(out) > 0 {
+				break
+			}
+		}
+		cancel()
+	}()
+	res, err := r.Run(ctx, c)
+	<-asked
+	if err != nil || res.TimedOut || len(d.reqs) != 1 {
+		t.Fatalf("%+v %v, requests %+v", res, err, d.reqs)
+	}
+	waitGone(t, "sleep 30.030")
+}

@@ -73,7 +73,9 @@ func (c *Conn) answered(in *inbound) {
 func idKey(id ID) string { return string(id.AppendJSON(nil)) }
 
 // Call sends a request and waits for its response, decoding the result into
-// result (which may be nil). A wire error comes back as *Error.
+// result (which may be nil). Params are marshalled by encoding/json, or
+// sent verbatim when they are a json.RawMessage. A wire error comes back
+// as *Error.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
 	return c.CallWithID(ctx, method, func(ID) any { return params }, result)
 }

@@ -170,7 +170,7 @@ func (h *handler) elicit(ctx context.Context, message string) (ElicitAction, err
 	err := h.c.CallWithID(ctx, "elicitation/create", func(id rpc.ID) any {
 		p := elicitParams{Message: message, RequestedSchema: elicitSchema}
 		p.Meta.ProgressToken = id
-		return p
+		return encodeJSON(p) // the command line verbatim: no HTML escaping
 	}, &res)
 	return res.Action, err
 }

@@ -328,7 +328,7 @@ func TestCancelledAndEOF(t *testing.T) {
 func TestElicitation(t *testing.T) {
 	got := make(chan escalate.Decision, 1)
 	r := &fakeRunner{run: func(ctx context.Context, c *Call) (Result, error) {
-		got <- c.Decider.Decide(ctx, escalate.Request{File: "/usr/bin/cat", Argv: []string{"cat", "/etc/hostname"}, Workdir: "/tmp"})
+		got <- c.Decider.Decide(ctx, escalate.Request{File: "/usr/bin/cat", Argv: []string{"cat", "/etc/hostname", "a&b"}, Workdir: "/tmp"})
 		return Result{}, nil
 	}}
 	prompt := func([]string) (execpolicy.Decision, bool) { return execpolicy.Prompt, true }
@@ -339,7 +339,7 @@ func TestElicitation(t *testing.T) {
 	for i, answer := range []string{"accept", "decline"} {
 		c.send(call)
 		id := string(rune('0' + i))
-		want := `{"jsonrpc":"2.0","id":` + id + `,"method":"elicitation/create","params":{"_meta":{"progressToken":` + id + `},"message":"Allow agent to run ` + "`/usr/bin/cat /etc/hostname` in `/tmp`" + `?","requestedSchema":{"type":"object","title":"Execution Permission Request","properties":{"reason":{"type":"string","description":"Optional reason for allowing or denying execution"}}}}}`
+		want := `{"jsonrpc":"2.0","id":` + id + `,"method":"elicitation/create","params":{"_meta":{"progressToken":` + id + `},"message":"Allow agent to run ` + "`/usr/bin/cat /etc/hostname 'a&b'` in `/tmp`" + `?","requestedSchema":{"type":"object","title":"Execution Permission Request","properties":{"reason":{"type":"string","description":"Optional reason for allowing or denying execution"}}}}}`
 		if req := c.recv(); req != want {
 			t.Fatalf("elicitation\n got %s\nwant %s", req, want)
 		}

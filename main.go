@@ -60,10 +60,15 @@ func main() {
 			execServerCommand(),
 			sandboxCommand(),
 			execCommand(),
+			execMCPServerCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are handled below
 	}
-	err := app.RunContext(ctx, os.Args)
+	args := os.Args
+	if filepath.Base(args[0]) == mcpServerName {
+		args = append([]string{args[0], "exec-mcp-server"}, args[1:]...)
+	}
+	err := app.RunContext(ctx, args)
 	stop()
 	if err != nil {
 		code := 1

@@ -74,6 +74,9 @@ func ChildMain(opts ChildOptions) int {
 	if err := checkKeptFD(&plan); err != nil {
 		return childFail(err)
 	}
+	if err := awaitTracer(&plan); err != nil {
+		return childFail(err)
+	}
 	if len(plan.Argv) == 0 && !plan.FSHelper && !args.probe {
 		fmt.Fprintln(os.Stderr, noCommandMessage)
 		return 1
@@ -230,7 +233,7 @@ func enforce(p *Plan) (*protectWatcher, error) {
 	if err := applyLandlock(p.Landlock); err != nil {
 		return nil, err
 	}
-	if err := installSeccomp(p.Seccomp); err != nil {
+	if err := installSeccomp(p.Seccomp, p.TraceExecFD != 0); err != nil {
 		return nil, err
 	}
 	return w, nil

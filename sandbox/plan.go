@@ -81,6 +81,20 @@ type Plan struct {
 	// fd from 3 up. Zero keeps nothing.
 	KeepFD int `json:"keepFd,omitempty"`
 
+	// TraceExecFD, when not 0, puts every exec of the command under a
+	// ptrace tracer (the MCP shell tool's kernel-level interception,
+	// shell-escalation.md §10). The spawner sets it to KeepFDFor(plan)
+	// (KeepFD must then be 0), passes the read end of a pipe there, and
+	// writes one byte to the pipe once its tracer has seized every thread
+	// of the helper. The helper reads that byte before enforcing anything
+	// (EOF or an error: it refuses to run the command), checks that it is
+	// traced, and closes the fd. Its seccomp filter then returns
+	// SECCOMP_RET_TRACE for execve and execveat (without a tracer they
+	// fail with ENOSYS: fail closed) and denies ptrace, process_vm_readv
+	// and process_vm_writev in every mode, so the command can neither
+	// detach, trace, nor rewrite another process of the call.
+	TraceExecFD int `json:"traceExecFd,omitempty"`
+
 	// Landlock rules (sandbox.md §4.5); nil means no Landlock.
 	Landlock *LandlockRules `json:"landlock,omitempty"`
 
@@ -152,7 +166,8 @@ const (
 // not may run the command directly.
 func (p *Plan) Enforces() bool {
 	return p.Refusal != "" || p.NewMountNS || p.NewPIDNS || p.NewNetNS || p.ReadOnlyRoot || p.Landlock != nil ||
-		p.Seccomp != SeccompNone || len(p.DenyPaths) > 0 || p.RestrictedRead || len(p.ReadOnlyFiles) > 0
+		p.Seccomp != SeccompNone || len(p.DenyPaths) > 0 || p.RestrictedRead || len(p.ReadOnlyFiles) > 0 ||
+		p.TraceExecFD != 0
 }
 
 // RecordIdentities fills Identities with the current identity of every

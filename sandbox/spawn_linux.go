@@ -82,6 +82,9 @@ func Wrap(plan Plan) (WrappedCommand, error) {
 	if plan.KeepFD != 0 && plan.KeepFD != KeepFDFor(&plan) {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: kept fd %d: want %d", plan.KeepFD, KeepFDFor(&plan))
 	}
+	if plan.TraceExecFD != 0 && (plan.TraceExecFD != KeepFDFor(&plan) || plan.KeepFD != 0) {
+		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: trace fd %d: want %d and no kept fd", plan.TraceExecFD, KeepFDFor(&plan))
+	}
 	data, err := json.Marshal(plan)
 	if err != nil {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: encoding plan: %w", err)

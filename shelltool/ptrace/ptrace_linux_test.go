@@ -1,0 +1,76 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/codexec/codex/shelltool/escalate"
+)
+
+// TestRunJudgesEveryExec: every exec of the command is judged (the
+// shell's own start, the plan's command, is not), through a nested shell
+// too, and Run lets each proceed in the sandbox.
+func TestRunJudgesEveryExec(t *testing.T) {
+	for name, plan := range plans(t) {
+		t.Run(name, func(t *testing.T) {
+			d := &decider{}
+			r := runTraced(t, plan, d, "/bin/sh", "-c", "echo start; /bin/true; sh -c 'echo nested; exec /bin/echo done'")
+			if r.code != 0 || r.out != "start\nnested\ndone\n" {
+				t.Fatalf("got %+v", r)
+			}
+			want := []string{"/bin/true", "/usr/bin/sh", "/bin/echo"}
+			got := d.files()
+			// sh is found by PATH: /usr/local/bin and /usr/bin come first.
+			if len(got) != 3 || got[0] != want[0] || filepath.Base(got[1]) != "sh" || got[2] != want[2] {
+				t.Errorf("judged %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestDenyExactMessage: a denied exec prints the message on the command's
+// stderr and ends with exit code 1; the script goes on; the program never
+// ran.
+func TestDenyExactMessage(t *testing.T) {
+	for name, plan := range plans(t) {
+		t.Run(name, func(t *testing.T) {
+			marker := filepath.Join(plan.Dir, "touched")
+			d := &decider{fn: byName(map[string]escalate.Action{"touch": escalate.Deny})}
+			r := runTraced(t, plan, d, "/bin/sh", "-c", "touch "+marker+"; echo rc=$?; env touch "+marker+"; echo rc=$?")
+			want := "Execution denied: Execution forbidden by policy\nrc=1\nExecution denied: Execution forbidden by policy\nrc=1\n"
+			if r.code != 0 || r.out != want {
+				t.Errorf("got %+v, want output %q", r, want)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Error("the denied touch ran")
+			}
+		})
+	}
+}
+
+// TestEscalateRunsOutside: an escalated program runs outside the sandbox
+// (it writes where the sandbox forbids), on the command's stdout, with
+// its exit code, and the script goes on.
+func TestEscalateRunsOutside(t *testing.T) {
+	plan := plans(t)["pid1"]
+	outside := filepath.Join(testDir(t), "outside")
+	d := &decider{fn: byName(map[string]escalate.Action{"touch": escalate.Escalate, "false": escalate.Escalate})}
+	r := runTraced(t, plan, d, "/bin/sh", "-c", "touch "+outside+"; echo rc=$?; false; echo rc=$?; echo x > "+outside+".2")
+	if !strings.HasPrefix(r.out, "rc=0\nrc=1\n") {
+		t.Errorf("got %+v", r)
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Errorf("escalated touch did not write outside: %v", err)
+	}
+	if _, err := os.Stat(outside + ".2"); err == nil {
+		t.Error("the sandbox did not hold for the shell itself")
+	}
+	if !slices.Contains(d.files(), "/usr/bin/touch") {
+		t.Errorf("judged %q", d.files())
+	}
+}

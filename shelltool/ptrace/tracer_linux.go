@@ -1,0 +1,202 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// safetyTick bounds how long the tracer sleeps without a SIGCHLD or a
+// worker result (it polls its tracees then): a lost wake-up costs latency,
+// never a hang.
+const safetyTick = 50 * time.Millisecond
+
+// tracee is one traced thread. Only the tracer thread touches it.
+type tracee struct {
+	tid int
+	// fresh: auto-attached, its initial PTRACE_EVENT_STOP not seen yet.
+	fresh bool
+	// helper: still runs the sandbox helper's image, whose own exec (the
+	// plan's command, chosen by the server) is let through unjudged.
+	helper bool
+	// helperExec: a helper thread stopped at its seccomp exec stop, so its
+	// next exec event is the plan's command (the exec event of the root's
+	// own start, before any filter, has no such stop).
+	helperExec bool
+	// judged is what the last Run decision let this thread exec; nil when
+	// its last exec stop was let through unjudged.
+	judged *target
+	// gen numbers the decisions; a worker's result applies only while it
+	// matches (the tracee may have died and its tid been reused).
+	gen uint64
+	// cancel ends the worker deciding or acting for this stopped thread;
+	// nil when none is.
+	cancel context.CancelFunc
+}
+
+// result is a worker's verdict on a stopped tracee.
+type result struct {
+	tid int
+	gen uint64
+	// exactly one of: resume (with judged recorded), exit (rewrite the
+	// syscall into exit_group(code)), kill (SIGKILL at an exec event).
+	resume bool
+	judged *target
+	exit   bool
+	code   int
+	kill   bool
+}
+
+// tracer is the state of the tracer thread.
+type tracer struct {
+	s       *Session
+	root    int
+	self    int // the tracer thread's tid
+	tracees map[int]*tracee
+	killing bool
+	gen     uint64
+}
+
+func newTracer(s *Session, root int) *tracer {
+	return &tracer{s: s, root: root, self: unix.Gettid(), tracees: map[int]*tracee{root: {tid: root, helper: true}}}
+}
+
+// seizeAll attaches to every thread of pid, listing them until no new one
+// appears (a thread created by a seized one is attached by the kernel, and
+// shows up here too: it is then already ours).
+func (t *tracer) seizeAll(pid int) error {
+	seized := map[int]bool{}
+	for {
+		ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		if err != nil {
+			return err
+		}
+		added := false
+		for _, e := range ents {
+			tid, err := strconv.Atoi(e.Name())
+			if err != nil || seized[tid] {
+				continue
+			}
+			seized[tid], added = true, true
+			if err := seize(tid); err != nil {
+				switch {
+				case errors.Is(err, unix.ESRCH):
+					continue // gone meanwhile
+				case errors.Is(err, unix.EPERM) && tracerOf(tid) == t.self:
+					t.add(tid, true, true) // auto-attached by a clone
+					continue
+				}
+				return err
+			}
+			t.add(tid, false, true)
+		}
+		if !added {
+			return nil
+		}
+	}
+}
+
+// add starts tracking tid, unless it is already tracked.
+func (t *tracer) add(tid int, fresh, helper bool) {
+	if tr, ok := t.tracees[tid]; ok {
+		tr.fresh = tr.fresh || fresh
+		return
+	}
+	t.tracees[tid] = &tracee{tid: tid, fresh: fresh, helper: helper}
+	t.s.log.Debug("ptrace: new tracee", zap.Int("tid", tid), zap.Bool("fresh", fresh), zap.Bool("helper", helper))
+	if t.killing {
+		_ = unix.Kill(tid, unix.SIGKILL)
+	}
+}
+
+// loop waits for and handles the tracees' stops and the workers' results
+// until no tracee is left.
+func (t *tracer) loop(sigs <-chan os.Signal) {
+	tick := time.NewTicker(safetyTick)
+	defer tick.Stop()
+	killc := t.s.killc
+	for len(t.tracees) > 0 {
+		if t.poll() {
+			continue
+		}
+		select {
+		case <-sigs:
+		case r := <-t.s.results:
+			t.apply(r)
+		case <-killc:
+			killc = nil
+			t.killAll()
+		case <-tick.C:
+		}
+	}
+}
+
+// poll collects one pending state change of every tracee and reports
+// whether there was any.
+func (t *tracer) poll() bool {
+	any := false
+	for tid := range t.tracees {
+		var ws unix.WaitStatus
+		// __WNOTHREAD: only this thread's tracees and children; the pid
+		// is one we trace, so no other child of the server is reaped.
+		got, err := unix.Wait4(tid, &ws, unix.WNOHANG|unix.WALL|unix.WNOTHREAD, nil)
+		switch {
+		case err == unix.EINTR:
+			any = true
+		case err != nil:
+			// ECHILD: no longer ours (cannot happen while tracked);
+			// forget it rather than spin.
+			t.s.log.Warn("ptrace: wait", zap.Int("tid", tid), zap.Error(err))
+			t.forget(tid)
+			any = true
+		case got == tid:
+			t.handle(t.tracees[tid], ws)
+			any = true
+		}
+	}
+	return any
+}
+
+// killAll kills every tracee, and every one that appears later.
+func (t *tracer) killAll() {
+	t.killing = true
+	for tid := range t.tracees {
+		_ = unix.Kill(tid, unix.SIGKILL)
+	}
+}
+
+// forget stops tracking tid and ends its worker, if any.
+func (t *tracer) forget(tid int) {
+	if tr, ok := t.tracees[tid]; ok && tr.cancel != nil {
+		tr.cancel()
+	}
+	delete(t.tracees, tid)
+}
+
+// tracerOf returns the TracerPid of tid (0 when unknown).
+func tracerOf(tid int) int {
+	v, _ := statusField(tid, "TracerPid")
+	return v
+}
+
+// statusField reads an integer field of /proc/TID/status.
+func statusField(tid int, name string) (int, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, errors.New("no " + name + " in status")
+}

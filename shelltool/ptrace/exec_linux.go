@@ -19,7 +19,6 @@ import (
 
 // onExecStop decides an execve or execveat at its seccomp stop.
 func (t *tracer) onExecStop(tr *tracee) {
-	t.s.log.Debug("ptrace: exec stop", zap.Int("tid", tr.tid), zap.Bool("helper", tr.helper))
 	tr.judged = nil
 	si, err := getSyscallInfo(tr.tid)
 	if err != nil {
@@ -123,7 +122,6 @@ func (s *Session) escalate(ctx context.Context, tid int, req escalate.Request) i
 // instruction run, other threads gone), that what the kernel executed is
 // what was judged; otherwise it judges what ran, and kills it unless Run.
 func (t *tracer) onExec(tr *tracee) {
-	t.s.log.Debug("ptrace: exec event", zap.Int("tid", tr.tid), zap.Bool("helper", tr.helper))
 	if msg, err := unix.PtraceGetEventMsg(tr.tid); err == nil && int(msg) != tr.tid {
 		// A non-leader thread exec'd: it takes the leader's tid.
 		if old, ok := t.tracees[int(msg)]; ok {

@@ -24,8 +24,11 @@ import (
 // init makes the test binary the sandbox helper when run under its name,
 // as the codex binary is.
 func init() {
-	if filepath.Base(os.Args[0]) == sandbox.HelperName {
+	switch filepath.Base(os.Args[0]) {
+	case sandbox.HelperName:
 		os.Exit(sandbox.ChildMain(sandbox.ChildOptions{}))
+	case progArg0:
+		os.Exit(runProg(os.Args[1:]))
 	}
 }
 

@@ -111,7 +111,6 @@ func (t *tracer) add(tid int, fresh, helper bool) {
 		return
 	}
 	t.tracees[tid] = &tracee{tid: tid, fresh: fresh, helper: helper}
-	t.s.log.Debug("ptrace: new tracee", zap.Int("tid", tid), zap.Bool("fresh", fresh), zap.Bool("helper", helper))
 	if t.killing {
 		_ = unix.Kill(tid, unix.SIGKILL)
 	}

@@ -96,7 +96,7 @@ func ChildMain(opts ChildOptions) int {
 }
 
 // checkKeptFD refuses a plan whose kept fd (Plan.KeepFD) is not an open
-// socket distinct from the helper's own inherited fds.
+// Unix socket distinct from the helper's own inherited fds.
 func checkKeptFD(p *Plan) error {
 	fd := p.KeepFD
 	if fd == 0 {
@@ -111,6 +111,9 @@ func checkKeptFD(p *Plan) error {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
 		return fmt.Errorf("kept fd %d: not a socket", fd)
+	}
+	if dom, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN); err != nil || dom != unix.AF_UNIX {
+		return fmt.Errorf("kept fd %d: not a Unix socket", fd)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -100,8 +101,8 @@ func TestKeepFDOnlyTheSocket(t *testing.T) {
 }
 
 // TestKeepFDNotASocket: the helper refuses to run the command when the kept
-// fd is not a socket, or is missing (fail closed: nothing but a socket may
-// cross the exec).
+// fd is not a Unix socket (a file, an inet socket) or is missing (fail
+// closed: nothing but a Unix socket may cross the exec).
 func TestKeepFDNotASocket(t *testing.T) {
 	requireSandbox(t)
 	f, err := os.Open("/etc/hostname")
@@ -109,7 +110,17 @@ func TestKeepFDNotASocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	for _, extra := range [][]*os.File{{f}, nil} {
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	inet, err := udp.(*net.UDPConn).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inet.Close()
+	for _, extra := range [][]*os.File{{f}, nil, {inet}} {
 		plan := helperPlan(t, keepPlans(t)["exec"], "fds")
 		plan.KeepFD = sandbox.KeepFDFor(&plan)
 		r := runPlanWith(t, plan, extra...)

@@ -76,7 +76,7 @@ type Plan struct {
 	// server about each exec (shell-escalation.md §4). The spawner sets it
 	// to KeepFDFor(plan) and appends the socket to ExtraFiles after the
 	// plan's own files. The helper refuses to run the command unless that
-	// fd is open and is a socket, keeps it open (without close-on-exec)
+	// fd is open and is a Unix socket, keeps it open (without close-on-exec)
 	// across its exec or fork of the command, and still closes every other
 	// fd from 3 up. Zero keeps nothing.
 	KeepFD int `json:"keepFd,omitempty"`

@@ -63,9 +63,9 @@ func (h *handler) toolsCall(req *rpc.Request) (any, error) {
 	if p.Name != ToolName {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "tool not found")
 	}
-	var a shellArgs
-	if err := rpc.DecodeParams(p.Arguments, &a); err != nil {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "failed to deserialize parameters: %s", err.Error())
+	a, msg := decodeShellArgs(p.Arguments)
+	if msg != "" {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "failed to deserialize parameters: %s", msg)
 	}
 	st := h.state
 	ms, err := parseMetaState(p.Meta)

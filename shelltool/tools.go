@@ -16,10 +16,10 @@ var toolsList = json.RawMessage(`{"tools":[{"name":"shell","description":"Runs a
 // DefaultTimeout is the timeout of a call without timeout_ms (spec §3.4).
 const DefaultTimeout = 10 * time.Second
 
-// shellArgs are the arguments of the shell tool.
+// shellArgs are the arguments of the shell tool (decodeShellArgs).
 type shellArgs struct {
-	Command   string  `json:"command" rpc:"required"`
-	Workdir   string  `json:"workdir" rpc:"required"`
+	Command   string  `json:"command"`
+	Workdir   string  `json:"workdir"`
 	TimeoutMs *uint64 `json:"timeout_ms"`
 	Login     *bool   `json:"login"`
 }

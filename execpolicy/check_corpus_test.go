@@ -139,7 +139,7 @@ var noImports = regexp.MustCompile("^error: No imports are available, you tried 
 func stableParts(c *checkCase) (stdoutParts, stderrParts []string, note string) {
 	if strings.Contains(c.Stdout, "Usage: ") && c.Code == 0 {
 		return []string{"Usage: " + CheckUsage + "\n", "-r, --rules <PATH>", "--pretty",
-			"--resolve-host-executables", "-h, --help", "<COMMAND>..."}, nil,
+				"--resolve-host-executables", "-h, --help", "<COMMAND>..."}, nil,
 			"help: the prose is the reference's own; the synopsis and the option names carry over"
 	}
 	if !strings.Contains(c.Stderr, "starlark error: ") {

@@ -58,6 +58,10 @@ func (l *loader) loadFile(path string, src []byte) error {
 		"network_rule":    starlark.NewBuiltin("network_rule", l.networkRule),
 		"host_executable": starlark.NewBuiltin("host_executable", l.hostExecutable),
 	}
+	src, err := rewriteFStrings(path, src)
+	if err != nil {
+		return starlarkError(nil, err)
+	}
 	f, prog, err := starlark.SourceProgramOptions(fileOptions, path, src, builtins.Has)
 	if err != nil {
 		return starlarkError(nil, err)

@@ -1,8 +1,10 @@
 package execpolicy
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -101,6 +103,26 @@ func FuzzSplitShell(f *testing.F) {
 		again, err := SplitShell(joined)
 		if err != nil || !reflect.DeepEqual(again, words) && !(len(again) == 0 && len(words) == 0) {
 			t.Fatalf("SplitShell(%q) = %q; joined %q splits to %q, %v", s, words, joined, again, err)
+		}
+	})
+}
+
+// FuzzRewriteFStrings checks that the f-string rewrite never panics, keeps
+// the line count, and leaves a source without f-strings as it is.
+func FuzzRewriteFStrings(f *testing.F) {
+	for _, s := range []string{`x = f"{a}"`, `f'{{}}{b!r}'`, "f\"\"\"{x\n}\"\"\"", `"f'{x}'"`, `# f"{"`, `f"{`, `f"{x:3}"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := rewriteFStrings("t.rules", []byte(s))
+		if err != nil {
+			return
+		}
+		if bytes.Count(out, []byte("\n")) != strings.Count(s, "\n") {
+			t.Fatalf("line count changed: %q -> %q", s, out)
+		}
+		if !strings.Contains(s, `f"`) && !strings.Contains(s, `f'`) && string(out) != s {
+			t.Fatalf("changed a source without f-strings: %q -> %q", s, out)
 		}
 	})
 }

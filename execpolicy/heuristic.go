@@ -116,8 +116,10 @@ func anyArg(args []string, f func(string) bool) bool {
 }
 
 // shellScriptCommands splits the script of `bash|sh|zsh -c|-lc SCRIPT` into
-// its commands when it is plain words and the operators ; && || | (each a
-// word of its own); otherwise nil.
+// its commands at the operators ;, &, | (and so && and ||), also where they
+// touch a word ("a;rm -rf x"). Quoting is honoured for words but not for
+// these bytes, which can only split more: the heuristic errs towards a
+// prompt. A script that does not split as shell words gives nil.
 func shellScriptCommands(cmd []string) [][]string {
 	if len(cmd) != 3 || (cmd[1] != "-c" && cmd[1] != "-lc") {
 		return nil
@@ -134,13 +136,24 @@ func shellScriptCommands(cmd []string) [][]string {
 	var out [][]string
 	var cur []string
 	for _, w := range words {
-		switch w {
-		case ";", "&&", "||", "|":
-			out = append(out, cur)
-			cur = nil
+		if w == "" {
+			cur = append(cur, w)
 			continue
 		}
-		cur = append(cur, w)
+		if isOperatorByte(rune(w[0])) {
+			out, cur = append(out, cur), nil
+		}
+		for i, piece := range strings.FieldsFunc(w, isOperatorByte) {
+			if i > 0 {
+				out, cur = append(out, cur), nil
+			}
+			cur = append(cur, piece)
+		}
+		if isOperatorByte(rune(w[len(w)-1])) {
+			out, cur = append(out, cur), nil
+		}
 	}
 	return append(out, cur)
 }
+
+func isOperatorByte(r rune) bool { return r == ';' || r == '&' || r == '|' }

@@ -33,6 +33,19 @@ func LoadLayers(codexHome string) (*Policy, error) {
 	return LoadFiles(files...)
 }
 
+// CodexHome returns $CODEX_HOME, or ~/.codex when it is unset or empty.
+// It does not check that the folder exists (LoadLayers does).
+func CodexHome() (string, error) {
+	if h := os.Getenv("CODEX_HOME"); h != "" {
+		return h, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".codex"), nil
+}
+
 // rulesFiles lists the *.rules regular files of dir, sorted by name.
 func rulesFiles(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)

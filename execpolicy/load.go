@@ -16,6 +16,10 @@ import (
 // are allowed (as in Codex's); while, set and recursion are not.
 var fileOptions = &syntax.FileOptions{TopLevelControl: true, GlobalReassign: true}
 
+// maxSteps bounds the work of one file, so that a runaway loop in a rules
+// file fails its load ("too many steps") instead of hanging the server.
+const maxSteps = 100_000_000
+
 // LoadFiles loads the rules files in order into one policy. A later file
 // sees the host_executable() declarations of earlier ones. Every error is
 // a *FileError naming the file; a file that is not UTF-8 is an error.
@@ -73,6 +77,7 @@ func (l *loader) loadFile(path string, src []byte) error {
 			return nil, errorf("No imports are available, you tried `%s`", module)
 		},
 	}
+	thread.SetMaxExecutionSteps(maxSteps)
 	if _, err := prog.Init(thread, builtins); err != nil {
 		return starlarkError(f, err)
 	}

@@ -141,3 +141,22 @@ func TestLoadLayersMissing(t *testing.T) {
 		t.Errorf("missing CODEX_HOME: %v", err)
 	}
 }
+
+func TestLoadRunawayLoopFails(t *testing.T) {
+	_, err := load(t, "def f():\n    for i in range(1000000000):\n        pass\nf()\n")
+	if err == nil || !strings.Contains(err.Error(), "too many steps") {
+		t.Errorf("runaway loop: %v", err)
+	}
+}
+
+func TestCodexHome(t *testing.T) {
+	t.Setenv("CODEX_HOME", "/some/where")
+	if h, err := CodexHome(); err != nil || h != "/some/where" {
+		t.Errorf("CodexHome() = %q, %v", h, err)
+	}
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if h, err := CodexHome(); err != nil || h != "/home/u/.codex" {
+		t.Errorf("CodexHome() with CODEX_HOME empty = %q, %v", h, err)
+	}
+}

@@ -61,6 +61,9 @@ func (l *loader) loadFile(path string, src []byte) error {
 		"prefix_rule":     starlark.NewBuiltin("prefix_rule", l.prefixRule),
 		"network_rule":    starlark.NewBuiltin("network_rule", l.networkRule),
 		"host_executable": starlark.NewBuiltin("host_executable", l.hostExecutable),
+		// Codex's interpreter has no print; ours must never write to
+		// stdout, which may be an MCP connection.
+		"print": starlark.NewBuiltin("print", noPrint),
 	}
 	src, err := rewriteFStrings(path, src)
 	if err != nil {
@@ -77,6 +80,7 @@ func (l *loader) loadFile(path string, src []byte) error {
 			return nil, errorf("No imports are available, you tried `%s`", module)
 		},
 	}
+	thread.Print = func(*starlark.Thread, string) {}
 	thread.SetMaxExecutionSteps(maxSteps)
 	if _, err := prog.Init(thread, builtins); err != nil {
 		return starlarkError(f, err)
@@ -87,6 +91,10 @@ func (l *loader) loadFile(path string, src []byte) error {
 		}
 	}
 	return nil
+}
+
+func noPrint(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+	return nil, errorf("Variable `print` not found")
 }
 
 // checkExamples verifies that no not_match example matches a rule of the

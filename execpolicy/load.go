@@ -45,7 +45,6 @@ func LoadFiles(paths ...string) (*Policy, error) {
 type loader struct {
 	p       *Policy
 	pending []exampleCheck
-	file    *syntax.File
 }
 
 // exampleCheck is the match/not_match examples of one prefix_rule call,
@@ -73,7 +72,6 @@ func (l *loader) loadFile(path string, src []byte) error {
 	if err != nil {
 		return starlarkError(nil, err)
 	}
-	l.file = f
 	thread := &starlark.Thread{
 		Name: path,
 		Load: func(_ *starlark.Thread, module string) (starlark.StringDict, error) {

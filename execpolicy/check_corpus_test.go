@@ -128,7 +128,9 @@ func dropWarnings(s string) string {
 	return strings.Join(out, "")
 }
 
-var builtinErrorLine = regexp.MustCompile(`^\s*(?:starlark error: )?(error: (invalid |Missing parameter|Found |Type of parameter|Argument |No imports are available, you tried ` + "`[^`]*`" + `).*)$`)
+var builtinErrorLine = regexp.MustCompile(`^\s*(?:starlark error: )?(error: (invalid |Missing parameter|Found |Type of parameter|Argument |No imports are available, you tried ` + "`[^`]*`" + `|Variable ` + "`[^`]*` not found" + `).*)$`)
+
+var variableNotFound = regexp.MustCompile("^error: Variable `[^`]*` not found")
 
 var noImports = regexp.MustCompile("^error: No imports are available, you tried `[^`]*`")
 
@@ -156,6 +158,12 @@ func stableParts(c *checkCase) (stdoutParts, stderrParts []string, note string) 
 		msg := m[1]
 		if imp := noImports.FindString(msg); imp != "" {
 			msg = imp
+		}
+		if v := variableNotFound.FindString(msg); v != "" {
+			msg = v // without the reference's spelling hint
+			stderrParts = append(stderrParts, msg)
+			note = "Starlark diagnostic: compared on the header and the message"
+			break
 		}
 		stderrParts = append(stderrParts, msg)
 		if i+1 < len(lines) && strings.Contains(lines[i+1], "--> ") {

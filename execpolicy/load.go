@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -170,11 +171,18 @@ func starlarkError(f *syntax.File, err error) error {
 	default:
 		if p, m, ok := firstResolveError(err); ok {
 			pos, msg = p, m
+			if m := undefinedName.FindStringSubmatch(msg); m != nil {
+				msg = "Variable `" + m[1] + "` not found" // Codex's wording
+			} else if strings.HasSuffix(msg, "does not support sets") {
+				msg = "Variable `set` not found" // Codex has no set either
+			}
 		}
 	}
 	fmt.Fprintf(&b, "error: %s\n --> %s:%d:%d", msg, pos.Filename(), pos.Line, pos.Col)
 	return errors.New(b.String())
 }
+
+var undefinedName = regexp.MustCompile(`^undefined: (\S+)`)
 
 // firstResolveError unpacks the first error of a resolver error list.
 func firstResolveError(err error) (syntax.Position, string, bool) {

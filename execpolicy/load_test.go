@@ -37,7 +37,7 @@ func TestLoadErrors(t *testing.T) {
 		{`host_executable(name="git", paths=["bin/git"])`, "invalid rule: host_executable paths must be absolute (got bin/git)"},
 		{`host_executable(name="git", paths=["/bin/gitx"])`, "invalid rule: host_executable path `/bin/gitx` must have basename `git`"},
 		{"x = ", "Parse error: "},
-		{"foo()", "undefined: foo"},
+		{"foo()", "Variable `foo` not found"},
 	} {
 		_, err := load(t, tc.src)
 		var fe *FileError

@@ -31,6 +31,9 @@ func (p *Policy) AppendAllowPrefix(codexHome string, prefix []string) error {
 	if len(prefix) == 0 {
 		return errors.New("prefix rule requires at least one token")
 	}
+	if p == nil {
+		return errors.New("no policy to amend")
+	}
 	line, err := allowPrefixLine(prefix)
 	if err != nil {
 		return err

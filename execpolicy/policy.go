@@ -7,9 +7,9 @@ import (
 	"sync"
 )
 
-// Policy is a loaded set of rules. The zero value is an empty policy.
-// All methods may be called concurrently; AppendAllowPrefix is the only
-// one that changes it.
+// Policy is a loaded set of rules. The zero value and a nil *Policy are
+// empty policies (a nil one cannot take amendments). All methods may be
+// called concurrently; AppendAllowPrefix is the only one that changes it.
 type Policy struct {
 	mu sync.RWMutex
 	// byKey indexes prefix rules by the case-folded program, in load order.
@@ -51,6 +51,9 @@ func (p *Policy) addRule(r *PrefixRule) {
 
 // NetworkRules returns the network_rule() declarations, in load order.
 func (p *Policy) NetworkRules() []NetworkRule {
+	if p == nil {
+		return nil
+	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return append([]NetworkRule(nil), p.network...)
@@ -61,6 +64,9 @@ func (p *Policy) NetworkRules() []NetworkRule {
 // canonical_matching rules); with opts.ResolveHostExecutables and no such
 // match, a program path is tried as its basename.
 func (p *Policy) Matches(cmd []string, opts MatchOptions) []Match {
+	if p == nil {
+		return nil
+	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.matchesLocked(cmd, opts)

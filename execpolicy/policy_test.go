@@ -99,6 +99,13 @@ func TestPolicyDrivenNeedsRuleWithOverallDecision(t *testing.T) {
 	if ev := empty.Evaluate(nil); ev.Decision != Allow || ev.Matched {
 		t.Errorf("empty command: %+v", ev)
 	}
+	var none *Policy
+	if ev := none.Evaluate([]string{"git", "reset", "--hard"}); ev.Decision != Prompt || ev.Matched {
+		t.Errorf("nil policy: %+v", ev)
+	}
+	if none.NetworkRules() != nil || none.AppendAllowPrefix(t.TempDir(), []string{"ls"}) == nil {
+		t.Error("nil policy: network rules or an amendment")
+	}
 }
 
 func TestMightBeDangerous(t *testing.T) {
@@ -218,4 +225,15 @@ func FuzzEvaluate(f *testing.F) {
 			t.Fatalf("%q: %+v", cmd, ev)
 		}
 	})
+}
+
+// BenchmarkEvaluate measures one decision, as the shell tool makes per
+// intercepted exec.
+func BenchmarkEvaluate(b *testing.B) {
+	p := mustLoad(b, specExample)
+	cmds := [][]string{{"git", "commit", "-m", "x"}, {"npm", "install", "--no-save", "x"}, {"true"}, {"rm", "-rf", "/tmp/x"}}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		p.Evaluate(cmds[i%len(cmds)])
+	}
 }

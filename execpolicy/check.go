@@ -42,6 +42,30 @@ type checkArgs struct {
 	command    []string
 	prettySet  bool
 	resolveSet bool
+	// used lists the switches given, in order, for the usage line of
+	// errors.
+	used []string
+}
+
+// usage is the synopsis the reference prints in an error: the required
+// arguments with the switches that were given.
+func (a *checkArgs) usage() string {
+	s := "codex execpolicy check --rules <PATH>"
+	for _, u := range a.used {
+		s += " " + u
+	}
+	return s + " <COMMAND>..."
+}
+
+// isFlagToken reports whether arg is one of the reference's option names,
+// which it never takes as the value of --rules.
+func isFlagToken(arg string) bool {
+	switch arg {
+	case "--", "-h", "--help", "-r", "--rules", "--pretty", "--resolve-host-executables",
+		"-c", "--config", "--enable", "--disable":
+		return true
+	}
+	return false
 }
 
 // usageError is a command-line error, printed as the reference prints it,
@@ -80,7 +104,7 @@ loop:
 			return a, nil
 		case "-r", "--rules":
 			if !hasValue {
-				if i+1 >= len(args) {
+				if i+1 >= len(args) || isFlagToken(args[i+1]) {
 					value = ""
 				} else {
 					i++
@@ -96,14 +120,15 @@ loop:
 			if name != "--pretty" {
 				set = &a.resolveSet
 			}
-			if hasValue {
-				return a, usageErr(fmt.Sprintf("unexpected value '%s' for '%s' found; no more were expected", value, name),
-					"codex execpolicy check --rules <PATH> "+name+" <COMMAND>...")
-			}
 			if *set {
 				return a, usageErr(fmt.Sprintf("the argument '%s' cannot be used multiple times", name), CheckUsage)
 			}
 			*set = true
+			a.used = append(a.used, name)
+			if hasValue {
+				return a, usageErr(fmt.Sprintf("unexpected value '%s' for '%s' found; no more were expected", value, name),
+					a.usage())
+			}
 		default:
 			break loop
 		}
@@ -119,7 +144,7 @@ loop:
 	}
 	if len(missing) > 0 {
 		return a, usageErr("the following required arguments were not provided:\n"+strings.Join(missing, "\n"),
-			"codex execpolicy check --rules <PATH> <COMMAND>...")
+			a.usage())
 	}
 	return a, nil
 }

@@ -11,8 +11,15 @@ import (
 // braces, expressions that may hold quotes of their own and a !r or !s
 // conversion, no format spec); go.starlark.net has none. rewriteFStrings
 // turns each f-string into an equivalent expression of plain Starlark,
-// ("lit" + str(expr) + "lit"), keeping every newline where it was so that
+// ("lit" + _fstring_str(expr) + "lit"), keeping every newline where it was so that
 // line numbers stay right. Columns after an f-string on its line shift.
+
+// The rewrite calls str and repr under names of their own, predeclared by
+// the loader, so that a file rebinding str does not change its f-strings.
+const (
+	fstrName  = "_fstring_str"
+	freprName = "_fstring_repr"
+)
 
 // fscan is the state of one rewrite.
 type fscan struct {
@@ -168,13 +175,13 @@ func (s *fscan) fexpr(i int) (string, string, int, error) {
 			if strings.TrimSpace(expr) == "" {
 				return "", "", 0, s.fail(j, "f-string: expression expected")
 			}
-			conv := "str"
+			conv := fstrName
 			if c == '!' {
 				if j+2 >= len(s.src) || s.src[j+2] != '}' || (s.src[j+1] != 'r' && s.src[j+1] != 's') {
 					return "", "", 0, s.fail(j, "f-string: expected !r or !s before '}'")
 				}
 				if s.src[j+1] == 'r' {
-					conv = "repr"
+					conv = freprName
 				}
 				j += 2
 			}

@@ -63,7 +63,9 @@ func (l *loader) loadFile(path string, src []byte) error {
 		"host_executable": starlark.NewBuiltin("host_executable", l.hostExecutable),
 		// Codex's interpreter has no print; ours must never write to
 		// stdout, which may be an MCP connection.
-		"print": starlark.NewBuiltin("print", noPrint),
+		"print":   starlark.NewBuiltin("print", noPrint),
+		fstrName:  starlark.Universe["str"],
+		freprName: starlark.Universe["repr"],
 	}
 	src, err := rewriteFStrings(path, src)
 	if err != nil {

@@ -160,3 +160,10 @@ func TestCodexHome(t *testing.T) {
 		t.Errorf("CodexHome() with CODEX_HOME empty = %q, %v", h, err)
 	}
 }
+
+func TestFStringsIgnoreRebinding(t *testing.T) {
+	p := mustLoad(t, "str = None\nrepr = None\nx = 1\nprefix_rule(pattern=[f\"a{x}\", f\"{'q'!r}\"])\n")
+	if ev := p.Evaluate([]string{"a1", `"q"`}); !ev.Matched {
+		t.Errorf("f-string with str rebound: %+v", ev)
+	}
+}

@@ -23,47 +23,76 @@ func execMCPServerCommand() *cli.Command {
 stdout; logs on stderr) offering one tool, "shell": it runs a Bash command in
 the sandbox of the client's sandbox state (per-call _meta
 "codex/sandbox-state", else the last codex/sandbox-state/update, else
-read-only). A patched Bash (--bash, or CODEX_BASH_PATH) execs every program
-through codex-execve-wrapper, which asks this server over an inherited socket:
-"allow" rules run the program outside the sandbox, "prompt" asks the user by
-MCP elicitation, "forbidden" refuses it (exit 1, "Execution denied: ..."),
-and programs no rule matches run in the sandbox. The rules are the *.rules
-files of /etc/codex/rules and $CODEX_HOME/rules, read once at start-up.
+read-only). Every exec of the call (the shell's, and those of any program it
+runs: sh -c, env, xargs, python...) stops in the kernel for this server, which
+traces the call with ptrace (--intercept ptrace, the default; any shell,
+/bin/bash unless --bash). With --intercept wrapper, a patched Bash (--bash, or
+CODEX_BASH_PATH) execs its own programs through codex-execve-wrapper instead,
+which asks this server over an inherited socket; programs started by other
+programs are not seen. Either way: "allow" rules run the program outside the
+sandbox, "prompt" asks the user by MCP elicitation, "forbidden" refuses it
+(exit 1, "Execution denied: ..."), and programs no rule matches run in the
+sandbox. The rules are the *.rules files of /etc/codex/rules and
+$CODEX_HOME/rules, read once at start-up.
 
 Use it from Codex with, in config.toml:
   [mcp_servers.shell-tool]
   command = "/path/to/codex"
-  args = ["exec-mcp-server", "--bash", "/path/to/patched/bash"]
+  args = ["exec-mcp-server"]
   [features]
   shell_tool = false`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "bash", Usage: "`PATH` of the patched Bash (default: $CODEX_BASH_PATH)"},
+			&cli.StringFlag{Name: "bash", Usage: "`PATH` of the shell (default: /bin/bash with --intercept ptrace, $CODEX_BASH_PATH, a patched Bash, with wrapper)"},
 			&cli.StringFlag{Name: "execve", Usage: "`PATH` of codex-execve-wrapper (default: this binary under that name, linked in a private temporary directory)"},
 			&cli.BoolFlag{Name: "preserve-program-paths", Usage: "match rules on the full program path instead of its base name"},
-			&cli.StringFlag{Name: "intercept", Value: "wrapper", Usage: "how execs are intercepted: `MODE` wrapper (a patched shell execs codex-execve-wrapper)"},
+			&cli.StringFlag{Name: "intercept", Value: interceptPtrace, Usage: "how execs are intercepted: `MODE` ptrace (every exec of the call, traced in the kernel; any shell) or wrapper (a patched shell execs codex-execve-wrapper; that shell's own execs only)"},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log `LEVEL`: debug, info, warn or error (stderr)"},
 		},
 		Action: runExecMCPServer,
 	}
 }
 
-// mcpEvaluator loads the exec policy for a server. Until the .rules engine
-// is wired in, no rule exists: every exec is allowed by the fallback and
-// runs inside the sandbox, never escalated.
+// mcpEvaluator loads the exec policy for a server: the rules of the
+// system layer and of $CODEX_HOME/rules (spec §7.1), read once. A
+// CODEX_HOME that does not exist is fatal; without CODEX_HOME, a missing
+// ~/.codex just has no rules.
 var mcpEvaluator = func() (shelltool.EvaluateFunc, error) {
-	return func([]string) (execpolicy.Decision, bool) { return execpolicy.Allow, false }, nil
+	home, err := execpolicy.CodexHome()
+	if err != nil {
+		return nil, err
+	}
+	if _, serr := os.Stat(home); serr != nil && os.Getenv("CODEX_HOME") == "" {
+		if home, err = os.MkdirTemp("", "codex-home-"); err != nil {
+			return nil, err
+		}
+		defer os.Remove(home)
+	}
+	p, err := execpolicy.LoadLayers(home)
+	if err != nil {
+		return nil, err
+	}
+	return func(cmd []string) (execpolicy.Decision, bool) {
+		ev := p.Evaluate(cmd)
+		return ev.Decision, ev.PolicyDriven
+	}, nil
 }
 
 func runExecMCPServer(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return cli.Exit("exec-mcp-server: unexpected argument "+c.Args().First(), 2)
 	}
-	if m := c.String("intercept"); m != "wrapper" {
-		return cli.Exit(fmt.Sprintf("exec-mcp-server: unknown --intercept mode %q (want wrapper)", m), 2)
+	mode := c.String("intercept")
+	if mode != interceptPtrace && mode != interceptWrapper {
+		return cli.Exit(fmt.Sprintf("exec-mcp-server: unknown --intercept mode %q (want ptrace or wrapper)", mode), 2)
 	}
-	bash, err := shelltool.ResolveBash(c.String("bash"))
-	if err != nil {
-		return cli.Exit(err.Error(), 1)
+	bash := c.String("bash")
+	if mode == interceptWrapper {
+		var err error
+		if bash, err = shelltool.ResolveBash(bash); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+	} else if bash == "" {
+		bash = shelltool.DefaultTracedBash
 	}
 	logger, err := newLogger(c.String("log-level"), "console")
 	if err != nil {
@@ -74,23 +103,37 @@ func runExecMCPServer(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit("Error: "+err.Error(), 1)
 	}
-	wrapper := c.String("execve")
-	if wrapper == "" {
-		dir, link, err := wrapperLink()
-		if err != nil {
-			return cli.Exit("exec-mcp-server: "+err.Error(), 1)
+	var runner shelltool.Runner = &shelltool.TracedRunner{Bash: bash, Logger: logger}
+	if mode == interceptWrapper {
+		wrapper := c.String("execve")
+		if wrapper == "" {
+			dir, link, err := wrapperLink()
+			if err != nil {
+				return cli.Exit("exec-mcp-server: "+err.Error(), 1)
+			}
+			defer os.RemoveAll(dir)
+			wrapper = link
 		}
-		defer os.RemoveAll(dir)
-		wrapper = link
+		runner = &shelltool.BashRunner{Bash: bash, Wrapper: wrapper, Logger: logger}
 	}
 	return shelltool.Serve(c.Context, os.Stdin, os.Stdout, os.Stdin, shelltool.Config{
 		Name: "codex", Version: version,
 		Evaluate:             evaluate,
 		PreserveProgramPaths: c.Bool("preserve-program-paths"),
-		Runner:               &shelltool.BashRunner{Bash: bash, Wrapper: wrapper, Logger: logger},
+		Runner:               runner,
 		Logger:               logger,
 	})
 }
+
+// The --intercept modes of exec-mcp-server.
+const (
+	// interceptPtrace traces every exec of a call in the kernel (spec
+	// §10): any shell, nested execs included. The default.
+	interceptPtrace = "ptrace"
+	// interceptWrapper relies on a patched shell execing
+	// codex-execve-wrapper (spec §4-6): only that shell's own execs.
+	interceptWrapper = "wrapper"
+)
 
 // wrapperLink makes the default wrapper: a symlink named
 // codex-execve-wrapper to this executable, in a private (0700) temporary

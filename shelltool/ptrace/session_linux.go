@@ -139,7 +139,11 @@ func (s *Session) run(spawn SpawnFunc, syncFile *os.File, started chan<- error) 
 	t := newTracer(s, pid)
 	err = t.seizeAll(pid)
 	if err == nil {
-		_, err = syncFile.Write([]byte{1})
+		// A failed write means the root is gone or refused to run before
+		// reading it: nothing ran untraced, and its exit comes next.
+		if _, werr := syncFile.Write([]byte{1}); werr != nil {
+			s.log.Debug("ptrace: sync byte not delivered", zap.Int("pid", pid), zap.Error(werr))
+		}
 	}
 	syncFile.Close()
 	if err != nil {

@@ -19,18 +19,26 @@ import (
 type mcpServer struct {
 	in    io.WriteCloser
 	lines chan string
+	pid   int // the server's (sh execs it)
 }
 
 func startMCP(t *testing.T, bash string) *mcpServer {
 	t.Helper()
-	cmd := exec.Command("/bin/sh", "-c", `trap '' PIPE; exec "$0" exec-mcp-server --bash "$1"`, binary, bash)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	return startMCPWith(t, nil, "--bash", bash)
+}
+
+// startMCPWith starts the server with args after exec-mcp-server and env
+// added to its short environment.
+func startMCPWith(t *testing.T, env []string, args ...string) *mcpServer {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `trap '' PIPE; exec "$0" exec-mcp-server "$@"`, binary}, args...)...)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &mcpServer{in: in, lines: make(chan string, 100)}
+	s := &mcpServer{in: in, lines: make(chan string, 100), pid: cmd.Process.Pid}
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 4<<20)
@@ -172,7 +180,7 @@ func TestMCPShellWrapperReached(t *testing.T) {
 	if _, err := os.Stat(bash); err != nil {
 		t.Skipf("patched Bash not installed: %v", err)
 	}
-	s := startMCP(t, bash)
+	s := startMCPWith(t, nil, "--intercept", "wrapper", "--bash", bash)
 	dir := t.TempDir()
 	readOnly := `{"type":"managed","file_system":{"type":"restricted","entries":[{"path":{"type":"special","value":{"kind":"root"}},"access":"read"}]},"network":"restricted"}`
 	r := s.call(t, 1, `echo "$BASH_EXEC_WRAPPER"; /usr/bin/basename /x/ok`, dir, readOnly, dir, 20000)

@@ -19,7 +19,7 @@ import (
 
 // onExecStop decides an execve or execveat at its seccomp stop.
 func (t *tracer) onExecStop(tr *tracee) {
-	tr.judged = nil
+	tr.judged, tr.early = nil, false
 	si, err := getSyscallInfo(tr.tid)
 	if err != nil {
 		if !errors.Is(err, unix.ESRCH) {

@@ -170,3 +170,24 @@ func zombies(t *testing.T) []string {
 	}
 	return out
 }
+
+// TestHelperExitRace: the helper, PID 1 of its namespace with a
+// protected-create watcher, exits right after its command, while the Go
+// runtime may be creating a thread whose clone event is never reported;
+// each run must still end (the tracer reaps what it was not told about).
+func TestHelperExitRace(t *testing.T) {
+	plan := plans(t)["pid1"]
+	plan.ProtectedCreate = []string{plan.Dir + "/.codex"}
+	for i := range 40 {
+		done := make(chan traced, 1)
+		go func() { done <- runTraced(t, plan, &decider{}, "/bin/sh", "-c", "exit 3") }()
+		select {
+		case r := <-done:
+			if r.code != 3 {
+				t.Fatalf("run %d: %+v", i, r)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("run %d hung", i)
+		}
+	}
+}

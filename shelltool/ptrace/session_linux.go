@@ -122,6 +122,20 @@ func (s *Session) Close() {
 // parent-death signal take down anything still attached.
 func (s *Session) run(spawn SpawnFunc, syncFile *os.File, started chan<- error) {
 	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		// The main thread: orphans of a subreaper server are re-parented
+		// to it, and the tracer's wait must never see them. Keep it busy
+		// (so the new goroutine cannot get it) while another thread
+		// traces.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.run(spawn, syncFile, started)
+		}()
+		<-done
+		runtime.UnlockOSThread()
+		return
+	}
 	defer close(s.done)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, unix.SIGCHLD)

@@ -31,6 +31,8 @@ type tracee struct {
 	// next exec event is the plan's command (the exec event of the root's
 	// own start, before any filter, has no such stop).
 	helperExec bool
+	// early: seen before its parent's fork event (helper unknown yet).
+	early bool
 	// judged is what the last Run decision let this thread exec; nil when
 	// its last exec stop was let through unjudged.
 	judged *target
@@ -104,10 +106,14 @@ func (t *tracer) seizeAll(pid int) error {
 	}
 }
 
-// add starts tracking tid, unless it is already tracked.
+// add starts tracking tid, unless it is already tracked; a thread seen
+// before its parent's fork event gets the parent's helper flag now, if it
+// has not exec'd meanwhile.
 func (t *tracer) add(tid int, fresh, helper bool) {
 	if tr, ok := t.tracees[tid]; ok {
-		tr.fresh = tr.fresh || fresh
+		if tr.early {
+			tr.helper, tr.early = helper, false
+		}
 		return
 	}
 	t.tracees[tid] = &tracee{tid: tid, fresh: fresh, helper: helper}
@@ -138,30 +144,47 @@ func (t *tracer) loop(sigs <-chan os.Signal) {
 	}
 }
 
-// poll collects one pending state change of every tracee and reports
-// whether there was any.
+// poll collects the pending state changes of the tracer thread's
+// tracees and reports whether there was any. It waits on -1 with
+// __WNOTHREAD: only this thread's own children (the root alone: nothing
+// else forks on this locked thread) and its tracees, which may include
+// threads and processes whose fork or clone event it has not seen yet (a
+// parent killed at that stop never reports it). Orphans re-parented to a
+// subreaper server go to its main thread, which the tracer never is.
 func (t *tracer) poll() bool {
 	any := false
-	for tid := range t.tracees {
+	for {
 		var ws unix.WaitStatus
-		// __WNOTHREAD: only this thread's tracees and children; the pid
-		// is one we trace, so no other child of the server is reaped.
-		got, err := unix.Wait4(tid, &ws, unix.WNOHANG|unix.WALL|unix.WNOTHREAD, nil)
+		tid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL|unix.WNOTHREAD, nil)
 		switch {
 		case err == unix.EINTR:
-			any = true
+			continue
+		case err == unix.ECHILD:
+			// Nothing of ours is left, whatever the map says.
+			clear(t.tracees)
+			return true
 		case err != nil:
-			// ECHILD: no longer ours (cannot happen while tracked);
-			// forget it rather than spin.
-			t.s.log.Warn("ptrace: wait", zap.Int("tid", tid), zap.Error(err))
-			t.forget(tid)
-			any = true
-		case got == tid:
-			t.handle(t.tracees[tid], ws)
-			any = true
+			t.s.log.Error("ptrace: wait", zap.Error(err))
+			return any
+		case tid <= 0:
+			return any
 		}
+		any = true
+		tr, ok := t.tracees[tid]
+		if !ok {
+			if !ws.Stopped() {
+				continue // an untracked thread's exit: nothing to do
+			}
+			// Its parent's fork event is still to come: judge its execs
+			// (not a helper) until that event says otherwise.
+			tr = &tracee{tid: tid, fresh: true, early: true}
+			t.tracees[tid] = tr
+			if t.killing {
+				_ = unix.Kill(tid, unix.SIGKILL)
+			}
+		}
+		t.handle(tr, ws)
 	}
-	return any
 }
 
 // killAll kills every tracee, and every one that appears later.

@@ -19,8 +19,8 @@
 // is Run.
 //
 // All ptrace requests and waits of a Session run on one goroutine locked
-// to its OS thread (never the main thread), which also forks the root
-// process. It waits with __WALL|__WNOTHREAD, which limits the wait to
+// to its OS thread (never the main thread, nor one that has children
+// already), which also forks the root process. It waits with __WALL|__WNOTHREAD, which limits the wait to
 // that thread's own children (the root alone) and its tracees, so it
 // never reaps another child of the server, nor an orphan re-parented to
 // a subreaper server (those go to the main thread).

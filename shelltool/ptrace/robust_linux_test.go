@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -137,17 +138,33 @@ func (s *slowDecider) Decide(ctx context.Context, r escalate.Request) escalate.D
 // traced call is still the server's to wait for, and the call leaves no
 // zombie behind.
 func TestOtherChildrenNotReaped(t *testing.T) {
-	other := exec.Command("/bin/sh", "-c", "exit 7")
-	if err := other.Start(); err != nil {
-		t.Fatal(err)
+	// Children forked on many threads, which go back to the pool where
+	// the tracer may find one of them.
+	var others []*exec.Cmd
+	for range 8 {
+		c := exec.Command("/bin/sh", "-c", "sleep 0.3; exit 7")
+		started := make(chan error)
+		go func() {
+			runtime.LockOSThread()
+			started <- c.Start()
+			runtime.UnlockOSThread()
+		}()
+		if err := <-started; err != nil {
+			t.Fatal(err)
+		}
+		others = append(others, c)
 	}
-	r := runTraced(t, plans(t)["exec"], &decider{}, "/bin/sh", "-c", "sleep 0.2; /bin/true; echo ok")
-	if r.out != "ok\n" {
-		t.Errorf("got %+v", r)
+	for range 3 {
+		r := runTraced(t, plans(t)["exec"], &decider{}, "/bin/sh", "-c", "sleep 0.2; /bin/true; echo ok")
+		if r.out != "ok\n" {
+			t.Errorf("got %+v", r)
+		}
 	}
-	err := other.Wait()
-	if other.ProcessState == nil || other.ProcessState.ExitCode() != 7 {
-		t.Errorf("the other child: %v (reaped by the tracer?)", err)
+	for i, c := range others {
+		err := c.Wait()
+		if c.ProcessState == nil || c.ProcessState.ExitCode() != 7 {
+			t.Errorf("other child %d: %v (reaped by the tracer?)", i, err)
+		}
 	}
 	if z := zombies(t); len(z) > 0 {
 		t.Errorf("zombie children left: %v", z)

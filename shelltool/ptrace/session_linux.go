@@ -3,11 +3,13 @@
 package ptrace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"sync"
 
 	"go.uber.org/zap"
@@ -122,11 +124,12 @@ func (s *Session) Close() {
 // parent-death signal take down anything still attached.
 func (s *Session) run(spawn SpawnFunc, syncFile *os.File, started chan<- error) {
 	runtime.LockOSThread()
-	if unix.Gettid() == unix.Getpid() {
-		// The main thread: orphans of a subreaper server are re-parented
-		// to it, and the tracer's wait must never see them. Keep it busy
-		// (so the new goroutine cannot get it) while another thread
-		// traces.
+	if tid := unix.Gettid(); tid == unix.Getpid() || hasChildren(tid) {
+		// The tracer waits for any child of its thread: it must not be
+		// the main thread (orphans of a subreaper server are re-parented
+		// to it) nor a thread that forked other children of the server.
+		// Keep this one busy (so the new goroutine cannot get it) while
+		// another thread traces.
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -172,6 +175,14 @@ func (s *Session) run(spawn SpawnFunc, syncFile *os.File, started chan<- error) 
 	started <- nil
 	t.loop(sigs)
 	s.finish()
+}
+
+// hasChildren reports whether thread tid of this process has children
+// (zombies included). Without the children file (CONFIG_PROC_CHILDREN) it
+// cannot tell and answers false.
+func hasChildren(tid int) bool {
+	data, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/children")
+	return err == nil && len(bytes.TrimSpace(data)) > 0
 }
 
 // finish waits for the workers after the last tracee is gone, dropping

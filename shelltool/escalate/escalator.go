@@ -62,8 +62,8 @@ func NewEscalator(log *zap.Logger) *Escalator {
 // The result is the exit code, 128+N for a death by signal N. When ctx
 // ends first, the whole process group is killed (SIGKILL) and Run returns
 // 128+9 with a nil error. The error is non-nil only when the program
-// could not be started (no such file, not executable, bad workdir); the
-// code is then 0.
+// was not started (no such file, not executable, bad workdir, ctx
+// already done); the code is then 0.
 func (e *Escalator) Run(ctx context.Context, r Request, stdio []*os.File) (code int, err error) {
 	fds := make([]int, len(stdio))
 	for i, f := range stdio {
@@ -89,6 +89,9 @@ func (e *Escalator) Run(ctx context.Context, r Request, stdio []*os.File) (code 
 // run is Run on raw descriptors (fds[i] for i, -1 for none); it does not
 // close them.
 func (e *Escalator) run(ctx context.Context, r Request, fds []int) (int, error) {
+	if err := context.Cause(ctx); err != nil {
+		return 0, fmt.Errorf("not started: %w", err)
+	}
 	files, closeNull, err := withDevNull(fds)
 	if err != nil {
 		return 0, err

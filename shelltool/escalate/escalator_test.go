@@ -3,6 +3,7 @@ package escalate
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -122,6 +123,11 @@ func TestRunDescriptorsOnTargets(t *testing.T) {
 
 func TestRunStartFailure(t *testing.T) {
 	e := NewEscalator(zaptest.NewLogger(t))
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if code, err := e.Run(done, shRequest("/", "exit 0", nil), nil); err == nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a done context: %d, %v; want not started", code, err)
+	}
 	for _, r := range []Request{
 		{File: "/nonexistent/prog", Argv: []string{"prog"}, Workdir: "/"},
 		{File: "/bin/sh", Argv: []string{"sh"}, Workdir: "/nonexistent-dir"},

@@ -218,3 +218,21 @@ func TestServeSkipsBadDatagramsAndStopsOnCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestServeBlockingSocket: a server end in blocking mode (not made by
+// NewSocketPair) is served through a non-blocking duplicate, and
+// cancellation still ends Serve.
+func TestServeBlockingSocket(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, child := os.NewFile(uintptr(fds[0]), "server"), os.NewFile(uintptr(fds[1]), "child")
+	defer server.Close()
+	defer child.Close()
+	stop := serveInBackground(t, server, &fakeDecider{dec: Decision{Action: Run}})
+	defer stop()
+	if _, dec := ask(t, child, wireRequest{File: "/bin/true", Workdir: "/"}); dec.Action != Run {
+		t.Errorf("decision %+v", dec)
+	}
+}

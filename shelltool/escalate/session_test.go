@@ -236,3 +236,52 @@ func TestServeBlockingSocket(t *testing.T) {
 		t.Errorf("decision %+v", dec)
 	}
 }
+
+// escalate runs the Escalate half of a session on c with fds as 0, 1, 2.
+func escalate(t *testing.T, c fdConn, fds []int) {
+	t.Helper()
+	if err := writeMessage(c, superExecMessage{FDs: []int{0, 1, 2}[:len(fds)]}, fds); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSessionEscalatedFDHygiene: while another escalated program holds
+// its descriptors, an escalated `ls /proc/self/fd` sees only its own 0-2
+// (and ls's directory, 3): no session socket, no descriptor received for
+// the other program, nothing of the server.
+func TestSessionEscalatedFDHygiene(t *testing.T) {
+	d := &fakeDecider{dec: Decision{Action: Escalate}}
+	child, stop := startServe(t, d)
+	defer stop()
+	env := map[string]string{"PATH": "/usr/bin:/bin"}
+	// A: cat, blocked on a stdin pipe we hold, writing to another pipe.
+	inR, inW := pipe(t)
+	outR, outW := pipe(t)
+	ca, _ := ask(t, child, wireRequest{File: "/bin/cat", Argv: []string{"cat"}, Workdir: "/", Env: env})
+	escalate(t, ca, []int{int(inR.Fd()), int(outW.Fd()), int(outW.Fd())})
+	// B: list the descriptors.
+	r, w := pipe(t)
+	cb, _ := ask(t, child, wireRequest{File: "/bin/ls", Argv: []string{"ls", "/proc/self/fd"}, Workdir: "/", Env: env})
+	escalate(t, cb, []int{int(w.Fd()), int(w.Fd()), int(w.Fd())})
+	var res superExecResult
+	if err := readMessage(cb, &res); err != nil || res.ExitCode != 0 {
+		t.Fatalf("ls: %+v, %v", res, err)
+	}
+	w.Close()
+	_ = r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if out, err := readAll(r); err != nil || strings.Fields(out) == nil || strings.Join(strings.Fields(out), " ") != "0 1 2 3" {
+		t.Errorf("escalated ls sees fds %q (%v), want 0 1 2 3", out, err)
+	}
+	// Let A finish: it copies, then sees EOF.
+	inR.Close()
+	outW.Close()
+	inW.Write([]byte("bye"))
+	inW.Close()
+	if err := readMessage(ca, &res); err != nil || res.ExitCode != 0 {
+		t.Errorf("cat: %+v, %v", res, err)
+	}
+	_ = outR.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if out, _ := readAll(outR); out != "bye" {
+		t.Errorf("cat output %q", out)
+	}
+}

@@ -1,6 +1,7 @@
 package escalate
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -284,4 +285,47 @@ func TestSessionEscalatedFDHygiene(t *testing.T) {
 	if out, _ := readAll(outR); out != "bye" {
 		t.Errorf("cat output %q", out)
 	}
+}
+
+// ctxDecider blocks until its ctx is done and reports that on gone.
+type ctxDecider struct{ entered, gone chan struct{} }
+
+func (d ctxDecider) Decide(ctx context.Context, r Request) Decision {
+	close(d.entered)
+	<-ctx.Done()
+	close(d.gone)
+	return Decision{Action: Deny}
+}
+
+// TestSessionWrapperGone: when the wrapper's end of the session closes
+// (the wrapper died), a pending decision is cancelled and an escalated
+// program is killed, though the call goes on.
+func TestSessionWrapperGone(t *testing.T) {
+	t.Run("deciding", func(t *testing.T) {
+		d := ctxDecider{entered: make(chan struct{}), gone: make(chan struct{})}
+		child, _ := startServe(t, d)
+		fd, err := connect(int(child.Fd()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writeMessage(fdConn(fd), wireRequest{File: "/bin/true", Workdir: "/"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		<-d.entered
+		unix.Close(fd)
+		<-d.gone
+	})
+	t.Run("escalated", func(t *testing.T) {
+		child, _ := startServe(t, &fakeDecider{dec: Decision{Action: Escalate}})
+		r, w := pipe(t)
+		c, _ := ask(t, child, wireRequest{File: "/bin/sh", Argv: []string{"sh", "-c", "echo $$; exec sleep 1000"}, Workdir: "/"})
+		escalate(t, c, []int{int(w.Fd()), int(w.Fd()), int(w.Fd())})
+		w.Close()
+		line, err := bufio.NewReader(r).ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Shutdown(int(c), unix.SHUT_RDWR) // as if the wrapper died
+		waitGone(t, strings.TrimSpace(line))
+	})
 }

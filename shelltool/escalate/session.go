@@ -19,7 +19,9 @@ import (
 // descriptor) in a goroutine of its own (spec §6.3): the request is
 // judged by d, Run and Deny are answered, Escalate runs the program with
 // esc on the descriptors the wrapper sends and answers its exit code.
-// A datagram without exactly one descriptor is logged and dropped.
+// A datagram without exactly one descriptor is logged and dropped. A
+// session whose wrapper goes away (its end of the stream closes) has its
+// pending decision cancelled and its escalated program killed.
 //
 // Serve returns when ctx is done, or when reading sock fails (sock
 // closed by the caller, or an I/O error, which is returned), after every

@@ -218,7 +218,7 @@ func TestLeftoverGroupKilledAtContextEnd(t *testing.T) {
 	}
 	cancel()
 	waitGone(t, sleeper)
-	e.KillAll() // waits for the leader to be reaped
+	e.KillAll() // waits until the group is unregistered
 	assertNoZombies(t)
 }
 

@@ -66,6 +66,13 @@ func Serve(ctx context.Context, sock *os.File, d Decider, esc *Escalator, log *z
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				// A panicking Decider closes its session (the wrapper
+				// fails: exit 1), never the server.
+				if p := recover(); p != nil {
+					log.Error("escalate: session panicked", zap.Any("panic", p), zap.Stack("stack"))
+				}
+			}()
 			if err := serveSession(ctx, fds[0], d, esc, log); err != nil && ctx.Err() == nil {
 				log.Warn("escalate: session failed", zap.Error(err))
 			}

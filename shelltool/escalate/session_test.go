@@ -329,3 +329,33 @@ func TestSessionWrapperGone(t *testing.T) {
 		waitGone(t, strings.TrimSpace(line))
 	})
 }
+
+// panicDecider panics for /bin/false and answers Run otherwise.
+type panicDecider struct{}
+
+func (d panicDecider) Decide(ctx context.Context, r Request) Decision {
+	if r.File == "/bin/false" {
+		panic("decider bug")
+	}
+	return Decision{Action: Run}
+}
+
+func TestSessionDeciderPanic(t *testing.T) {
+	child, stop := startServe(t, panicDecider{})
+	defer stop()
+	fd, err := connect(int(child.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := writeMessage(fdConn(fd), wireRequest{File: "/bin/false", Workdir: "/"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var resp wireResponse
+	if err := readMessage(fdConn(fd), &resp); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("after a panic: %+v, %v; want the session closed", resp, err)
+	}
+	if _, dec := ask(t, child, wireRequest{File: "/bin/true", Workdir: "/"}); dec.Action != Run {
+		t.Errorf("next session: %+v", dec)
+	}
+}

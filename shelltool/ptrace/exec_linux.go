@@ -101,6 +101,8 @@ func (s *Session) deny(ctx context.Context, tid int, d escalate.Decision) result
 // escalate runs req outside the sandbox on tid's fds 0-2 and returns the
 // code the exec ends with: the program's, 128+N for its death by signal
 // N, 1 when it could not start (the error then goes to tid's stderr).
+// Meanwhile SIGHUP, SIGINT and SIGTERM sent to the stopped tid are
+// forwarded to the program's process group (forwardSignals).
 func (s *Session) escalate(ctx context.Context, tid int, req escalate.Request) int {
 	files, err := takeFDs(tid, 0, 1, 2)
 	if err != nil {
@@ -108,7 +110,15 @@ func (s *Session) escalate(ctx context.Context, tid int, req escalate.Request) i
 		return 1
 	}
 	defer closeAll(files)
+	fwdCtx, stopForward := context.WithCancel(ctx)
+	forwarding := make(chan struct{})
+	go func() {
+		defer close(forwarding)
+		forwardSignals(fwdCtx, tid, req, files)
+	}()
 	code, err := s.cfg.Escalator.Run(ctx, req, files)
+	stopForward()
+	<-forwarding
 	if err != nil {
 		if files[2] != nil {
 			writeAll(ctx, files[2], "Error: "+err.Error()+"\n")

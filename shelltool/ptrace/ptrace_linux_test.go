@@ -74,3 +74,27 @@ func TestEscalateRunsOutside(t *testing.T) {
 		t.Errorf("judged %q", d.files())
 	}
 }
+
+// TestEscalatedSignalsAndCodes: the tracee stays stopped while its
+// program runs escalated (output order); a death by signal N gives
+// 128+N; SIGTERM sent to the stopped tracee (timeout) reaches the
+// escalated program.
+func TestEscalatedSignalsAndCodes(t *testing.T) {
+	plan := plans(t)["pid1"]
+	dir := testDir(t)
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("slow.sh", "sleep 0.3; echo slow-done")
+	write("selfkill.sh", "kill -USR1 $$")
+	write("trapper.sh", "trap 'echo got-term; exit 5' TERM; sleep 10 & wait")
+	d := &decider{fn: byName(map[string]escalate.Action{
+		"slow.sh": escalate.Escalate, "selfkill.sh": escalate.Escalate, "trapper.sh": escalate.Escalate,
+	})}
+	r := runTraced(t, plan, d, "/bin/sh", "-c", dir+"/slow.sh; echo after; "+dir+"/selfkill.sh; echo rc=$?; timeout 0.5 "+dir+"/trapper.sh; echo rc=$?")
+	if r.out != "slow-done\nafter\nrc=138\ngot-term\nrc=124\n" {
+		t.Errorf("got %q", r.out)
+	}
+}

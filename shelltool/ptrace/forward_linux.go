@@ -86,8 +86,7 @@ func statusHex(tid int, name string) (uint64, error) {
 
 // findEscalated returns the pid (its process group id) of this process's
 // child that leads its own group and runs req (runsRequest) on the
-// files of stdio
-// as its descriptors 0-2; 0 when there is none.
+// files of stdio as its descriptors 0-2; 0 when there is none.
 func findEscalated(req escalate.Request, stdio []*os.File) int {
 	want := make([]fileID, len(stdio))
 	for i, f := range stdio {

@@ -244,3 +244,28 @@ func canonicalTemp(t *testing.T) string {
 	}
 	return d
 }
+
+// TestInterceptEscalatedLifecycle: an escalated program's death by signal
+// gives 128+N, the command waits for it, and a call timeout kills it (it
+// never gets to write what it would after the timeout).
+func TestInterceptEscalatedLifecycle(t *testing.T) {
+	ws := canonicalTemp(t)
+	outside := canonicalTemp(t)
+	prog := "#!/bin/sh\ncase $1 in kill) kill -USR1 $$;; slow) sleep 1; echo slow-done;; late) sleep 2; mkdir " + outside + "/late;; esac\n"
+	if err := os.WriteFile(filepath.Join(ws, "prog.sh"), []byte(prog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startIntercept(t)
+	r := s.call(t, 1, "./prog.sh kill; echo rc=$?; ./prog.sh slow; echo after", ws, readOnlyProfile, ws, 20000)
+	if r.ExitCode != 0 || r.Output != "rc=138\nslow-done\nafter\n" {
+		t.Errorf("%+v", r)
+	}
+	r = s.call(t, 2, "./prog.sh late", ws, readOnlyProfile, ws, 500)
+	if !r.TimedOut || r.ExitCode != 124 {
+		t.Errorf("%+v", r)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(outside, "late")); err == nil {
+		t.Error("the escalated program outlived the call's timeout")
+	}
+}

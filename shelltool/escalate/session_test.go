@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
@@ -141,7 +142,11 @@ func TestSessionEscalateWithStdio(t *testing.T) {
 		t.Errorf("result %+v, %v; want 143", res, err)
 	}
 	// The server closed its copies: EOF once our write end is closed.
-	out, _ := readAll(r)
+	_ = r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	out, err := readAll(r)
+	if err != nil {
+		t.Errorf("reading the output: %v (the server kept a copy of the pipe?)", err)
+	}
 	if out != "out\nerr\n" {
 		t.Errorf("output %q", out)
 	}

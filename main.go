@@ -61,6 +61,7 @@ func main() {
 			sandboxCommand(),
 			execCommand(),
 			execMCPServerCommand(),
+			execpolicyCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are handled below
 	}

@@ -36,10 +36,11 @@ func TestOutputArrivalOrder(t *testing.T) {
 	t.Parallel()
 	oursOnly(t, "all of stdout, then all of stderr")
 	s := start(t, opts{})
-	out := s.run(`echo a; echo b >&2; sh -c 'echo c; echo d >&2; echo e'; echo f >&2; echo g`)
+	out := s.run(`echo a; echo b >&2; sh -c '` + s.esc("order") + `echo c; echo d >&2; echo e'; echo f >&2; echo g`)
 	if want := "a\nb\nc\nd\ne\nf\ng\n"; out.res.Output != want {
 		t.Errorf("output %q, want %q", out.res.Output, want)
 	}
+	s.escalated("order")
 }
 
 // §9.14, §6.3: an escalated child has only fds 0, 1 and 2, stdin being
@@ -48,17 +49,19 @@ func TestEscalatedFdHygiene(t *testing.T) {
 	t.Parallel()
 	oursOnly(t, "escalated children inherit server fds")
 	s := start(t, opts{})
-	out := s.run(`sh -c 'ls /proc/$$/fd; readlink /proc/$$/fd/0'`)
+	out := s.run(`sh -c '` + s.esc("fds") + `ls /proc/$$/fd; readlink /proc/$$/fd/0'`)
 	if want := "0\n1\n2\n/dev/null\n"; out.res.Output != want {
 		t.Errorf("escalated sh: fds and stdin %q, want %q", out.res.Output, want)
 	}
+	s.escalated("fds")
 }
 
 // envOf runs `sh -c env` (escalated) after prefix in one call and returns
 // the variables it saw.
 func envOf(s *server, prefix string) map[string]string {
 	s.t.Helper()
-	out := s.run(prefix + `sh -c env`)
+	out := s.run(prefix + `sh -c '` + s.esc("env") + `env'`)
+	s.escalated("env")
 	env := map[string]string{}
 	for _, l := range strings.Split(out.res.Output, "\n") {
 		if k, v, ok := strings.Cut(l, "="); ok {
@@ -106,13 +109,14 @@ func TestSigpipeDefault(t *testing.T) {
 	oursOnly(t, "runs commands with SIGPIPE ignored")
 	s := start(t, opts{})
 	for _, cmd := range []string{
-		`sh -c 'yes | head -c1'`,   // escalated (sh is allowed)
-		`dash -c 'yes | head -c1'`, // unmatched: in the sandbox
+		`sh -c '` + s.esc("pipe") + `yes | head -c1'`, // escalated (sh is allowed)
+		`dash -c 'yes | head -c1'`,                    // unmatched: in the sandbox
 	} {
 		if out := s.run(cmd); out.res.Output != "y" || out.res.ExitCode != 0 {
 			t.Errorf("%s: %+v, want output \"y\" (no Broken pipe)", cmd, out.res)
 		}
 	}
+	s.escalated("pipe")
 }
 
 // §9.14, §3.3: a non-login call does not read ~/.bashrc, even under the

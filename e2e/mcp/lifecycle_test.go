@@ -42,18 +42,19 @@ func TestTimeoutKillsEscalatedChild(t *testing.T) {
 	oursOnly(t, "answers a timeout with -32603 and leaves escalated children running")
 	s := start(t, opts{})
 	late := filepath.Join(s.outside, "late")
-	args := s.shellArgs(`echo before; sh -c 'sleep 2; touch ` + late + `'; echo never`)
-	args["timeout_ms"] = 500
+	args := s.shellArgs(`echo before; sh -c '` + s.esc("started") + `sleep 3; touch ` + late + `'; echo never`)
+	args["timeout_ms"] = 1500
 	t0 := time.Now()
 	out := s.call(args, nil)
 	if el := time.Since(t0); el > 3*time.Second {
-		t.Errorf("a 500 ms timeout answered after %v", el)
+		t.Errorf("a 1.5 s timeout answered after %v", el)
 	}
 	if !out.res.TimedOut || out.res.ExitCode != 124 || out.res.Output != "before\n" {
 		t.Errorf("result %+v, want timed_out, exit_code 124, output \"before\\n\"", out.res)
 	}
 	s.noStrays("after the timeout")
-	time.Sleep(time.Until(t0.Add(2500 * time.Millisecond)))
+	s.escalated("started")
+	time.Sleep(time.Until(t0.Add(3500 * time.Millisecond)))
 	if _, err := os.Stat(late); err == nil {
 		t.Errorf("the escalated child outlived the timeout and wrote %s", late)
 	}
@@ -99,12 +100,13 @@ func TestCancelledKillsCall(t *testing.T) {
 	t.Parallel()
 	oursOnly(t, "ignores notifications/cancelled")
 	s := start(t, opts{})
-	args := s.shellArgs(`sh -c 'sleep 31'`)
+	args := s.shellArgs(`sh -c '` + s.esc("started") + `sleep 31'`)
 	args["timeout_ms"] = 60000
 	id := s.startCall(args, nil)
 	s.waitForProc("sleep 31")
 	s.sendRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"test"}}`)
 	s.noStrays("after notifications/cancelled")
+	s.escalated("started")
 	if r := s.request("ping", nil); r.Error != nil || string(r.Result) != "{}" {
 		t.Errorf("ping after the cancel: %s", r.Raw)
 	}
@@ -126,11 +128,12 @@ func TestStdinEOFKillsEscalatedChildren(t *testing.T) {
 	t.Parallel()
 	oursOnly(t, "does not track escalated children")
 	s := start(t, opts{})
-	args := s.shellArgs(`sh -c 'sleep 33'`)
+	args := s.shellArgs(`sh -c '` + s.esc("started") + `sleep 33'`)
 	args["timeout_ms"] = 60000
 	s.startCall(args, nil)
 	s.waitForProc("sleep 33")
 	s.checkEOF()
+	s.escalated("started")
 }
 
 func (s *server) checkEOF() {

@@ -15,7 +15,11 @@ import (
 	"github.com/codexec/codex/internal/testbin"
 )
 
-// binary is our codex binary, built once for the package (with -race).
+// binary is our codex binary, built once for the package. It is built
+// without -race, as released: a race-built sandbox helper, which stays as
+// the parent of each call's Bash with a clean environment (no GORACE), sleeps
+// 1 s at exit, inside the call's time. The server's packages run their own
+// tests with -race.
 var binary string
 
 // target describes the server under test; set up once by TestMain through
@@ -32,7 +36,7 @@ var target struct {
 var setupOnce sync.Once
 
 func TestMain(m *testing.M) {
-	testbin.Main(m, &binary, "../..", "-race")
+	testbin.Main(m, &binary, "../..")
 }
 
 // need skips t when the patched Bash (or the reference) is unavailable, and

@@ -254,3 +254,16 @@ func (s *server) strays(wait time.Duration) []string {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// esc returns `touch <outside>/name; ` for the start of an escalated `sh -c`
+// script: under the read-only sandbox only an escalated program can write
+// there, so the file proves the program ran outside (checked by escalated).
+func (s *server) esc(name string) string { return "touch " + s.outside + "/" + name + "; " }
+
+// escalated fails the test unless the mark of esc(name) exists.
+func (s *server) escalated(name string) {
+	s.t.Helper()
+	if _, err := os.Stat(filepath.Join(s.outside, name)); err != nil {
+		s.t.Errorf("%s: the program did not run escalated (outside the sandbox): %v", name, err)
+	}
+}

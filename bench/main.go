@@ -51,7 +51,7 @@ type Config struct {
 	SandWarm   int           // #11 warm-ups per subject
 	SandN      int           // #11 measured samples per subject
 
-	MCPBash, MCPRefServer, MCPRefWrapper, MCPSandboxExe string // mcp group (#13, #14)
+	MCPBash, MCPRefServer, MCPRefWrapper, MCPSandboxExe string // mcp group (#M1, #M2)
 }
 
 // Mode describes the iteration counts in one line.

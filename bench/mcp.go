@@ -10,12 +10,12 @@ import (
 	"time"
 )
 
-// The mcp group (#13, #14) compares our MCP `shell` server in its wrapper
+// The mcp group (#M1, #M2) compares our MCP `shell` server in its wrapper
 // mode with the 0.97.0 reference (`codex-exec-mcp-server` +
 // `codex-execve-wrapper` of @openai/codex-shell-tool-mcp), both running the
 // same patched Bash under a read-only sandbox.
 //
-// #13, per-intercepted-exec overhead: one sample is two `shell` calls on the
+// #M1, per-intercepted-exec overhead: one sample is two `shell` calls on the
 // same server, `for ((i=0;i<200;i++)); do /bin/true; done` with the wrapper
 // in force and the same loop after `unset BASH_EXEC_WRAPPER EXEC_WRAPPER`
 // (the patched Bash then execs directly); overhead per exec = (wrapped −
@@ -23,7 +23,7 @@ import (
 // matches no rule (the wrapper asks, is told Run, and execs it in the
 // sandbox) and, on a second server per side, an allow rule for `true` (the
 // server runs it escalated, outside the sandbox, and returns its exit code).
-// #14, wrapper start-up: fork, exec and exit of the wrapper binary given a
+// #M2, wrapper start-up: fork, exec and exit of the wrapper binary given a
 // program but no CODEX_ESCALATE_SOCKET, so it stops at its first check;
 // the floor is /bin/true.
 
@@ -65,7 +65,8 @@ func (b *Bench) runMCP(ctx context.Context) {
 	}
 	ours := []string{c.Ours, "exec-mcp-server", "--intercept", "wrapper", "--bash", c.MCPBash}
 	ref := []string{c.MCPRefServer, "--execve", c.MCPRefWrapper, "--bash", c.MCPBash}
-	const allowTrue = `prefix_rule(pattern=["true"], decision="allow")` + "\n"
+	const allowTrue = `prefix_rule(pattern=["true"], decision="allow")` + "\n" +
+		`prefix_rule(pattern=["touch"], decision="allow")` + "\n"
 	servers := map[string]*MCPServer{}
 	defer func() {
 		for _, s := range servers {
@@ -83,14 +84,33 @@ func (b *Bench) runMCP(ctx context.Context) {
 		res.Servers[sp.label] = strings.Join(sp.argv, " ")
 		dir := filepath.Join(b.scratch, "mcp-"+sp.label)
 		s, err := StartMCP(ctx, sp.label, sp.argv, dir, sp.rules, c.MCPBash, sp.exe)
+		if err == nil && sp.rules != "" {
+			err = checkEscalates(ctx, s, dir)
+		}
 		if err != nil {
 			res.setError(sp.label, err)
+			if s != nil {
+				s.Close()
+			}
 			continue
 		}
 		servers[sp.label] = s
 	}
 	b.mcpOverhead(ctx, res, servers)
 	b.mcpWrapperStartup(ctx, res)
+}
+
+// checkEscalates makes sure an allow rule escalates on s: an allowed touch
+// writes where the read-only sandbox lets nothing write.
+func checkEscalates(ctx context.Context, s *MCPServer, dir string) error {
+	probe := filepath.Join(dir, "escalation-probe")
+	if _, err := s.Shell(ctx, "touch "+probe+"; echo done", "done\n"); err != nil {
+		return err
+	}
+	if _, err := os.Stat(probe); err != nil {
+		return fmt.Errorf("an allow rule did not escalate (the rules are not applied?): %w", err)
+	}
+	return nil
 }
 
 // loopSampler returns one sample of (wrapped, bare) call times on s.
@@ -165,7 +185,7 @@ func perExec(s *series, k int) *Latency {
 	return summarize(v)
 }
 
-// mcpWrapperStartup is #14. Our wrapper is our binary under the name
+// mcpWrapperStartup is #M2. Our wrapper is our binary under the name
 // codex-execve-wrapper (a symlink in the scratch directory).
 func (b *Bench) mcpWrapperStartup(ctx context.Context, res *MCPResult) {
 	link := filepath.Join(b.scratch, "wrapper-bin", "codex-execve-wrapper")
@@ -204,7 +224,7 @@ func (m *MCPResult) markdown(b *strings.Builder) {
 	if m == nil {
 		return
 	}
-	fmt.Fprintf(b, "- MCP shell (#13, #14): %d × /bin/true per call, read-only sandbox, overhead = (wrapped − wrapper unset) / %d; servers: ours `%s`, reference `%s`\n",
+	fmt.Fprintf(b, "- MCP shell (#M1, #M2): %d × /bin/true per call, read-only sandbox, overhead = (wrapped − wrapper unset) / %d; servers: ours `%s`, reference `%s`\n",
 		m.Loop, m.Loop, m.Servers["ours-run"], m.Servers["ref-run"])
 	for k, v := range m.Errors {
 		fmt.Fprintf(b, "  - error in mcp %s: %s\n", k, v)
@@ -217,10 +237,10 @@ func mcpRows(m *MCPResult) []Row {
 		return nil
 	}
 	return []Row{
-		latRow("#13 MCP shell: per-intercepted-exec overhead p50, run in sandbox", m.OursRun, m.RefRun, nil),
-		latRow("#13 MCP shell: per-intercepted-exec overhead p50, escalated", m.OursEsc, m.RefEsc, nil),
-		latRow("#13 MCP shell: /bin/true with the wrapper unset, per exec (informational)", m.OursBare, m.RefBare, nil),
-		latRow("#14 execve wrapper start-up p50", m.OursWrap, m.RefWrap, m.TrueFloor),
+		latRow("#M1 MCP shell: per-intercepted-exec overhead p50, run in sandbox", m.OursRun, m.RefRun, nil),
+		latRow("#M1 MCP shell: per-intercepted-exec overhead p50, escalated", m.OursEsc, m.RefEsc, nil),
+		latRow("#M1 MCP shell: /bin/true with the wrapper unset, per exec (informational)", m.OursBare, m.RefBare, nil),
+		latRow("#M2 execve wrapper start-up p50", m.OursWrap, m.RefWrap, m.TrueFloor),
 	}
 }
 
@@ -228,7 +248,7 @@ func mcpRows(m *MCPResult) []Row {
 // per-intercepted-exec overhead.
 func mcpTargets(rows []Row) []TargetCheck {
 	return []TargetCheck{
-		ratioTarget(rows, "#13 MCP shell: per-intercepted-exec overhead p50, run in sandbox", "MCP shell per-intercepted-exec overhead (run) ≤ 1.0× ref", 1.0, 0, 0, 0),
-		ratioTarget(rows, "#13 MCP shell: per-intercepted-exec overhead p50, escalated", "MCP shell per-intercepted-exec overhead (escalated) ≤ 1.0× ref", 1.0, 0, 0, 0),
+		ratioTarget(rows, "#M1 MCP shell: per-intercepted-exec overhead p50, run in sandbox", "MCP shell per-intercepted-exec overhead (run) ≤ 1.0× ref", 1.0, 0, 0, 0),
+		ratioTarget(rows, "#M1 MCP shell: per-intercepted-exec overhead p50, escalated", "MCP shell per-intercepted-exec overhead (escalated) ≤ 1.0× ref", 1.0, 0, 0, 0),
 	}
 }

@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin/codex
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build run test flake bench realclient lint fmt clean
+.PHONY: build run test flake bench realclient realclient-mcp patched-bash lint fmt clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -o $(BIN) .
@@ -29,6 +29,16 @@ bench: build
 # The real Codex CLI 0.169.0 drives our server: WebSocket, resume, stdio.
 realclient: build
 	./scripts/realclient.sh
+
+# The patched Bash of @openai/codex-shell-tool-mcp@0.97.0 for the wrapper mode
+# (installed with npm outside the repository on first use); prints its path.
+patched-bash:
+	@./scripts/patched-bash.sh
+
+# The real Codex CLI 0.169.0 drives our MCP shell tool (exec-mcp-server) with the
+# npm patched Bash, in every sandbox mode. REALCLIENT_MCP_ARGS overrides the modes.
+realclient-mcp: build
+	./scripts/realclient.sh --mcp $(REALCLIENT_MCP_ARGS)
 
 lint:
 	$(GO) vet ./...

@@ -50,6 +50,8 @@ type Config struct {
 	TailRef    int           // #9 runs per mode for the reference
 	SandWarm   int           // #11 warm-ups per subject
 	SandN      int           // #11 measured samples per subject
+
+	MCPBash, MCPRefServer, MCPRefWrapper, MCPSandboxExe string // mcp group (#M1, #M2)
 }
 
 // Mode describes the iteration counts in one line.
@@ -74,7 +76,11 @@ func parseFlags() Config {
 	flag.BoolVar(&c.QuickAck, "quickack", true, "set TCP_QUICKACK after every socket read")
 	flag.BoolVar(&c.CR32, "cr32", true, "also run the concurrency metric on the reference with --concurrent-requests 32")
 	flag.BoolVar(&c.Keep, "keep", false, "keep the scratch directory (server stderr logs, CODEX_HOME)")
-	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,throughput,clientthroughput,concurrency,tail,slow,robust (default all)")
+	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,throughput,clientthroughput,concurrency,tail,slow,robust,mcp (default all)")
+	flag.StringVar(&c.MCPBash, "mcp-bash", "", "mcp group: the patched Bash (scripts/patched-bash.sh)")
+	flag.StringVar(&c.MCPRefServer, "mcp-ref-server", "", "mcp group: the 0.97.0 codex-exec-mcp-server")
+	flag.StringVar(&c.MCPRefWrapper, "mcp-ref-wrapper", "", "mcp group: the 0.97.0 codex-execve-wrapper")
+	flag.StringVar(&c.MCPSandboxExe, "mcp-sandbox-exe", "", "mcp group: codex 0.97.0 linked as codex-linux-sandbox (the reference's helper)")
 	flag.IntVar(&n, "n", 0, "override the measured latency samples per subject")
 	flag.IntVar(&rounds, "rounds", 0, "override the number of interleaved latency rounds")
 	flag.IntVar(&tailRef, "tail-ref", 0, "override the tail-completeness runs for the reference")

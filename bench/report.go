@@ -20,6 +20,7 @@ type Report struct {
 	Floors      *Floors         `json:"floors"`
 	Ratios      []Row           `json:"ratios"`
 	Targets     []TargetCheck   `json:"targets"`
+	MCP         *MCPResult      `json:"mcp,omitempty"`
 }
 
 // Row is one metric of the comparison table. Ratios are ours/ref and
@@ -187,6 +188,7 @@ func buildReport(cfg Config, mach Machine, b *Bench, started time.Time, interrup
 		Floors:      b.floors,
 		Ratios:      rows,
 		Targets:     evalTargets(rows, b),
+		MCP:         b.mcp,
 	}
 }
 
@@ -250,7 +252,8 @@ func buildRows(cfg Config, b *Bench) []Row {
 		latRow("#12 codex exec run -- /bin/true p50", o.ExecRun, nil, f.ExecRunRaw),
 	)
 	rows = append(rows, clientRows(*o)...)
-	return append(rows, robustRows(*o, *r)...)
+	rows = append(rows, robustRows(*o, *r)...)
+	return append(rows, mcpRows(b.mcp)...)
 }
 
 func pass(v bool) *bool { return &v }
@@ -327,6 +330,7 @@ func evalTargets(rows []Row, b *Bench) []TargetCheck {
 	t = append(t, sc)
 	t = append(t, clientTargets(rows)...)
 	t = append(t, robustTargets(o)...)
+	t = append(t, mcpTargets(rows)...)
 	for _, tl := range []struct {
 		name string
 		v    *Tail
@@ -444,6 +448,7 @@ func (rep *Report) markdown() string {
 	fmt.Fprintf(&b, "- Ours: %s (`%s`)\n", orUnknown(ours.Version), ours.Binary)
 	fmt.Fprintf(&b, "- Reference: %s (`%s`)\n", orUnknown(ref.Version), ref.Binary)
 	fmt.Fprintf(&b, "- Mode: %s\n", rep.Mode)
+	rep.MCP.markdown(&b)
 	fmt.Fprintf(&b, "- Client: `go run ./bench` (coder/websocket, TCP_QUICKACK after every read); ratios are medians of per-round ratios where the metric was interleaved in rounds\n")
 	if rep.Interrupted {
 		fmt.Fprintf(&b, "- **Interrupted: partial results**\n")

@@ -16,7 +16,8 @@ type Bench struct {
 	ref     *Target
 	ours    *Target
 	floors  *Floors
-	servers []*Server // every server started, stopped at the end
+	servers []*Server  // every server started, stopped at the end
+	mcp     *MCPResult // the mcp group's results (nil: not run)
 }
 
 // logf prints progress to stderr.
@@ -110,6 +111,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"tail", b.runTail},
 		{"slow", b.runSlow},
 		{"robust", b.runRobust},
+		{"mcp", b.runMCP},
 	}
 	for _, s := range steps {
 		if ctx.Err() != nil {

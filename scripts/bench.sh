@@ -10,6 +10,10 @@
 #               400 MB), never into the repository.
 #   OURS        our binary (default: bin/codex, built with `go build -o bin/codex .`
 #               when missing).
+# The mcp group (our MCP shell server vs @openai/codex-shell-tool-mcp@0.97.0) gets
+# the patched Bash, the reference server and wrapper, and codex 0.97.0's
+# codex-linux-sandbox from scripts/patched-bash.sh --env (npm, outside the
+# repository); when that fails the group reports why and measures nothing.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -57,4 +61,13 @@ if [ ! -x "$OURS" ] && [ "$OURS" = bin/codex ]; then
 fi
 [ -x "$OURS" ] || { echo "bench.sh: our binary $OURS is not executable" >&2; exit 1; }
 
-exec go run ./bench -ours "$OURS" -ref "$REF" "$@"
+MCP_FLAGS=()
+if MCP_ENV=$(./scripts/patched-bash.sh --env); then
+  eval "$MCP_ENV"
+  MCP_FLAGS=(-mcp-bash "$CODEX_BASH_PATH" -mcp-ref-server "$REF_MCP_SERVER" \
+    -mcp-ref-wrapper "$REF_EXECVE_WRAPPER" -mcp-sandbox-exe "$REF_SANDBOX_EXE")
+else
+  echo "bench.sh: no patched Bash or 0.97.0 reference: the mcp group will measure nothing" >&2
+fi
+
+exec go run ./bench -ours "$OURS" -ref "$REF" "${MCP_FLAGS[@]}" "$@"

@@ -44,15 +44,15 @@ type MCPResult struct {
 	TrueFloor *Latency          `json:"true_spawn_floor,omitempty"`
 	// #M3 (mcp_intercept.go): per-exec and per-fork overhead per
 	// interceptor, and the loops without interception.
-	ExecPtrace  *Latency `json:"m3_exec_overhead_ours_ptrace,omitempty"`
-	ExecWrapper *Latency `json:"m3_exec_overhead_ours_wrapper,omitempty"`
-	ExecRef     *Latency `json:"m3_exec_overhead_ref,omitempty"`
-	ForkPtrace  *Latency `json:"m3_fork_overhead_ours_ptrace,omitempty"`
-	ForkWrapper *Latency `json:"m3_fork_overhead_ours_wrapper,omitempty"`
-	ForkRef     *Latency `json:"m3_fork_overhead_ref,omitempty"`
-	ExecNone    *Latency `json:"m3_exec_none,omitempty"`
-	ForkNone    *Latency `json:"m3_fork_none,omitempty"`
-	Errors    map[string]string `json:"errors,omitempty"`
+	ExecPtrace  *Latency          `json:"m3_exec_overhead_ours_ptrace,omitempty"`
+	ExecWrapper *Latency          `json:"m3_exec_overhead_ours_wrapper,omitempty"`
+	ExecRef     *Latency          `json:"m3_exec_overhead_ref,omitempty"`
+	ForkPtrace  *Latency          `json:"m3_fork_overhead_ours_ptrace,omitempty"`
+	ForkWrapper *Latency          `json:"m3_fork_overhead_ours_wrapper,omitempty"`
+	ForkRef     *Latency          `json:"m3_fork_overhead_ref,omitempty"`
+	ExecNone    *Latency          `json:"m3_exec_none,omitempty"`
+	ForkNone    *Latency          `json:"m3_fork_none,omitempty"`
+	Errors      map[string]string `json:"errors,omitempty"`
 }
 
 func (m *MCPResult) setError(k string, err error) {

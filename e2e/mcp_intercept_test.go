@@ -63,6 +63,7 @@ var execPaths = []struct {
 	{"nohup", `nohup %[1]s %[2]s`, 1},
 	{"shebang", `./s.sh%.0[1]s%.0[2]s`, 1},
 	{"python os.execv", `python3 -c 'import os, shutil; os.execv(shutil.which("%[1]s"), ["%[1]s", "%[2]s"])'`, 1},
+	{"python fexecve (execveat AT_EMPTY_PATH)", `python3 -c 'import os, shutil; os.execve(os.open(shutil.which("%[1]s"), os.O_RDONLY), ["%[1]s", "%[2]s"], dict(os.environ))'`, 1},
 	{"perl exec", `perl -e 'exec "%[1]s", "%[2]s"'`, 1},
 	{"unset wrapper", `unset BASH_EXEC_WRAPPER EXEC_WRAPPER; %[1]s %[2]s`, 1},
 }

@@ -58,15 +58,32 @@ func (t *tracer) onExecStop(tr *tracee) {
 		return
 	}
 	req := escalate.Request{File: tg.file, Argv: call.argv, Workdir: cwd, Env: envMap(call.envp)}
+	d, quick := t.quick(req)
+	if quick && d.Action == escalate.Run {
+		tr.judged = &tg
+		t.resume(tr.tid, 0)
+		return
+	}
 	t.startWorker(tr, func(ctx context.Context) result {
-		return t.s.act(ctx, tr.tid, req, &tg)
+		if !quick {
+			d = t.s.cfg.Decider.Decide(ctx, req)
+		}
+		return t.s.act(ctx, tr.tid, req, d, &tg)
 	})
 }
 
-// act judges req for the stopped tid and carries the decision out (the
-// tracer thread then resumes it or rewrites its syscall).
-func (s *Session) act(ctx context.Context, tid int, req escalate.Request, tg *target) result {
-	d := s.cfg.Decider.Decide(ctx, req)
+// quick asks the Decider for an answer without blocking, if it can give
+// one (QuickDecider).
+func (t *tracer) quick(req escalate.Request) (escalate.Decision, bool) {
+	if q, ok := t.s.cfg.Decider.(QuickDecider); ok {
+		return q.DecideQuick(req)
+	}
+	return escalate.Decision{}, false
+}
+
+// act carries out the decision d on req for the stopped tid (the tracer
+// thread then resumes it or rewrites its syscall).
+func (s *Session) act(ctx context.Context, tid int, req escalate.Request, d escalate.Decision, tg *target) result {
 	s.log.Debug("ptrace: decision", zap.Int("tid", tid), zap.String("file", req.File),
 		zap.Strings("argv", req.Argv), zap.Int("action", int(d.Action)))
 	switch d.Action {
@@ -170,6 +187,14 @@ func (t *tracer) onExec(tr *tracee) {
 	}
 	t.s.log.Info("ptrace: exec differs from the judged one; judging again",
 		zap.Int("tid", tr.tid), zap.String("file", req.File), zap.Strings("argv", argv))
+	if d, ok := t.quick(req); ok {
+		if d.Action == escalate.Run {
+			t.resume(tr.tid, 0)
+		} else {
+			_ = unix.Kill(tr.tid, unix.SIGKILL)
+		}
+		return
+	}
 	t.startWorker(tr, func(ctx context.Context) result {
 		if t.s.cfg.Decider.Decide(ctx, req).Action == escalate.Run {
 			return result{resume: true}

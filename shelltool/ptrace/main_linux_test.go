@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/codexec/codex/sandbox"
@@ -109,6 +110,9 @@ func testDir(t *testing.T) string {
 	return d
 }
 
+// quietLogs drops the sessions' logs (timing tests).
+var quietLogs bool
+
 // traced is the outcome of one traced run.
 type traced struct {
 	out  string
@@ -137,10 +141,14 @@ func runTraced(t *testing.T, plan sandbox.Plan, d escalate.Decider, argv ...stri
 	attr := &syscall.ProcAttr{Files: []uintptr{null.Fd(), outW.Fd(), outW.Fd()}, Sys: &syscall.SysProcAttr{Setsid: true}}
 	path, hargv := w.ApplyTo(attr)
 	attr.Files = append(attr.Files, syncR.Fd())
-	esc := escalate.NewEscalator(zaptest.NewLogger(t))
+	log := zaptest.NewLogger(t)
+	if quietLogs {
+		log = zap.NewNop()
+	}
+	esc := escalate.NewEscalator(log)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	sess, err := ptrace.Start(ctx, ptrace.Config{Decider: d, Escalator: esc, Logger: zaptest.NewLogger(t)},
+	sess, err := ptrace.Start(ctx, ptrace.Config{Decider: d, Escalator: esc, Logger: log},
 		func() (int, error) { return syscall.ForkExec(path, hargv, attr) }, syncW)
 	for _, f := range append(slices.Clone(w.ExtraFiles), syncR, outW, null) {
 		f.Close()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/codexec/codex/shelltool/escalate"
@@ -96,5 +97,27 @@ func TestEscalatedSignalsAndCodes(t *testing.T) {
 	r := runTraced(t, plan, d, "/bin/sh", "-c", dir+"/slow.sh; echo after; "+dir+"/selfkill.sh; echo rc=$?; timeout 0.5 "+dir+"/trapper.sh; echo rc=$?")
 	if r.out != "slow-done\nafter\nrc=138\ngot-term\nrc=124\n" {
 		t.Errorf("got %q", r.out)
+	}
+}
+
+// quickDecider answers Run for everything at once (QuickDecider) and
+// counts the calls of Decide, which must not be needed.
+type quickDecider struct {
+	decider
+	quick atomic.Int32
+}
+
+func (q *quickDecider) DecideQuick(escalate.Request) (escalate.Decision, bool) {
+	q.quick.Add(1)
+	return escalate.Decision{Action: escalate.Run}, true
+}
+
+// TestQuickDeciderOnTracerThread: a QuickDecider's immediate Run is used
+// without asking Decide.
+func TestQuickDeciderOnTracerThread(t *testing.T) {
+	q := &quickDecider{}
+	r := runTraced(t, plans(t)["exec"], q, "/bin/sh", "-c", "/bin/true; /bin/echo ok")
+	if r.out != "ok\n" || q.quick.Load() != 2 || len(q.files()) != 0 {
+		t.Errorf("%+v: %d quick answers, Decide asked for %q", r, q.quick.Load(), q.files())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -31,6 +32,14 @@ type Config struct {
 	Logger *zap.Logger
 }
 
+// QuickDecider is an optional interface of Config.Decider. DecideQuick
+// answers without blocking when it can (ok true), with the decision
+// Decide would return; the tracer thread then carries out a Run at once,
+// without a worker. When ok is false, Decide is asked on a worker.
+type QuickDecider interface {
+	DecideQuick(r escalate.Request) (d escalate.Decision, ok bool)
+}
+
 // SpawnFunc starts the root process of a Session and returns its pid. It
 // runs on the tracer thread, so the root is that thread's child (its
 // parent-death signal fires when the tracer goes away). The root must
@@ -49,12 +58,15 @@ type Session struct {
 	ctx    context.Context    // the workers' context
 	cancel context.CancelFunc // cancels ctx: pending decisions end with Deny
 
-	results chan result   // worker → tracer: what to do with a stopped tracee
-	killc   chan struct{} // closed by Kill
+	results chan result // worker → tracer: what to do with a stopped tracee
 	kill    sync.Once
-	exited  chan struct{} // closed when the root is reaped
-	code    int           // root's status; written before exited is closed
-	done    chan struct{} // closed when the tracer thread is finished
+	killing atomic.Bool // set by Kill: every tracee, present and future, is killed
+
+	mu      sync.Mutex
+	tids    map[int]struct{} // guarded by mu: the tracked tids, for Kill
+	exited  chan struct{}    // closed when the root is reaped
+	code    int              // root's status; written before exited is closed
+	done    chan struct{}    // closed when the tracer thread is finished
 	workers sync.WaitGroup
 	pid     int // root pid; written before Start returns
 }
@@ -74,7 +86,7 @@ func Start(ctx context.Context, cfg Config, spawn SpawnFunc, sync *os.File) (*Se
 	}
 	s := &Session{
 		cfg: cfg, log: cfg.Logger,
-		results: make(chan result), killc: make(chan struct{}),
+		results: make(chan result), tids: map[int]struct{}{},
 		exited: make(chan struct{}), done: make(chan struct{}),
 	}
 	if s.log == nil {
@@ -108,7 +120,12 @@ func (s *Session) ExitCode() int {
 func (s *Session) Kill() {
 	s.kill.Do(func() {
 		s.cancel()
-		close(s.killc)
+		s.killing.Store(true)
+		s.mu.Lock()
+		for tid := range s.tids {
+			_ = unix.Kill(tid, unix.SIGKILL)
+		}
+		s.mu.Unlock()
 	})
 }
 

@@ -116,6 +116,7 @@ func (t *tracer) startWorker(tr *tracee, work func(ctx context.Context) result) 
 	ctx, cancel := context.WithCancel(t.s.ctx)
 	tr.cancel = cancel
 	tid, gen := tr.tid, tr.gen
+	t.outstanding++
 	t.s.workers.Add(1)
 	go func() {
 		defer t.s.workers.Done()

@@ -63,12 +63,15 @@ type tracer struct {
 	root    int
 	self    int // the tracer thread's tid
 	tracees map[int]*tracee
-	killing bool
 	gen     uint64
+	// outstanding counts the workers whose result is still to come.
+	outstanding int
 }
 
 func newTracer(s *Session, root int) *tracer {
-	return &tracer{s: s, root: root, self: unix.Gettid(), tracees: map[int]*tracee{root: {tid: root, helper: true}}}
+	t := &tracer{s: s, root: root, self: unix.Gettid(), tracees: map[int]*tracee{}}
+	t.track(&tracee{tid: root, helper: true})
+	return t
 }
 
 // seizeAll attaches to every thread of pid, listing them until no new one
@@ -116,52 +119,73 @@ func (t *tracer) add(tid int, fresh, helper bool) {
 		}
 		return
 	}
-	t.tracees[tid] = &tracee{tid: tid, fresh: fresh, helper: helper}
-	if t.killing {
-		_ = unix.Kill(tid, unix.SIGKILL)
+	t.track(&tracee{tid: tid, fresh: fresh, helper: helper})
+}
+
+// track records tr in the tracer's map and in the session's set of tids
+// (which Kill reads); a tracee that appears once the session is being
+// killed is killed at once.
+func (t *tracer) track(tr *tracee) {
+	t.tracees[tr.tid] = tr
+	t.s.mu.Lock()
+	t.s.tids[tr.tid] = struct{}{}
+	t.s.mu.Unlock()
+	if t.s.killing.Load() {
+		_ = unix.Kill(tr.tid, unix.SIGKILL)
 	}
 }
 
 // loop waits for and handles the tracees' stops and the workers' results
 // until no tracee is left.
+//
+// While no worker is out, it blocks in wait4 itself: the kernel wakes it
+// at once (Kill needs no wake-up: it signals the tracees directly). While
+// a worker is out, it waits for a SIGCHLD, a result or a tick instead.
 func (t *tracer) loop(sigs <-chan os.Signal) {
 	tick := time.NewTicker(safetyTick)
 	defer tick.Stop()
-	killc := t.s.killc
 	for len(t.tracees) > 0 {
-		if t.poll() {
+		if t.outstanding == 0 {
+			t.wait(0)
+			continue
+		}
+		if t.wait(unix.WNOHANG) {
 			continue
 		}
 		select {
 		case <-sigs:
 		case r := <-t.s.results:
+			t.outstanding--
 			t.apply(r)
-		case <-killc:
-			killc = nil
-			t.killAll()
 		case <-tick.C:
 		}
 	}
 }
 
-// poll collects the pending state changes of the tracer thread's
+// wait collects the pending state changes of the tracer thread's
 // tracees and reports whether there was any. It waits on -1 with
 // __WNOTHREAD: only this thread's own children (the root alone: nothing
 // else forks on this locked thread) and its tracees, which may include
 // threads and processes whose fork or clone event it has not seen yet (a
 // parent killed at that stop never reports it). Orphans re-parented to a
 // subreaper server go to its main thread, which the tracer never is.
-func (t *tracer) poll() bool {
+//
+// With flags 0 it blocks for the first change, then collects the rest
+// without blocking.
+func (t *tracer) wait(flags int) bool {
 	any := false
 	for {
 		var ws unix.WaitStatus
-		tid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL|unix.WNOTHREAD, nil)
+		tid, err := unix.Wait4(-1, &ws, flags|unix.WALL|unix.WNOTHREAD, nil)
+		flags = unix.WNOHANG
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err == unix.ECHILD:
 			// Nothing of ours is left, whatever the map says.
-			clear(t.tracees)
+			for tid := range t.tracees {
+				t.forget(tid)
+			}
 			return true
 		case err != nil:
 			t.s.log.Error("ptrace: wait", zap.Error(err))
@@ -178,20 +202,9 @@ func (t *tracer) poll() bool {
 			// Its parent's fork event is still to come: judge its execs
 			// (not a helper) until that event says otherwise.
 			tr = &tracee{tid: tid, fresh: true, early: true}
-			t.tracees[tid] = tr
-			if t.killing {
-				_ = unix.Kill(tid, unix.SIGKILL)
-			}
+			t.track(tr)
 		}
 		t.handle(tr, ws)
-	}
-}
-
-// killAll kills every tracee, and every one that appears later.
-func (t *tracer) killAll() {
-	t.killing = true
-	for tid := range t.tracees {
-		_ = unix.Kill(tid, unix.SIGKILL)
 	}
 }
 
@@ -201,6 +214,9 @@ func (t *tracer) forget(tid int) {
 		tr.cancel()
 	}
 	delete(t.tracees, tid)
+	t.s.mu.Lock()
+	delete(t.s.tids, tid)
+	t.s.mu.Unlock()
 }
 
 // tracerOf returns the TracerPid of tid (0 when unknown).

@@ -19,6 +19,12 @@ type Config struct {
 	Logger    *zap.Logger
 }
 
+// QuickDecider is an optional interface of Config.Decider: a decision
+// without blocking when ok.
+type QuickDecider interface {
+	DecideQuick(r escalate.Request) (d escalate.Decision, ok bool)
+}
+
 // SpawnFunc starts the root process of a Session and returns its pid.
 type SpawnFunc func() (pid int, err error)
 

@@ -270,3 +270,28 @@ func TestInterceptEscalatedLifecycle(t *testing.T) {
 		t.Error("the escalated program outlived the call's timeout")
 	}
 }
+
+// TestInterceptOtherShells: the server's shell may be dash (or zsh when
+// installed): its execs are intercepted the same way.
+func TestInterceptOtherShells(t *testing.T) {
+	shells := []string{"/bin/dash"}
+	if z, err := exec.LookPath("zsh"); err == nil {
+		shells = append(shells, z)
+	}
+	for _, sh := range shells {
+		home := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(home, "rules"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, "rules", "test.rules"), []byte(interceptRules), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := startMCPWith(t, []string{"CODEX_HOME=" + home}, "--bash", sh)
+		ws := canonicalTemp(t)
+		r := s.call(t, 1, "touch x; echo rc=$?; env touch y; echo rc=$?", ws, workspaceProfile(ws), ws, 20000)
+		const want = "Execution denied: Execution forbidden by policy\nrc=1\nExecution denied: Execution forbidden by policy\nrc=1\n"
+		if r.ExitCode != 0 || r.Output != want {
+			t.Errorf("%s: %+v", sh, r)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package shelltool
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -21,7 +22,8 @@ import (
 const DefaultTracedBash = "/bin/bash"
 
 // TracedRunner runs shell calls with kernel-level exec interception (spec
-// §10): Bash (any build) under our sandbox helper, which traps every
+// §10): Bash (any build; or another POSIX shell, run with -c instead of
+// --norc -c when the call is not a login one) under our sandbox helper, which traps every
 // execve and execveat of the call for a ptrace Session of this server;
 // each is judged by the call's Decider (the same decision path as the
 // wrapper's). Without a sandbox (c.Plan nil) the helper still runs, with
@@ -98,8 +100,12 @@ func (b *TracedRunner) plan(c *Call) sandbox.Plan {
 		p = *c.Plan
 	}
 	p.Argv = []string{b.Bash, "-lc", c.Command}
-	if !c.Login {
+	switch {
+	case c.Login:
+	case strings.Contains(filepath.Base(b.Bash), "bash"):
 		p.Argv = []string{b.Bash, "--norc", "-c", c.Command}
+	default: // dash, zsh, ...: no --norc
+		p.Argv = []string{b.Bash, "-c", c.Command}
 	}
 	p.Dir = c.Workdir
 	base := b.Env

@@ -121,3 +121,19 @@ func TestQuickDeciderOnTracerThread(t *testing.T) {
 		t.Errorf("%+v: %d quick answers, Decide asked for %q", r, q.quick.Load(), q.files())
 	}
 }
+
+// TestPathProbingUnjudged: execvp's attempts on PATH entries that do not
+// hold the program (or hold a non-executable file) are let through
+// unjudged; only the one that succeeds is judged.
+func TestPathProbingUnjudged(t *testing.T) {
+	plan := plans(t)["exec"]
+	dir := testDir(t)
+	if err := os.WriteFile(filepath.Join(dir, "true"), []byte("not executable"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := &decider{}
+	r := runTraced(t, plan, d, "/bin/sh", "-c", "env PATH=/nonexistent:"+dir+":/usr/bin true && echo ok")
+	if r.out != "ok\n" || !slices.Equal(d.files(), []string{"/usr/bin/env", "/usr/bin/true"}) {
+		t.Errorf("%+v, judged %q", r, d.files())
+	}
+}

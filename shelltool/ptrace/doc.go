@@ -23,5 +23,9 @@
 // already), which also forks the root process. It waits with __WALL|__WNOTHREAD, which limits the wait to
 // that thread's own children (the root alone) and its tracees, so it
 // never reaps another child of the server, nor an orphan re-parented to
-// a subreaper server (those go to the main thread).
+// a subreaper server (those go to the main thread). The reverse does not
+// hold: a wait for any child from another thread without __WNOTHREAD
+// (proc.TreeKiller's orphan reaper, in subreaper mode) could take the
+// root's exit, so a process running Sessions must not run that reaper;
+// exec-mcp-server does not (a lost root ends its Session with 255).
 package ptrace

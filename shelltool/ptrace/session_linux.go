@@ -185,12 +185,14 @@ func (s *Session) run(spawn SpawnFunc, syncFile *os.File, started chan<- error) 
 		_ = unix.Kill(pid, unix.SIGKILL)
 		s.Kill()
 		t.loop(sigs)
+		t.rootLost()
 		s.finish()
 		started <- err
 		return
 	}
 	started <- nil
 	t.loop(sigs)
+	t.rootLost()
 	s.finish()
 }
 

@@ -62,6 +62,20 @@ func (t *tracer) gone(tr *tracee, ws unix.WaitStatus) {
 	close(t.s.exited)
 }
 
+// rootLost ends a session whose root's exit was never seen (someone else
+// reaped it: a subreaper's orphan reaper waiting on the server's
+// children, which must not run beside Sessions): its status is 255
+// rather than a wait that never ends.
+func (t *tracer) rootLost() {
+	select {
+	case <-t.s.exited:
+	default:
+		t.s.log.Error("ptrace: the root's exit was taken by another wait", zap.Int("pid", t.root))
+		t.s.code = 255
+		close(t.s.exited)
+	}
+}
+
 // resume continues a stopped tracee with sig (0: none). ESRCH (killed
 // meanwhile) is expected; its exit comes next.
 func (t *tracer) resume(tid int, sig unix.Signal) {

@@ -9,21 +9,22 @@ import (
 	"time"
 )
 
-// waitForProc waits until a process of s whose command line contains sub
-// runs, failing the test after 10 s.
-func (s *server) waitForProc(sub string) {
+// waitForProc waits until a process of s whose command line is exactly cmd
+// (arguments joined by spaces) runs, failing the test after 10 s. (A
+// wrapper or `sh -c` whose script merely contains cmd does not count.)
+func (s *server) waitForProc(cmd string) {
 	s.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, pid := range markedPids(s.marker) {
 			cl, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-			if strings.Contains(strings.ReplaceAll(string(cl), "\x00", " "), sub) {
+			if strings.TrimSpace(strings.ReplaceAll(string(cl), "\x00", " ")) == cmd {
 				return
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	s.t.Fatalf("no process running %q within 10 s", sub)
+	s.t.Fatalf("no process running %q within 10 s", cmd)
 }
 
 // noStrays fails the test if a process of s other than the server is still

@@ -188,10 +188,10 @@ func TestRunCancelKillsEscalated(t *testing.T) {
 		Stopwatch: NewStopwatch(nil, time.Minute, func() { close(expired) })}
 	ctx, cancel := context.WithCancel(context.Background())
 	asked := make(chan struct{})
-	go func() { // cancel once the escalated sleep has started
+	go func() { // cancel once the escalated sleep itself has started (not a shell or wrapper naming it)
 		defer close(asked)
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if out, _ := exec.Command("pgrep", "-f", "sleep 30.030").Output(); len(out) > 0 {
+			if out, _ := exec.Command("pgrep", "-f", "^/usr/bin/sleep 30.030").Output(); len(out) > 0 {
 				break
 			}
 		}

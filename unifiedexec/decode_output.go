@@ -254,7 +254,8 @@ func (s *scanner) str() (string, bool) {
 	return string(v), true
 }
 
-// base64 decodes a string of padded standard base64 into a new buffer. The
+// base64 decodes a string of padded standard base64 into a buffer from
+// getChunk. The
 // decoder rejects every byte outside the alphabet except CR and LF, which
 // encoding/base64 skips but JSON forbids raw in a string: they are refused
 // here.
@@ -263,9 +264,10 @@ func (s *scanner) base64() ([]byte, bool) {
 	if !ok || bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
 		return nil, false
 	}
-	out := make([]byte, fastb64.StdEncoding.DecodedLen(len(v)))
+	out := getChunk(fastb64.StdEncoding.DecodedLen(len(v)))
 	n, err := fastb64.StdEncoding.Decode(out, v)
 	if err != nil {
+		putChunk(out)
 		return nil, false
 	}
 	return out[:n], true

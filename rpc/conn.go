@@ -41,7 +41,7 @@ type Options struct {
 	// with Decoded set and Params nil. A nil value leaves the message to
 	// the generic decoding, errors included. It must not retain data: the
 	// framers of this package then read the next message into the same
-	// memory (a declined message is kept in its own). Nil means every
+	// memory (the generic decoding copies what it keeps). Nil means every
 	// message is decoded generically.
 	Predecode func(data []byte) (method string, decoded any)
 }

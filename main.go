@@ -54,6 +54,7 @@ func main() {
 			execServerCommand(),
 			sandboxCommand(),
 			execCommand(),
+			execpolicyCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are handled below
 	}

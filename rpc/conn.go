@@ -28,6 +28,18 @@ type Options struct {
 	// JSONRPC adds "jsonrpc":"2.0" to every message sent (some peers, such
 	// as MCP, require it).
 	JSONRPC bool
+	// StrictJSONRPC checks every inbound message as JSON-RPC 2.0 (MCP):
+	// input that is not JSON is answered -32700 and anything that is not
+	// one message with "jsonrpc":"2.0" (a batch, a bad id, a missing
+	// member) -32600, with the message's id when it could be read and null
+	// otherwise; ParseError is not used. A response whose id matches no
+	// outstanding call is dropped instead of ending the connection (the
+	// peer may answer a call whose context ended). The connection carries
+	// on in every case.
+	StrictJSONRPC bool
+	// CallIDsFromZero numbers the connection's own calls 0, 1, 2, …
+	// instead of 1, 2, 3, ….
+	CallIDsFromZero bool
 	// ParseError words the -32600 error (id -1) answering an inbound message
 	// that failed to parse: label is the framer's label, tooLarge is true
 	// when the message exceeded the size limit (the connection then ends).

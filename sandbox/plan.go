@@ -70,6 +70,17 @@ type Plan struct {
 	// slave is the only terminal it can reach, and closes the fd.
 	PTSFD int `json:"ptsFd,omitempty"`
 
+	// KeepFD, when not 0, is the one inherited descriptor besides 0-2
+	// that the command keeps, at the same number: the MCP shell tool's
+	// escalate socket, which the command's execve wrapper uses to ask the
+	// server about each exec (shell-escalation.md §4). The spawner sets it
+	// to KeepFDFor(plan) and appends the socket to ExtraFiles after the
+	// plan's own files. The helper refuses to run the command unless that
+	// fd is open and is a Unix socket, keeps it open (without close-on-exec)
+	// across its exec or fork of the command, and still closes every other
+	// fd from 3 up. Zero keeps nothing.
+	KeepFD int `json:"keepFd,omitempty"`
+
 	// Landlock rules (sandbox.md §4.5); nil means no Landlock.
 	Landlock *LandlockRules `json:"landlock,omitempty"`
 

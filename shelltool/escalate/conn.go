@@ -65,6 +65,24 @@ func (c pollConn) recvmsg(p, oob []byte) (n, oobn, flags int, err error) {
 	return n, oobn, flags, err
 }
 
+// peerClosed waits until the socket has data or reports EOF or an error,
+// without consuming anything, and reports whether the peer is gone. It
+// returns false when the wait is cut by a deadline or a close of ours.
+func (c pollConn) peerClosed() bool {
+	var b [1]byte
+	var n int
+	var err error
+	rerr := c.rc.Read(func(fd uintptr) bool {
+		for {
+			n, _, _, _, err = unix.Recvmsg(int(fd), b[:], nil, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+			if err != unix.EINTR {
+				return err != unix.EAGAIN
+			}
+		}
+	})
+	return rerr == nil && (err != nil || n == 0)
+}
+
 // newPollFile makes fd non-blocking and wraps it in a pollable *os.File
 // that owns it (closes it on Close). On error fd is closed.
 func newPollFile(fd int, name string) (*os.File, pollConn, error) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -25,11 +26,10 @@ import (
 // concurrent use. The zero value is not usable: call NewEscalator.
 //
 // Lifetime of a child: Run returns when the program (the group leader)
-// exits. If other processes of its group are still alive then, the
-// leader is kept unreaped (a zombie, so its process group id cannot be
-// reused) until Run's ctx ends or KillAll is called, which kill the
-// group and reap the leader. Processes that leave the group (setsid) are
-// out of reach, as for any process-group kill.
+// exits, and reaps it. If other processes of its group are still alive
+// then (a background job it left), the group is remembered until Run's
+// ctx ends or KillAll is called, which kill it. Processes that leave the
+// group (setsid) are out of reach, as for any process-group kill.
 type Escalator struct {
 	log *zap.Logger
 
@@ -43,7 +43,8 @@ type child struct {
 	pid     int
 	stop    chan struct{} // closed by KillAll (once: guarded by stopped)
 	stopped bool          // guarded by Escalator.mu
-	done    chan struct{} // closed once the leader is reaped
+	reaped  bool          // guarded by Escalator.mu: the leader was reaped
+	done    chan struct{} // closed once reaped and unregistered
 }
 
 // NewEscalator returns an Escalator logging to log (nil: no logs).
@@ -62,8 +63,8 @@ func NewEscalator(log *zap.Logger) *Escalator {
 // The result is the exit code, 128+N for a death by signal N. When ctx
 // ends first, the whole process group is killed (SIGKILL) and Run returns
 // 128+9 with a nil error. The error is non-nil only when the program
-// could not be started (no such file, not executable, bad workdir); the
-// code is then 0.
+// was not started (no such file, not executable, bad workdir, ctx
+// already done); the code is then 0.
 func (e *Escalator) Run(ctx context.Context, r Request, stdio []*os.File) (code int, err error) {
 	fds := make([]int, len(stdio))
 	for i, f := range stdio {
@@ -89,6 +90,9 @@ func (e *Escalator) Run(ctx context.Context, r Request, stdio []*os.File) (code 
 // run is Run on raw descriptors (fds[i] for i, -1 for none); it does not
 // close them.
 func (e *Escalator) run(ctx context.Context, r Request, fds []int) (int, error) {
+	if err := context.Cause(ctx); err != nil {
+		return 0, fmt.Errorf("not started: %w", err)
+	}
 	files, closeNull, err := withDevNull(fds)
 	if err != nil {
 		return 0, err
@@ -119,18 +123,17 @@ func (e *Escalator) run(ctx context.Context, r Request, fds []int) (int, error) 
 		e.finish(c)
 		return 0, fmt.Errorf("waiting for %s: %w", r.File, res.err)
 	}
-	if ctx.Err() == nil && groupHasOthers(c.pid) {
-		log.Debug("escalated program left processes in its group; reaping at the end of the call")
-		go func() {
-			select {
-			case <-ctx.Done():
-			case <-c.stop:
-			}
-			e.finish(c)
-		}()
+	if e.settle(ctx, c) {
 		return res.code, nil
 	}
-	e.finish(c)
+	log.Debug("escalated program left processes in its group; killing them at the end of the call")
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-c.stop:
+		}
+		e.finish(c)
+	}()
 	return res.code, nil
 }
 
@@ -155,33 +158,72 @@ func (e *Escalator) start(r Request, files []uintptr) (*child, error) {
 	return c, nil
 }
 
-// kill sends SIGKILL to c's process group if c is not reaped yet (its
-// pid, hence the group id, is then still ours).
+// kill sends SIGKILL to c's process group while c is registered.
 func (e *Escalator) kill(c *child) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, ok := e.children[c]; ok {
-		_ = unix.Kill(-c.pid, unix.SIGKILL)
+		c.killGroup()
 	}
 }
 
-// finish kills what is left of c's group, then reaps the leader.
+// settle reaps c's exited leader and reports whether c is over: its
+// group is empty, or ctx is done (or KillAll came) and the rest of the
+// group was killed. Otherwise c stays registered, by its process group
+// id alone, for finish.
+func (e *Escalator) settle(ctx context.Context, c *child) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	reap(c.pid)
+	c.reaped = true
+	if unix.Kill(-c.pid, 0) == nil {
+		if ctx.Err() == nil && !c.stopped {
+			return false
+		}
+		c.killGroup()
+	}
+	delete(e.children, c)
+	close(c.done)
+	return true
+}
+
+// finish kills what is left of c's group, reaps the leader if that is
+// not done yet, and unregisters c.
 func (e *Escalator) finish(c *child) {
 	e.mu.Lock()
-	_ = unix.Kill(-c.pid, unix.SIGKILL)
+	defer e.mu.Unlock()
+	c.killGroup()
+	if !c.reaped {
+		reap(c.pid)
+		c.reaped = true
+	}
 	delete(e.children, c)
-	e.mu.Unlock()
-	reap(c.pid)
 	close(c.done)
 }
 
+// killGroup sends SIGKILL to c's process group. Until the leader is
+// reaped its pid is ours. After that, the kernel keeps the number
+// allocated while any process is in the group, so a process with that
+// pid can only exist once the group is empty (the id was reused): then
+// there is nothing of ours to kill, and nothing is sent. Called with
+// Escalator.mu held.
+func (c *child) killGroup() {
+	if c.reaped {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(c.pid)); err == nil {
+			return
+		}
+	}
+	_ = unix.Kill(-c.pid, unix.SIGKILL)
+}
+
 // KillAll kills the process group of every child started before it and
-// waits until each leader is reaped. The Escalator stays usable.
+// waits until each is reaped and unregistered. The Escalator stays
+// usable.
 func (e *Escalator) KillAll() {
 	e.mu.Lock()
 	var wait []chan struct{}
 	for c := range e.children {
-		_ = unix.Kill(-c.pid, unix.SIGKILL)
+		c.killGroup()
 		if !c.stopped {
 			c.stopped = true
 			close(c.stop)

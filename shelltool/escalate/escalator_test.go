@@ -3,6 +3,7 @@ package escalate
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -122,6 +123,11 @@ func TestRunDescriptorsOnTargets(t *testing.T) {
 
 func TestRunStartFailure(t *testing.T) {
 	e := NewEscalator(zaptest.NewLogger(t))
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if code, err := e.Run(done, shRequest("/", "exit 0", nil), nil); err == nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a done context: %d, %v; want not started", code, err)
+	}
 	for _, r := range []Request{
 		{File: "/nonexistent/prog", Argv: []string{"prog"}, Workdir: "/"},
 		{File: "/bin/sh", Argv: []string{"sh"}, Workdir: "/nonexistent-dir"},
@@ -154,16 +160,23 @@ func startedGroup(t *testing.T, ctx context.Context, e *Escalator, script string
 	return strings.TrimSpace(line), done
 }
 
-// waitGone waits until pid no longer runs (gone, or a zombie of init).
+// running reports whether pid exists and is not a zombie (killed
+// processes reparented to a non-reaping init stay zombies).
+func running(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && !strings.HasPrefix(string(b[i+1:]), " Z")
+}
+
+// waitGone waits until pid no longer runs.
 func waitGone(t *testing.T, pid string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		b, err := os.ReadFile("/proc/" + pid + "/stat")
-		if err != nil {
-			return
-		}
-		if i := strings.LastIndexByte(string(b), ')'); i > 0 && strings.HasPrefix(string(b[i+1:]), " Z") {
+		if !running(pid) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -193,12 +206,19 @@ func TestLeftoverGroupKilledAtContextEnd(t *testing.T) {
 	if code := <-done; code != 3 {
 		t.Errorf("code %d, want 3", code)
 	}
-	if err := unix.Kill(atoi(t, sleeper), 0); err != nil {
+	// A kill takes effect when the target next runs: give it time to
+	// die, if it was killed, before deciding it survived.
+	pidfd, err := unix.PidfdOpen(atoi(t, sleeper), 0)
+	if err != nil {
 		t.Fatalf("background process gone before the end of the call: %v", err)
+	}
+	defer unix.Close(pidfd)
+	if n, _ := unix.Poll([]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}, 300); n != 0 {
+		t.Fatal("background process killed before the end of the call")
 	}
 	cancel()
 	waitGone(t, sleeper)
-	e.KillAll() // waits for the leader to be reaped
+	e.KillAll() // waits until the group is unregistered
 	assertNoZombies(t)
 }
 
@@ -223,14 +243,6 @@ func TestKillAll(t *testing.T) {
 	}
 }
 
-func atoi(t *testing.T, s string) int {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // assertNoZombies fails if this process has a zombie child.
 func assertNoZombies(t *testing.T) {
 	t.Helper()
@@ -251,4 +263,12 @@ func assertNoZombies(t *testing.T) {
 			t.Errorf("zombie child: %s", strings.TrimSpace(s))
 		}
 	}
+}
+
+func atoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -1,7 +1,6 @@
 package escalate
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 	"unsafe"
@@ -24,8 +23,8 @@ const (
 )
 
 // waitExit blocks until pid exits and returns its exit code without
-// reaping it (WNOWAIT): while it is a zombie, its pid and process group
-// id stay ours, so the group can still be killed safely.
+// reaping it (WNOWAIT): until it is reaped, its pid and process group id
+// stay ours, so a kill of the group cannot reach anyone else.
 func waitExit(pid int) exitResult {
 	// siginfo_t is 128 bytes; for SIGCHLD on 64-bit Linux si_code is at
 	// offset 8 and si_status at 24 (after si_pid and si_uid).
@@ -60,53 +59,6 @@ func reap(pid int) {
 			return
 		}
 	}
-}
-
-// groupHasOthers reports whether a process other than leader is in the
-// process group leader (read from /proc: Linux keeps no cheaper index).
-func groupHasOthers(leader int) bool {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return true // cannot tell: keep the group reachable
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return true
-	}
-	self := strconv.Itoa(leader)
-	for _, name := range names {
-		if name == self || name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		if pgrpOf(name) == leader {
-			return true
-		}
-	}
-	return false
-}
-
-// pgrpOf returns the process group of the process /proc/<pid>, or -1.
-func pgrpOf(pid string) int {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return -1
-	}
-	// Fields after the command name, which ends at the last ')':
-	// state ppid pgrp ...
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return -1
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 3 {
-		return -1
-	}
-	n, err := strconv.Atoi(string(f[2]))
-	if err != nil {
-		return -1
-	}
-	return n
 }
 
 // markCloseOnExec sets FD_CLOEXEC on every descriptor above 2 of this

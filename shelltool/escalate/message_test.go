@@ -96,3 +96,11 @@ func TestTargets(t *testing.T) {
 		}
 	}
 }
+
+func TestWrapperEnv(t *testing.T) {
+	got := strings.Join(WrapperEnv("/opt/codex-execve-wrapper", 10), " ")
+	want := "CODEX_ESCALATE_SOCKET=10 BASH_EXEC_WRAPPER=/opt/codex-execve-wrapper EXEC_WRAPPER=/opt/codex-execve-wrapper"
+	if got != want {
+		t.Errorf("WrapperEnv = %q, want %q", got, want)
+	}
+}

@@ -19,7 +19,9 @@ import (
 // descriptor) in a goroutine of its own (spec §6.3): the request is
 // judged by d, Run and Deny are answered, Escalate runs the program with
 // esc on the descriptors the wrapper sends and answers its exit code.
-// A datagram without exactly one descriptor is logged and dropped.
+// A datagram without exactly one descriptor is logged and dropped. A
+// session whose wrapper goes away (its end of the stream closes) has its
+// pending decision cancelled and its escalated program killed.
 //
 // Serve returns when ctx is done, or when reading sock fails (sock
 // closed by the caller, or an I/O error, which is returned), after every
@@ -64,6 +66,13 @@ func Serve(ctx context.Context, sock *os.File, d Decider, esc *Escalator, log *z
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				// A panicking Decider closes its session (the wrapper
+				// fails: exit 1), never the server.
+				if p := recover(); p != nil {
+					log.Error("escalate: session panicked", zap.Any("panic", p), zap.Stack("stack"))
+				}
+			}()
 			if err := serveSession(ctx, fds[0], d, esc, log); err != nil && ctx.Err() == nil {
 				log.Warn("escalate: session failed", zap.Error(err))
 			}
@@ -116,7 +125,7 @@ func serveSession(ctx context.Context, fd int, d Decider, esc *Escalator, log *z
 		reason := "invalid exec request: " + err.Error()
 		dec = Decision{Action: Deny, Reason: &reason}
 	} else {
-		dec = d.Decide(ctx, r)
+		whileConnected(ctx, f, c, func(ctx context.Context) { dec = d.Decide(ctx, r) })
 	}
 	log.Debug("escalate: decision", zap.String("file", r.File), zap.Strings("argv", r.Argv),
 		zap.Int("action", int(dec.Action)))
@@ -126,12 +135,12 @@ func serveSession(ctx context.Context, fd int, d Decider, esc *Escalator, log *z
 	if dec.Action != Escalate {
 		return nil
 	}
-	return superExec(ctx, c, r, esc)
+	return superExec(ctx, f, c, r, esc)
 }
 
 // superExec is the Escalate half of a session: receive the descriptors,
 // run the program, answer its exit code.
-func superExec(ctx context.Context, c msgConn, r Request, esc *Escalator) error {
+func superExec(ctx context.Context, f *os.File, c pollConn, r Request, esc *Escalator) error {
 	payload, fds, err := readFrame(c)
 	if err != nil {
 		return fmt.Errorf("receiving SuperExecMessage: %w", err)
@@ -145,7 +154,8 @@ func superExec(ctx context.Context, c msgConn, r Request, esc *Escalator) error 
 	if err != nil {
 		return err
 	}
-	code, err := esc.run(ctx, r, stdio)
+	var code int
+	whileConnected(ctx, f, c, func(ctx context.Context) { code, err = esc.run(ctx, r, stdio) })
 	if err != nil {
 		// Tell the command why, on its own stderr, as a failed exec in
 		// the wrapper would; exit code 1 likewise.
@@ -159,6 +169,31 @@ func superExec(ctx context.Context, c msgConn, r Request, esc *Escalator) error 
 		return fmt.Errorf("sending SuperExecResult: %w", err)
 	}
 	return nil
+}
+
+// whileConnected calls fn with a context that also ends when the peer
+// closes the session: the wrapper died, so its command is gone and a
+// pending decision or a running escalated program has nobody to answer.
+// The peer sends nothing while it waits; if it does, watching stops.
+// f's read deadline is used to stop watching, then restored (to the past
+// when ctx is done, as the session's cancellation would have set it).
+func whileConnected(ctx context.Context, f *os.File, c pollConn, fn func(context.Context)) {
+	inner, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if c.peerClosed() {
+			cancel()
+		}
+	}()
+	fn(inner)
+	_ = f.SetReadDeadline(time.Unix(1, 0))
+	<-done
+	_ = f.SetReadDeadline(time.Time{})
+	if ctx.Err() != nil {
+		_ = f.SetDeadline(time.Unix(1, 0))
+	}
 }
 
 // readMessage receives one frame and decodes it into v; descriptors sent

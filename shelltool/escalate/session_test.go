@@ -1,6 +1,7 @@
 package escalate
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
@@ -141,7 +143,11 @@ func TestSessionEscalateWithStdio(t *testing.T) {
 		t.Errorf("result %+v, %v; want 143", res, err)
 	}
 	// The server closed its copies: EOF once our write end is closed.
-	out, _ := readAll(r)
+	_ = r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	out, err := readAll(r)
+	if err != nil {
+		t.Errorf("reading the output: %v (the server kept a copy of the pipe?)", err)
+	}
 	if out != "out\nerr\n" {
 		t.Errorf("output %q", out)
 	}
@@ -211,5 +217,145 @@ func TestServeSkipsBadDatagramsAndStopsOnCancel(t *testing.T) {
 		if err == nil {
 			t.Errorf("decision after cancel: %+v", resp.Decision)
 		}
+	}
+}
+
+// TestServeBlockingSocket: a server end in blocking mode (not made by
+// NewSocketPair) is served through a non-blocking duplicate, and
+// cancellation still ends Serve.
+func TestServeBlockingSocket(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, child := os.NewFile(uintptr(fds[0]), "server"), os.NewFile(uintptr(fds[1]), "child")
+	defer server.Close()
+	defer child.Close()
+	stop := serveInBackground(t, server, &fakeDecider{dec: Decision{Action: Run}})
+	defer stop()
+	if _, dec := ask(t, child, wireRequest{File: "/bin/true", Workdir: "/"}); dec.Action != Run {
+		t.Errorf("decision %+v", dec)
+	}
+}
+
+// escalate runs the Escalate half of a session on c with fds as 0, 1, 2.
+func escalate(t *testing.T, c fdConn, fds []int) {
+	t.Helper()
+	if err := writeMessage(c, superExecMessage{FDs: []int{0, 1, 2}[:len(fds)]}, fds); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSessionEscalatedFDHygiene: while another escalated program holds
+// its descriptors, an escalated `ls /proc/self/fd` sees only its own 0-2
+// (and ls's directory, 3): no session socket, no descriptor received for
+// the other program, nothing of the server.
+func TestSessionEscalatedFDHygiene(t *testing.T) {
+	d := &fakeDecider{dec: Decision{Action: Escalate}}
+	child, stop := startServe(t, d)
+	defer stop()
+	env := map[string]string{"PATH": "/usr/bin:/bin"}
+	// A: cat, blocked on a stdin pipe we hold, writing to another pipe.
+	inR, inW := pipe(t)
+	outR, outW := pipe(t)
+	ca, _ := ask(t, child, wireRequest{File: "/bin/cat", Argv: []string{"cat"}, Workdir: "/", Env: env})
+	escalate(t, ca, []int{int(inR.Fd()), int(outW.Fd()), int(outW.Fd())})
+	// B: list the descriptors.
+	r, w := pipe(t)
+	cb, _ := ask(t, child, wireRequest{File: "/bin/ls", Argv: []string{"ls", "/proc/self/fd"}, Workdir: "/", Env: env})
+	escalate(t, cb, []int{int(w.Fd()), int(w.Fd()), int(w.Fd())})
+	var res superExecResult
+	if err := readMessage(cb, &res); err != nil || res.ExitCode != 0 {
+		t.Fatalf("ls: %+v, %v", res, err)
+	}
+	w.Close()
+	_ = r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if out, err := readAll(r); err != nil || strings.Fields(out) == nil || strings.Join(strings.Fields(out), " ") != "0 1 2 3" {
+		t.Errorf("escalated ls sees fds %q (%v), want 0 1 2 3", out, err)
+	}
+	// Let A finish: it copies, then sees EOF.
+	inR.Close()
+	outW.Close()
+	inW.Write([]byte("bye"))
+	inW.Close()
+	if err := readMessage(ca, &res); err != nil || res.ExitCode != 0 {
+		t.Errorf("cat: %+v, %v", res, err)
+	}
+	_ = outR.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if out, _ := readAll(outR); out != "bye" {
+		t.Errorf("cat output %q", out)
+	}
+}
+
+// ctxDecider blocks until its ctx is done and reports that on gone.
+type ctxDecider struct{ entered, gone chan struct{} }
+
+func (d ctxDecider) Decide(ctx context.Context, r Request) Decision {
+	close(d.entered)
+	<-ctx.Done()
+	close(d.gone)
+	return Decision{Action: Deny}
+}
+
+// TestSessionWrapperGone: when the wrapper's end of the session closes
+// (the wrapper died), a pending decision is cancelled and an escalated
+// program is killed, though the call goes on.
+func TestSessionWrapperGone(t *testing.T) {
+	t.Run("deciding", func(t *testing.T) {
+		d := ctxDecider{entered: make(chan struct{}), gone: make(chan struct{})}
+		child, _ := startServe(t, d)
+		fd, err := connect(int(child.Fd()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writeMessage(fdConn(fd), wireRequest{File: "/bin/true", Workdir: "/"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		<-d.entered
+		unix.Close(fd)
+		<-d.gone
+	})
+	t.Run("escalated", func(t *testing.T) {
+		child, _ := startServe(t, &fakeDecider{dec: Decision{Action: Escalate}})
+		r, w := pipe(t)
+		c, _ := ask(t, child, wireRequest{File: "/bin/sh", Argv: []string{"sh", "-c", "echo $$; exec sleep 1000"}, Workdir: "/"})
+		escalate(t, c, []int{int(w.Fd()), int(w.Fd()), int(w.Fd())})
+		w.Close()
+		line, err := bufio.NewReader(r).ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Shutdown(int(c), unix.SHUT_RDWR) // as if the wrapper died
+		waitGone(t, strings.TrimSpace(line))
+	})
+}
+
+// panicDecider panics for /bin/false and answers Run otherwise.
+type panicDecider struct{}
+
+func (d panicDecider) Decide(ctx context.Context, r Request) Decision {
+	if r.File == "/bin/false" {
+		panic("decider bug")
+	}
+	return Decision{Action: Run}
+}
+
+func TestSessionDeciderPanic(t *testing.T) {
+	child, stop := startServe(t, panicDecider{})
+	defer stop()
+	fd, err := connect(int(child.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := writeMessage(fdConn(fd), wireRequest{File: "/bin/false", Workdir: "/"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var resp wireResponse
+	if err := readMessage(fdConn(fd), &resp); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("after a panic: %+v, %v; want the session closed", resp, err)
+	}
+	if _, dec := ask(t, child, wireRequest{File: "/bin/true", Workdir: "/"}); dec.Action != Run {
+		t.Errorf("next session: %+v", dec)
 	}
 }

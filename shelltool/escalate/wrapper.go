@@ -23,6 +23,19 @@ const (
 	BashExecWrapperEnv = "BASH_EXEC_WRAPPER"
 )
 
+// WrapperEnv returns the environment entries that make a patched shell
+// exec wrapper instead of each program and tell the wrapper that the
+// escalate socket is its descriptor fd (spec §4): CODEX_ESCALATE_SOCKET,
+// BASH_EXEC_WRAPPER (the only name the npm 0.97.0 Bash knows) and
+// EXEC_WRAPPER (newer shells).
+func WrapperEnv(wrapper string, fd int) []string {
+	return []string{
+		SocketEnv + "=" + strconv.Itoa(fd),
+		BashExecWrapperEnv + "=" + wrapper,
+		ExecWrapperEnv + "=" + wrapper,
+	}
+}
+
 // WrapperMain is `codex-execve-wrapper FILE ARGV0 ARGS...` (spec §5), run
 // by a patched shell instead of each program it would exec, inside the
 // sandbox. It asks the server over the escalate socket and then execs

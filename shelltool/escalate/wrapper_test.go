@@ -50,7 +50,7 @@ func runWrapper(t *testing.T, wrapper string, child *os.File, dir string, env []
 	t.Helper()
 	cmd := exec.Command(wrapper, args...)
 	cmd.Dir = dir
-	cmd.Env = append(env, SocketEnv+"=3", BashExecWrapperEnv+"="+wrapper, ExecWrapperEnv+"="+wrapper)
+	cmd.Env = append(env, WrapperEnv(wrapper, 3)...)
 	cmd.ExtraFiles = []*os.File{child}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -190,8 +190,10 @@ func TestRunCancelKillsEscalated(t *testing.T) {
 	asked := make(chan struct{})
 	go func() { // cancel once the escalated sleep has started
 		defer close(asked)
+		// Anchored: Bash's and the wrapper's command lines hold the same
+		// words, and cancelling before the escalation asks nothing.
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if out, _ := exec.Command("pgrep", "-f", "sleep 30.030").Output(); len(out) > 0 {
+			if out, _ := exec.Command("pgrep", "-f", "^/usr/bin/sleep 30.0301").Output(); len(out) > 0 {
 				break
 			}
 		}

@@ -41,9 +41,11 @@ func sandboxedCall(ctx context.Context, method string, params json.RawMessage) (
 	if err != nil {
 		return nil, true, fsSandboxError(err)
 	}
-	// Nobody makes placeholder mountpoints for a one-shot fs operation:
-	// the helper watches the missing protected names instead.
-	plan.Placeholders = nil
+	// The missing protected names get placeholders held for the
+	// operation, as for a process: a watcher here would remove another
+	// run's placeholder from under its mount.
+	guard := sandbox.GuardPlan(&plan, nil)
+	defer guard.Release()
 	res, err := runHelper(ctx, method, params, plan, cwd)
 	return res, true, err
 }

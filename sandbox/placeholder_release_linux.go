@@ -30,7 +30,7 @@ func adoptShared(plan *Plan, roots map[string]int) {
 			if filepath.Dir(c) != w.Path || !isMetadataName(name) {
 				return false
 			}
-			if _, _, err := fsat.StatAt(rootfd, name); err != unix.ENOENT && !heldPlaceholder(rootfd, name) {
+			if !sharedOrGone(rootfd, name) {
 				return false
 			}
 			if !slices.Contains(plan.Placeholders, c) {
@@ -46,18 +46,29 @@ func adoptShared(plan *Plan, roots map[string]int) {
 	sortByDepth(plan.Placeholders)
 }
 
-// heldPlaceholder reports whether name below dirfd looks like a
-// placeholder and someone holds a lock on it.
-func heldPlaceholder(dirfd int, name string) bool {
+// sharedOrGone reports whether name below dirfd is missing, or looks like
+// a placeholder someone holds a lock on, or was removed or replaced while
+// we looked (its holder let it go meanwhile; a removed directory no
+// longer lists as empty).
+func sharedOrGone(dirfd int, name string) bool {
 	fd, err := fsat.Open(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err == unix.ENOENT {
+		return true
+	}
 	if err != nil {
 		return false
 	}
 	defer unix.Close(fd)
-	if !placeholderLike(fd) {
+	id, err := fsat.Stat(fd)
+	if err != nil {
 		return false
 	}
-	return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == unix.EWOULDBLOCK
+	if placeholderLike(fd) && unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == unix.EWOULDBLOCK {
+		return true
+	}
+	// Nobody holds it: still there, it is a leftover or the user's.
+	cur, _, err := fsat.StatAt(dirfd, name)
+	return err != nil || cur != id
 }
 
 // Release runs after the run (the helper is gone, whatever killed it):

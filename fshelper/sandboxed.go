@@ -41,9 +41,10 @@ func sandboxedCall(ctx context.Context, method string, params json.RawMessage) (
 	if err != nil {
 		return nil, true, fsSandboxError(err)
 	}
-	// The missing protected names get placeholders held for the
-	// operation, as for a process: a watcher here would remove another
-	// run's placeholder from under its mount.
+	// The missing protected names stay missing and watched, but the
+	// placeholders other runs hold are shared for the operation and
+	// spared by the watcher (sandbox.GuardPlan): removing one would
+	// detach that run's mount.
 	guard := sandbox.GuardPlan(&plan, nil)
 	defer guard.Release()
 	res, err := runHelper(ctx, method, params, plan, cwd)

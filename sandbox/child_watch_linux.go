@@ -43,6 +43,13 @@ type protectWatcher struct {
 	done  chan struct{}      // closed when the poll loop has returned
 	mu    sync.Mutex
 	hit   bool // a protected path was created; guarded by mu
+	// spareHeld leaves alone an empty directory without write bits that
+	// someone holds a lock on: another run's placeholder, made after this
+	// one started (removing it would detach that run's mount). Only for an
+	// fs helper's plan: the fs operation (our code) takes no locks, so it
+	// cannot keep a name it creates this way. A command could, so a
+	// command's watcher never spares what it finds by locks.
+	spareHeld bool
 }
 
 // watched is one protected name: a handle on its parent and its name,
@@ -66,12 +73,12 @@ type watched struct {
 // The command cannot forge this: the plan was written before it started,
 // and the host holds the directory open and locked for the whole run, so
 // its inode cannot be reused; a directory the command made there has
-// another identity and is removed.
-func watchProtected(paths []string, keep map[string]fsat.ID) (*protectWatcher, error) {
+// another identity and is removed. spareHeld is protectWatcher.spareHeld.
+func watchProtected(paths []string, keep map[string]fsat.ID, spareHeld bool) (*protectWatcher, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	w := &protectWatcher{paths: map[string]watched{}, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &protectWatcher{paths: map[string]watched{}, stop: make(chan struct{}), done: make(chan struct{}), spareHeld: spareHeld}
 	for _, p := range paths {
 		p = filepath.Clean(p)
 		if _, ok := w.paths[p]; ok {
@@ -120,6 +127,7 @@ func (w *protectWatcher) sweep() {
 		case err != nil:
 		case !x.keep.IsZero() && id == x.keep:
 			w.empty(p, x)
+		case w.spareHeld && placeholderState(x.parentfd, x.name) == phHeld:
 		default:
 			w.remove(p, x)
 		}

@@ -58,8 +58,9 @@ type GuardLog func(msg, path string, err error)
 // shared lock on each placeholder it uses. Release undoes it after the
 // run. A nil *HostGuard holds nothing; its Release does nothing.
 type HostGuard struct {
-	log   GuardLog
-	items []guardItem
+	log       GuardLog
+	items     []guardItem
+	shareOnly bool // an fs helper's plan: no placeholders made
 }
 
 // guardItem is one protected name of the run.
@@ -81,7 +82,8 @@ const acquireTries = 200
 
 // GuardPlan opens the parents of the plan's protected names and makes or
 // shares the placeholders the helper mounts on, recording their identities
-// in the plan. Before that it widens the plan's placeholders to every
+// in the plan (for an fs helper's plan, FSHelper, it only shares
+// placeholders other runs hold, and makes none). Before that it widens the plan's placeholders to every
 // missing metadata name right below a directory root (but a .git inside a
 // parent repository), so that a name is shadowed in every plan or watched
 // in every plan, and it turns read-only carve-outs that are really another
@@ -97,8 +99,16 @@ func GuardPlan(plan *Plan, log GuardLog) *HostGuard {
 			unix.Close(fd)
 		}
 	}()
-	widenPlaceholders(plan)
-	adoptShared(plan, roots)
+	// An fs operation sees the tree as it is: it makes no placeholders
+	// (a missing .git stays missing for fs/getMetadata), it only shares
+	// those other runs hold, and its watcher spares them.
+	g.shareOnly = plan.FSHelper
+	if g.shareOnly {
+		plan.Placeholders = nil
+	} else {
+		widenPlaceholders(plan)
+	}
+	adoptShared(plan, roots, g.shareOnly)
 	for _, path := range plan.ProtectedCreate {
 		it, ok := openParent(roots, path)
 		if !ok {
@@ -189,6 +199,9 @@ func openParent(roots map[string]int, path string) (guardItem, bool) {
 func (g *HostGuard) acquire(plan *Plan, it *guardItem) bool {
 	for try := 0; try < acquireTries; try++ {
 		fd, err := fsat.Open(it.parentfd, it.name, unix.O_RDONLY|unix.O_DIRECTORY)
+		if err == unix.ENOENT && g.shareOnly {
+			return false // gone: watched instead
+		}
 		if err == unix.ENOENT {
 			if err := unix.Mkdirat(it.parentfd, it.name, 0o555); err != nil && err != unix.EEXIST {
 				g.warn("cannot make a placeholder for a protected path", it.path, err)

@@ -156,3 +156,46 @@ func TestPlaceholderNotForeign(t *testing.T) {
 		t.Errorf("a foreign .agents was touched: %v", err)
 	}
 }
+
+// TestPlaceholderFSHelperSharesOnly: an fs helper's plan makes no
+// placeholders (a missing name stays missing for the operation) but holds
+// those another run holds, so they outlive that run's end while the
+// operation lasts.
+func TestPlaceholderFSHelperSharesOnly(t *testing.T) {
+	t.Parallel()
+	dir := tempDir(t)
+	fsPlan := func() sandbox.Plan {
+		plan, err := sandbox.Resolve(workspace(), sandbox.Context{Cwd: dir}, sandbox.PurposeFSHelper)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	plan := fsPlan()
+	g := sandbox.GuardPlan(&plan, nil)
+	if len(under(dir, plan.Placeholders)) != 0 {
+		t.Errorf("fs plan has placeholders %v", plan.Placeholders)
+	}
+	for _, n := range []string{".git", ".agents", ".codex"} {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			t.Errorf("fs plan made %s", n)
+		}
+	}
+	g.Release()
+
+	_, gp := guardedPlan(t, dir)
+	plan = fsPlan()
+	g = sandbox.GuardPlan(&plan, nil)
+	git := filepath.Join(dir, ".git")
+	if _, ok := plan.Identities[git]; !ok || !slices.Contains(plan.Placeholders, git) {
+		t.Errorf("fs plan does not share the held placeholder: %v", plan.Placeholders)
+	}
+	gp.Release()
+	if _, err := os.Lstat(git); err != nil {
+		t.Errorf("the placeholder the fs operation holds was removed: %v", err)
+	}
+	g.Release()
+	if _, err := os.Lstat(git); err == nil {
+		t.Error("placeholder left after both")
+	}
+}

@@ -13,12 +13,12 @@ import (
 // adoptShared turns read-only carve-outs that are really placeholders back
 // into placeholders: metadata names right below a root that are another
 // run's placeholder (Resolve saw it as an existing directory: empty,
-// without write bits and held by a lock now), or that vanished since
-// resolution (that run removed its placeholder in between). Binding them
-// read-only instead would lose the bind when that placeholder is removed
-// after the other run. A directory nobody holds (a placeholder left by a
-// killed process, or the user's own) stays a carve-out.
-func adoptShared(plan *Plan, roots map[string]int) {
+// without write bits and held by a lock now), or, unless heldOnly, that
+// vanished since resolution (that run removed its placeholder in between).
+// Binding them read-only instead would lose the bind when that placeholder
+// is removed after the other run. A directory nobody holds (a placeholder
+// left by a killed process, or the user's own) stays a carve-out.
+func adoptShared(plan *Plan, roots map[string]int, heldOnly bool) {
 	for i := range plan.WritableRoots {
 		w := &plan.WritableRoots[i]
 		rootfd, ok := roots[w.Path]
@@ -30,7 +30,7 @@ func adoptShared(plan *Plan, roots map[string]int) {
 			if filepath.Dir(c) != w.Path || !isMetadataName(name) {
 				return false
 			}
-			if !sharedOrGone(rootfd, name) {
+			if st := placeholderState(rootfd, name); st != phHeld && (heldOnly || st != phGone) {
 				return false
 			}
 			if !slices.Contains(plan.Placeholders, c) {
@@ -46,29 +46,38 @@ func adoptShared(plan *Plan, roots map[string]int) {
 	sortByDepth(plan.Placeholders)
 }
 
-// sharedOrGone reports whether name below dirfd is missing, or looks like
-// a placeholder someone holds a lock on, or was removed or replaced while
-// we looked (its holder let it go meanwhile; a removed directory no
-// longer lists as empty).
-func sharedOrGone(dirfd int, name string) bool {
+// What placeholderState finds at a name.
+const (
+	phOther = iota // anything else, a directory nobody holds included
+	phHeld         // a placeholder someone holds a lock on
+	phGone         // missing, or removed or replaced while we looked
+)
+
+// placeholderState tells whether name below dirfd is missing, a
+// placeholder someone holds, or was removed or replaced while we looked
+// (its holder let it go meanwhile; a removed directory no longer lists as
+// empty).
+func placeholderState(dirfd int, name string) int {
 	fd, err := fsat.Open(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err == unix.ENOENT {
-		return true
+		return phGone
 	}
 	if err != nil {
-		return false
+		return phOther
 	}
 	defer unix.Close(fd)
 	id, err := fsat.Stat(fd)
 	if err != nil {
-		return false
+		return phOther
 	}
 	if placeholderLike(fd) && unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == unix.EWOULDBLOCK {
-		return true
+		return phHeld
 	}
 	// Nobody holds it: still there, it is a leftover or the user's.
-	cur, _, err := fsat.StatAt(dirfd, name)
-	return err != nil || cur != id
+	if cur, _, err := fsat.StatAt(dirfd, name); err != nil || cur != id {
+		return phGone
+	}
+	return phOther
 }
 
 // Release runs after the run (the helper is gone, whatever killed it):
@@ -85,6 +94,9 @@ func (g *HostGuard) Release() {
 		case it.lockfd >= 0:
 			g.drop(it)
 		case it.sweep:
+			if g.shareOnly && placeholderState(it.parentfd, it.name) == phHeld {
+				break // another run's placeholder, made since: see spareHeld
+			}
 			if _, _, err := fsat.StatAt(it.parentfd, it.name); err == nil {
 				g.warn("removing protected path created by a sandboxed process", it.path, nil)
 				if err := fsat.RemoveAllAt(it.parentfd, it.name); err != nil {

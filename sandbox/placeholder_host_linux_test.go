@@ -199,3 +199,21 @@ func TestPlaceholderFSHelperSharesOnly(t *testing.T) {
 		t.Error("placeholder left after both")
 	}
 }
+
+// TestPlaceholderFilledRemoved: what a command whose helper could not
+// mount on the placeholder wrote into it after its watcher's last look is
+// removed with it by the last holder.
+func TestPlaceholderFilledRemoved(t *testing.T) {
+	t.Parallel()
+	dir := tempDir(t)
+	git := filepath.Join(dir, ".git")
+	_, g := guardedPlan(t, dir)
+	if err := os.Chmod(git, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, ".git/hooks/pre-commit", "#!/bin/sh\n")
+	g.Release()
+	if _, err := os.Lstat(git); err == nil {
+		t.Error("a filled placeholder is left after the last release")
+	}
+}

@@ -122,7 +122,15 @@ func (g *HostGuard) drop(it guardItem) {
 		g.warn("a placeholder was removed or replaced while held", it.path, err)
 		return
 	}
-	if err := unix.Unlinkat(it.parentfd, it.name, unix.AT_REMOVEDIR); err != nil {
+	err = unix.Unlinkat(it.parentfd, it.name, unix.AT_REMOVEDIR)
+	if err == unix.ENOTEMPTY {
+		// Only a command whose helper could not mount on it can have
+		// written there, after its watcher's last look: nobody else holds
+		// it, so all of it goes.
+		g.warn("removing protected path created by a sandboxed process", it.path, nil)
+		err = fsat.RemoveAllAt(it.parentfd, it.name)
+	}
+	if err != nil {
 		g.warn("cannot remove a placeholder", it.path, err)
 	}
 }

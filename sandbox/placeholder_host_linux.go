@@ -35,19 +35,21 @@ import (
 // Removing a directory that is a mount point in another mount namespace
 // detaches that mount there, so this rule is what keeps one run's end from
 // unshadowing the name for another. Nobody else removes a held
-// placeholder: the same names are placeholders in every plan that
-// protects them (GuardPlan widens the plan so; only a .git inside a parent
-// repository is watched, in every plan alike), and a helper that falls back
-// to watching a placeholder it could not mount on spares the directory
-// whose identity the plan recorded (child_watch_linux.go).
+// placeholder: the same names are placeholders in every command's plan
+// that protects them (GuardPlan widens the plan so; only a .git inside a
+// parent repository is watched, in every plan alike); a helper that falls
+// back to watching a placeholder it could not mount on spares the
+// directory whose identity the plan recorded (child_watch_linux.go); and
+// an fs operation, which makes no placeholders, spares those held by
+// others.
 //
 // A sandboxed command cannot use the locks to keep a name: it can flock
 // only what it can open, its own placeholders are covered by their mounts,
-// a watcher spares nothing but the identity the host recorded in the plan
-// before the command started (a file the command cannot write), and a
-// directory is only adopted as a shared placeholder when it is empty,
-// without write bits and held by a lock at that moment, which is harmless
-// at worst: such a directory gets shadowed and removed.
+// a command's watcher spares nothing but the identity the host recorded
+// in the plan before the command started (a file the command cannot
+// write), and a directory is only adopted as a shared placeholder when it
+// is empty, without write bits and held by a lock at that moment, which is
+// harmless at worst: such a directory gets shadowed and removed.
 
 // GuardLog receives the host guard's problems: a message, the path and
 // the error (nil when there is none). A nil GuardLog discards them.
@@ -82,15 +84,15 @@ const acquireTries = 200
 
 // GuardPlan opens the parents of the plan's protected names and makes or
 // shares the placeholders the helper mounts on, recording their identities
-// in the plan (for an fs helper's plan, FSHelper, it only shares
-// placeholders other runs hold, and makes none). Before that it widens the plan's placeholders to every
+// in the plan. Before that it widens the plan's placeholders to every
 // missing metadata name right below a directory root (but a .git inside a
 // parent repository), so that a name is shadowed in every plan or watched
 // in every plan, and it turns read-only carve-outs that are really another
 // run's placeholder (Resolve saw it as an existing directory) or that
-// vanished since resolution back into placeholders. Problems are logged,
-// never fatal: the helper refuses a plan it cannot enforce, and falls back
-// to watching where it cannot mount.
+// vanished since resolution back into placeholders. For an fs helper's
+// plan (FSHelper) it only shares the placeholders other runs hold and
+// makes none. Problems are logged, never fatal: the helper refuses a plan
+// it cannot enforce, and falls back to watching where it cannot mount.
 func GuardPlan(plan *Plan, log GuardLog) *HostGuard {
 	g := &HostGuard{log: log}
 	roots := openRoots(plan)

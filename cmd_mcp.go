@@ -52,7 +52,7 @@ Use it from Codex with, in config.toml:
 // *.rules files of /etc/codex/rules and $CODEX_HOME/rules (spec §7.1).
 // Any error is fatal, so that a typo cannot silently drop a forbidden rule.
 func mcpEvaluator() (shelltool.EvaluateFunc, error) {
-	home, err := execpolicy.CodexHome()
+	home, err := execpolicy.UserLayerHome()
 	if err != nil {
 		return nil, err
 	}

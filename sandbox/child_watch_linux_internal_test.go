@@ -98,15 +98,21 @@ func TestWatcherIgnoresLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(p, 0o555); err != nil {
+	// Made and locked aside, then moved into place: the watcher may
+	// remove it the moment it appears.
+	aside := filepath.Join(dir, "aside")
+	if err := os.Mkdir(aside, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(aside, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unix.Close(fd)
 	if err := unix.Flock(fd, unix.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(aside, p); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, p)

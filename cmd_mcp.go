@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,29 +53,32 @@ Use it from Codex with, in config.toml:
 	}
 }
 
-// mcpEvaluator loads the exec policy for a server: the rules of the
-// system layer and of $CODEX_HOME/rules (spec §7.1), read once. A
-// CODEX_HOME that does not exist is fatal; without CODEX_HOME, a missing
-// ~/.codex just has no rules.
-var mcpEvaluator = func() (shelltool.EvaluateFunc, error) {
-	home, err := execpolicy.CodexHome()
+// mcpEvaluator loads the exec policy of a server once, at start-up: the
+// *.rules files of /etc/codex/rules and $CODEX_HOME/rules (spec §7.1).
+// Any error is fatal, so that a typo cannot silently drop a forbidden rule.
+func mcpEvaluator() (shelltool.EvaluateFunc, error) {
+	home, err := execpolicy.UserLayerHome()
 	if err != nil {
 		return nil, err
 	}
-	if _, serr := os.Stat(home); serr != nil && os.Getenv("CODEX_HOME") == "" {
-		if home, err = os.MkdirTemp("", "codex-home-"); err != nil {
-			return nil, err
-		}
-		defer os.Remove(home)
-	}
-	p, err := execpolicy.LoadLayers(home)
+	pol, err := execpolicy.LoadLayers(home)
 	if err != nil {
-		return nil, err
+		return nil, rulesLoadError(err)
 	}
 	return func(cmd []string) (execpolicy.Decision, bool) {
-		ev := p.Evaluate(cmd)
+		ev := pol.Evaluate(cmd)
 		return ev.Decision, ev.PolicyDriven
 	}, nil
+}
+
+// rulesLoadError words a load error as the reference server does for a
+// rules file it cannot parse.
+func rulesLoadError(err error) error {
+	var fe *execpolicy.FileError
+	if errors.As(err, &fe) && fe.Op == "parse" {
+		return fmt.Errorf("failed to parse rules file %s: starlark error: %s", fe.Path, fe.Cause())
+	}
+	return err
 }
 
 func runExecMCPServer(c *cli.Context) error {

@@ -18,12 +18,17 @@ var SystemRulesDir = "/etc/codex/rules"
 // sorted by name; symlinks and subfolders are skipped. A missing rules
 // folder means no rules. codexHome must exist: a missing one is an error,
 // as is any file that cannot be read or loaded (a *FileError naming it).
+// An empty codexHome means no user layer.
 func LoadLayers(codexHome string) (*Policy, error) {
-	if _, err := os.Stat(codexHome); err != nil {
-		return nil, &FileError{Op: "read", Path: codexHome, Err: err}
+	dirs := []string{SystemRulesDir}
+	if codexHome != "" {
+		if _, err := os.Stat(codexHome); err != nil {
+			return nil, &FileError{Op: "read", Path: codexHome, Err: err}
+		}
+		dirs = append(dirs, filepath.Join(codexHome, "rules"))
 	}
 	var files []string
-	for _, dir := range []string{SystemRulesDir, filepath.Join(codexHome, "rules")} {
+	for _, dir := range dirs {
 		fs, err := rulesFiles(dir)
 		if err != nil {
 			return nil, err
@@ -31,6 +36,24 @@ func LoadLayers(codexHome string) (*Policy, error) {
 		files = append(files, fs...)
 	}
 	return LoadFiles(files...)
+}
+
+// UserLayerHome is the codexHome argument of LoadLayers for this
+// process: $CODEX_HOME when set (it must exist), else ~/.codex when that
+// exists, else "" (no user layer: a user who never ran Codex has no
+// rules, which is not an error).
+func UserLayerHome() (string, error) {
+	if h := os.Getenv("CODEX_HOME"); h != "" {
+		return h, nil
+	}
+	h, err := CodexHome()
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(h); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return h, nil
 }
 
 // CodexHome returns $CODEX_HOME, or ~/.codex when it is unset or empty.

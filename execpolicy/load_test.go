@@ -167,3 +167,28 @@ func TestFStringsIgnoreRebinding(t *testing.T) {
 		t.Errorf("f-string with str rebound: %+v", ev)
 	}
 }
+
+// TestUserLayerHome: without CODEX_HOME, a missing ~/.codex means no user
+// layer (not an error); a CODEX_HOME that does not exist stays fatal.
+func TestUserLayerHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CODEX_HOME", "")
+	if h, err := UserLayerHome(); h != "" || err != nil {
+		t.Fatalf("no ~/.codex: %q %v", h, err)
+	}
+	if _, err := LoadLayers(""); err != nil {
+		t.Fatalf("system layer only: %v", err)
+	}
+	if err := os.Mkdir(filepath.Join(home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := UserLayerHome(); h != filepath.Join(home, ".codex") {
+		t.Fatalf("~/.codex: %q", h)
+	}
+	t.Setenv("CODEX_HOME", filepath.Join(home, "nope"))
+	h, _ := UserLayerHome()
+	if _, err := LoadLayers(h); err == nil {
+		t.Fatal("a missing CODEX_HOME loaded")
+	}
+}

@@ -208,7 +208,7 @@ func (w *watcher) stopGrace() {
 func (e *entry) finish(p *proc.Process) {
 	// The helper is gone: drop the placeholders and remove leftovers
 	// before the client learns of the close.
-	e.protect.release()
+	e.protect.Release()
 	// The process no longer counts against MaxProcesses once it is closed;
 	// do it before the client can learn of the close.
 	s := e.sess

@@ -75,8 +75,6 @@ type Registry struct {
 	closed   bool                // guarded by mu
 
 	wg sync.WaitGroup // process watchers
-
-	placeholders placeholderSet // shared placeholders of sandboxed runs
 }
 
 // NewRegistry returns an empty registry. Shutdown must be called to kill the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
 	"go.uber.org/zap"
 )
@@ -116,7 +117,7 @@ type entry struct {
 	// .git/.agents/.codex under a writable root): handles on their parents
 	// and the placeholders the helper mounts on. Released after the run,
 	// which also covers a helper that was killed first; nil if none.
-	protect *protectGuard
+	protect *sandbox.HostGuard
 
 	retain *time.Timer // guarded by sess.mu: removes the closed entry after ExitedRetention
 }

@@ -53,10 +53,10 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	if plan != nil {
 		// Handles on the protected names and the shared placeholders are
 		// taken now, at plan time (the plan records their identities).
-		e.protect = h.reg.placeholders.guard(plan, s.log)
+		e.protect = guardPlan(plan, s.log)
 	}
 	if err := s.admit(p.ProcessID, e, cfg.MaxProcesses); err != nil {
-		e.protect.release()
+		e.protect.Release()
 		cancel(nil)
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	pr, err := proc.Start(spec, e.emit, proc.Options{Tree: h.reg.tree, Logger: s.log, Credit: s.credit})
 	if err != nil {
 		s.unadmit(p.ProcessID, e)
-		e.protect.release()
+		e.protect.Release()
 		cancel(nil)
 		return nil, errSpawn(err)
 	}

@@ -51,8 +51,10 @@ type Options struct {
 	// (non-nil) of a message it recognises; the Conn then queues it to the
 	// handler in arrival order like any other notification, as a Request
 	// with Decoded set and Params nil. A nil value leaves the message to
-	// the generic decoding, errors included. It must not retain data. Nil
-	// means every message is decoded generically.
+	// the generic decoding, errors included. It must not retain data: the
+	// framers of this package then read the next message into the same
+	// memory (the generic decoding copies what it keeps). Nil means every
+	// message is decoded generically.
 	Predecode func(data []byte) (method string, decoded any)
 }
 
@@ -117,6 +119,9 @@ func NewConn(f Framer, opts Options) *Conn {
 	}
 	if c.log == nil {
 		c.log = zap.NewNop()
+	}
+	if l, ok := f.(lender); ok && opts.Predecode != nil {
+		l.lend()
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if opts.Bind != nil {

@@ -221,7 +221,7 @@ func enforce(p *Plan) (*protectWatcher, error) {
 	if err := os.Chdir(dir); err != nil {
 		return nil, err
 	}
-	w, err := watchProtected(slices.DeleteFunc(slices.Clone(p.ProtectedCreate), func(s string) bool { return shadowed[s] }))
+	w, err := watchProtected(slices.DeleteFunc(slices.Clone(p.ProtectedCreate), func(s string) bool { return shadowed[s] }), p.keptPlaceholders(), p.FSHelper)
 	if err != nil {
 		return nil, err
 	}

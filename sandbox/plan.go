@@ -124,11 +124,13 @@ type Plan struct {
 	// that are shadowed instead of watched (.codex of the cwd root,
 	// .agents, .git outside a parent repository; sandbox.md §4.3 step 5):
 	// the helper mounts an empty read-only tmpfs of mode 555 on each, so
-	// creating one fails with EROFS. Their empty mountpoints are created
-	// on the host by the server before the start and removed after the
-	// run (proc). A placeholder the helper cannot mount on (no mountpoint,
-	// a kernel without the new mount API) is watched like the rest of
-	// ProtectedCreate, and the helper says so on stderr.
+	// creating one fails with EROFS. Their empty mountpoints are made or
+	// shared on the host before the start and let go after the run
+	// (GuardPlan, HostGuard.Release), which also records their identities.
+	// A placeholder the helper cannot mount on (no mountpoint, a kernel
+	// without the new mount API) is watched like the rest of
+	// ProtectedCreate, and the helper says so on stderr; the watcher then
+	// empties the recorded directory rather than removing it.
 	Placeholders []string `json:"placeholders,omitempty"`
 }
 

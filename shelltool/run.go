@@ -49,6 +49,8 @@ func (b *BashRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	c, release := guardPlaceholders(c, log)
+	defer release()
 	server, child, err := escalate.NewSocketPair()
 	if err != nil {
 		return Result{}, err
@@ -221,4 +223,21 @@ func ResolveBash(flag string) (string, error) {
 		return v, nil
 	}
 	return "", errNoBash
+}
+
+// guardPlaceholders makes or shares, for the call's sandboxed run, the
+// placeholders of the missing protected names (.git, .agents, .codex
+// under a writable root), as every other process that sandboxes in the
+// same roots does (sandbox.GuardPlan); release lets them go once Bash has
+// exited. The call is copied: the guard records identities in the plan.
+func guardPlaceholders(c *Call, log *zap.Logger) (*Call, func()) {
+	if c.Plan == nil {
+		return c, func() {}
+	}
+	cc, p := *c, *c.Plan
+	cc.Plan = &p
+	g := sandbox.GuardPlan(cc.Plan, func(msg, path string, err error) {
+		log.Warn(msg, zap.String("path", path), zap.Error(err))
+	})
+	return &cc, g.Release
 }

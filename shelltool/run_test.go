@@ -188,10 +188,12 @@ func TestRunCancelKillsEscalated(t *testing.T) {
 		Stopwatch: NewStopwatch(nil, time.Minute, func() { close(expired) })}
 	ctx, cancel := context.WithCancel(context.Background())
 	asked := make(chan struct{})
-	go func() { // cancel once the escalated sleep itself has started (not a shell or wrapper naming it)
+	go func() { // cancel once the escalated sleep has started
 		defer close(asked)
+		// Anchored: Bash's and the wrapper's command lines hold the same
+		// words, and cancelling before the escalation asks nothing.
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if out, _ := exec.Command("pgrep", "-f", "^/usr/bin/sleep 30.030").Output(); len(out) > 0 {
+			if out, _ := exec.Command("pgrep", "-f", "^/usr/bin/sleep 30.0301").Output(); len(out) > 0 {
 				break
 			}
 		}
@@ -203,4 +205,27 @@ func TestRunCancelKillsEscalated(t *testing.T) {
 		t.Fatalf("%+v %v, requests %+v", res, err, d.reqs)
 	}
 	waitGone(t, "sleep 30.030")
+}
+
+// TestRunProtectedNamesArePlaceholders: in workspace-write, a missing .git,
+// .agents or .codex of the workspace is a read-only placeholder shared with
+// every other process sandboxing there (sandbox.GuardPlan), not a name a
+// watcher deletes after the fact: the command gets EROFS, the call's exit
+// code is the command's, and nothing is left on the host afterwards.
+func TestRunProtectedNamesArePlaceholders(t *testing.T) {
+	ws := canonical(t, t.TempDir())
+	st := sandboxState{profile: sandbox.WorkspaceWrite(nil, false, true, true), cwd: ws}
+	r := testRunner(t, "/bin/bash")
+	res := runCall(t, r, "for n in .git .agents .codex; do mkdir $n/x 2>&1 | grep -q 'Read-only file system' && echo $n-erofs; done; true", ws, &st, &recordingDecider{}, 10*time.Second)
+	for _, n := range []string{".git", ".agents", ".codex"} {
+		if !strings.Contains(res.Output, n+"-erofs") {
+			t.Errorf("%s: not a read-only placeholder: %+v", n, res)
+		}
+		if _, err := os.Lstat(filepath.Join(ws, n)); err == nil {
+			t.Errorf("%s left on the host after the call", n)
+		}
+	}
+	if res.ExitCode != 0 || strings.Contains(res.Output, "blocked creation") {
+		t.Errorf("the run was failed by a watcher: %+v", res)
+	}
 }

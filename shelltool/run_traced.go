@@ -53,6 +53,8 @@ func (b *TracedRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	c, release := guardPlaceholders(c, log)
+	defer release()
 	w, err := sandbox.Wrap(b.plan(c))
 	if err != nil {
 		return Result{}, err

@@ -146,7 +146,6 @@ func (s sandboxState) plan(workdir, tmpDir string) (*sandbox.Plan, error) {
 	if !plan.Enforces() {
 		return nil, nil
 	}
-	plan.Placeholders = nil
 	if err := sandbox.Available(); err != nil {
 		return nil, fmt.Errorf("sandbox error: %w", err)
 	}

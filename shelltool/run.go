@@ -91,9 +91,11 @@ func (b *BashRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	read := make(chan struct{})
 	go collect(pr, out, read)
 	return b.wait(ctx, c, cmd, out, pr, read, func() {
+		// Kill first: a wrapper whose session ended before it died would
+		// print its receive error into the output.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		stopServe()
 		<-served
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		esc.KillAll()
 	})
 }

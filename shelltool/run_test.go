@@ -14,14 +14,22 @@ import (
 	"github.com/codexec/codex/shelltool/escalate"
 )
 
-// patchedBash is the npm package's patched Bash for Debian 12 (spec §2.1).
-const patchedBash = "/tmp/codex-shell-tool-mcp-0.97.0/node_modules/@openai/codex-shell-tool-mcp/vendor/x86_64-unknown-linux-musl/bash/debian-12/bash"
+// patchedBash is the npm package's patched Bash for this OS (spec §2.1):
+// $CODEX_TEST_PATCHED_BASH, which `make test` sets from
+// scripts/patched-bash.sh (installing it with npm), else the Debian 12
+// build in the script's default cache folder.
+var patchedBash = func() string {
+	if p := os.Getenv("CODEX_TEST_PATCHED_BASH"); p != "" {
+		return p
+	}
+	return "/tmp/codex-shell-tool-mcp-0.97.0/node_modules/@openai/codex-shell-tool-mcp/vendor/x86_64-unknown-linux-musl/bash/debian-12/bash"
+}()
 
 // requirePatchedBash skips without the patched Bash.
 func requirePatchedBash(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(patchedBash); err != nil {
-		t.Skipf("patched Bash not installed (%v): npm install @openai/codex-shell-tool-mcp@0.97.0 under /tmp/codex-shell-tool-mcp-0.97.0", err)
+		t.Skipf("patched Bash not installed (%v): run scripts/patched-bash.sh, or make test, which sets CODEX_TEST_PATCHED_BASH", err)
 	}
 	return patchedBash
 }

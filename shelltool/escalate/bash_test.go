@@ -12,8 +12,16 @@ import (
 )
 
 // patchedBash is the npm package's Bash with the BASH_EXEC_WRAPPER patch
-// (spec §2.1), when installed.
-const patchedBash = "/tmp/codex-shell-tool-mcp-0.97.0/node_modules/@openai/codex-shell-tool-mcp/vendor/x86_64-unknown-linux-musl/bash/debian-12/bash"
+// patchedBash is the npm package's patched Bash for this OS (spec §2.1):
+// $CODEX_TEST_PATCHED_BASH, which `make test` sets from
+// scripts/patched-bash.sh (installing it with npm), else the Debian 12
+// build in the script's default cache folder.
+var patchedBash = func() string {
+	if p := os.Getenv("CODEX_TEST_PATCHED_BASH"); p != "" {
+		return p
+	}
+	return "/tmp/codex-shell-tool-mcp-0.97.0/node_modules/@openai/codex-shell-tool-mcp/vendor/x86_64-unknown-linux-musl/bash/debian-12/bash"
+}()
 
 // byProgram decides by the base name of the program.
 type byProgram map[string]Decision
@@ -31,7 +39,7 @@ func (m byProgram) Decide(ctx context.Context, r Request) Decision {
 // a row, which the npm build's argv bug breaks (spec §2.1).
 func TestPatchedBash(t *testing.T) {
 	if _, err := os.Stat(patchedBash); err != nil {
-		t.Skipf("patched Bash absent: %v (npm install @openai/codex-shell-tool-mcp@0.97.0 in /tmp/codex-shell-tool-mcp-0.97.0)", err)
+		t.Skipf("patched Bash absent: %v (run scripts/patched-bash.sh, or make test, which sets CODEX_TEST_PATCHED_BASH)", err)
 	}
 	reason := "Execution forbidden by policy"
 	d := byProgram{

@@ -96,7 +96,6 @@ func runSandbox(c *cli.Context) error {
 		return cli.Exit(err.Error(), 1)
 	}
 	plan.Argv, plan.Dir, plan.Env = argv, cwd, os.Environ()
-	plan.Placeholders = nil // no server to make their mountpoints: watched instead
 	var cmd *exec.Cmd
 	sandboxed := plan.Enforces()
 	if !sandboxed {
@@ -105,6 +104,17 @@ func runSandbox(c *cli.Context) error {
 		if err := sandbox.Available(); err != nil {
 			return cli.Exit("sandbox intent cannot be enforced on this executor: "+err.Error(), 1)
 		}
+		// The placeholders of the missing protected names are made or
+		// shared here, like a server does, for as long as the command
+		// runs: the same names are placeholders in every process that
+		// sandboxes in these roots.
+		guard := sandbox.GuardPlan(&plan, func(msg, path string, err error) {
+			if err != nil {
+				msg += ": " + err.Error()
+			}
+			fmt.Fprintf(os.Stderr, "codex sandbox: %s: %s\n", path, msg)
+		})
+		defer guard.Release()
 		w, err := sandbox.Wrap(plan)
 		if err != nil {
 			return cli.Exit(err.Error(), 1)

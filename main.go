@@ -16,13 +16,19 @@ import (
 	"github.com/codexec/codex/fshelper"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/shelltool/escalate"
 	"github.com/urfave/cli/v2"
 )
 
-// hiddenEntry dispatches the re-executed helper modes: the sandbox helper
-// (argv[0] "codex-linux-sandbox") and the filesystem helper
-// ("--fs-helper", or the reference's "--codex-run-as-fs-helper").
+// hiddenEntry dispatches the re-executed helper modes: the exec wrapper
+// (argv[0] "codex-execve-wrapper", first: it runs once per intercepted
+// exec), the sandbox helper (argv[0] "codex-linux-sandbox") and the
+// filesystem helper ("--fs-helper", or the reference's
+// "--codex-run-as-fs-helper").
 func hiddenEntry(args []string) (int, bool) {
+	if filepath.Base(args[0]) == escalate.WrapperName {
+		return escalate.WrapperMain(), true
+	}
 	if filepath.Base(args[0]) == sandbox.HelperName {
 		return sandbox.ChildMain(sandbox.ChildOptions{FSHelper: fshelper.ChildMain}), true
 	}
@@ -54,10 +60,16 @@ func main() {
 			execServerCommand(),
 			sandboxCommand(),
 			execCommand(),
+			execMCPServerCommand(),
+			execpolicyCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are handled below
 	}
-	err := app.RunContext(ctx, os.Args)
+	args := os.Args
+	if filepath.Base(args[0]) == mcpServerName {
+		args = append([]string{args[0], "exec-mcp-server"}, args[1:]...)
+	}
+	err := app.RunContext(ctx, args)
 	stop()
 	if err != nil {
 		code := 1

@@ -42,7 +42,17 @@ type MCPResult struct {
 	OursWrap  *Latency          `json:"ours_wrapper_startup,omitempty"`
 	RefWrap   *Latency          `json:"ref_wrapper_startup,omitempty"`
 	TrueFloor *Latency          `json:"true_spawn_floor,omitempty"`
-	Errors    map[string]string `json:"errors,omitempty"`
+	// #M3 (mcp_intercept.go): per-exec and per-fork overhead per
+	// interceptor, and the loops without interception.
+	ExecPtrace  *Latency          `json:"m3_exec_overhead_ours_ptrace,omitempty"`
+	ExecWrapper *Latency          `json:"m3_exec_overhead_ours_wrapper,omitempty"`
+	ExecRef     *Latency          `json:"m3_exec_overhead_ref,omitempty"`
+	ForkPtrace  *Latency          `json:"m3_fork_overhead_ours_ptrace,omitempty"`
+	ForkWrapper *Latency          `json:"m3_fork_overhead_ours_wrapper,omitempty"`
+	ForkRef     *Latency          `json:"m3_fork_overhead_ref,omitempty"`
+	ExecNone    *Latency          `json:"m3_exec_none,omitempty"`
+	ForkNone    *Latency          `json:"m3_fork_none,omitempty"`
+	Errors      map[string]string `json:"errors,omitempty"`
 }
 
 func (m *MCPResult) setError(k string, err error) {
@@ -97,6 +107,7 @@ func (b *Bench) runMCP(ctx context.Context) {
 		servers[sp.label] = s
 	}
 	b.mcpOverhead(ctx, res, servers)
+	b.mcpIntercept(ctx, res, servers)
 	b.mcpWrapperStartup(ctx, res)
 }
 
@@ -236,19 +247,19 @@ func mcpRows(m *MCPResult) []Row {
 	if m == nil {
 		return nil
 	}
-	return []Row{
+	return append([]Row{
 		latRow("#M1 MCP shell: per-intercepted-exec overhead p50, run in sandbox", m.OursRun, m.RefRun, nil),
 		latRow("#M1 MCP shell: per-intercepted-exec overhead p50, escalated", m.OursEsc, m.RefEsc, nil),
 		latRow("#M1 MCP shell: /bin/true with the wrapper unset, per exec (informational)", m.OursBare, m.RefBare, nil),
 		latRow("#M2 execve wrapper start-up p50", m.OursWrap, m.RefWrap, m.TrueFloor),
-	}
+	}, interceptRows(m)...)
 }
 
 // mcpTargets checks the issue's target: ours ≤ 1.0× the reference's
 // per-intercepted-exec overhead.
 func mcpTargets(rows []Row) []TargetCheck {
-	return []TargetCheck{
+	return append([]TargetCheck{
 		ratioTarget(rows, "#M1 MCP shell: per-intercepted-exec overhead p50, run in sandbox", "MCP shell per-intercepted-exec overhead (run) ≤ 1.0× ref", 1.0, 0, 0, 0),
 		ratioTarget(rows, "#M1 MCP shell: per-intercepted-exec overhead p50, escalated", "MCP shell per-intercepted-exec overhead (escalated) ≤ 1.0× ref", 1.0, 0, 0, 0),
-	}
+	}, interceptTargets(rows)...)
 }

@@ -263,11 +263,11 @@ func terminate(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.Termin
 	}
 	switch entryState(e.state.Load()) {
 	case stateStarting:
-		e.cancelled.Store(true)
+		e.stop(errStartCancelled)
 		s.remove(e)
 		return wire.TerminateResult{Running: true}, nil
 	case stateRunning:
-		e.kill(graceful, grace)
+		e.stop(terminateCause(graceful, grace))
 		return wire.TerminateResult{Running: true}, nil
 	}
 	return wire.TerminateResult{Running: false}, nil

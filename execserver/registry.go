@@ -75,8 +75,6 @@ type Registry struct {
 	closed   bool                // guarded by mu
 
 	wg sync.WaitGroup // process watchers
-
-	placeholders placeholderSet // shared placeholders of sandboxed runs
 }
 
 // NewRegistry returns an empty registry. Shutdown must be called to kill the
@@ -102,14 +100,14 @@ var (
 
 // create makes a new session attached to c.
 func (r *Registry) create(c *rpc.Conn) (*Session, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	s := &Session{id: uuid.NewString(), reg: r, ctx: ctx, cancel: cancel, procs: map[string]*entry{}, credit: proc.NewOutputCredit(proc.DefaultOutputCredits)}
 	s.log = r.log.With(zap.String("session", s.id))
 	s.attached.Store(c)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		cancel()
+		cancel(errShutdown)
 		return nil, errShuttingDown
 	}
 	r.sessions[s.id] = s
@@ -145,11 +143,7 @@ func (r *Registry) detach(s *Session, c *rpc.Conn) {
 	}
 	if r.cfg.SessionTTL == 0 {
 		delete(r.sessions, s.id)
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			s.kill()
-		}()
+		s.end(errConnClosed)
 		return
 	}
 	s.log.Debug("session detached", zap.Duration("ttl", r.cfg.SessionTTL))
@@ -166,7 +160,7 @@ func (r *Registry) expire(s *Session) {
 	s.expiry = nil
 	r.mu.Unlock()
 	s.log.Info("detached session expired; killing its processes")
-	s.kill()
+	s.end(errSessionExpired)
 }
 
 // Shutdown kills the processes of every session (SIGKILL to each tree) and
@@ -184,7 +178,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	r.sessions = map[string]*Session{}
 	r.mu.Unlock()
 	for _, s := range sessions {
-		s.kill()
+		s.end(errShutdown)
 	}
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()

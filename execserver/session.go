@@ -11,7 +11,6 @@ import (
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
 	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
 )
 
 // Session is a process table that outlives connections (protocol.md §5.2).
@@ -24,8 +23,8 @@ type Session struct {
 	id     string
 	reg    *Registry
 	log    *zap.Logger
-	ctx    context.Context // cancelled when the session ends (expiry, shutdown)
-	cancel context.CancelFunc
+	ctx    context.Context // cancelled with the cause when the session ends (see end)
+	cancel context.CancelCauseFunc
 
 	attached atomic.Pointer[rpc.Conn] // the connection notifications go to
 	credit   *proc.OutputCredit       // bounds the output in flight to it
@@ -51,26 +50,22 @@ func (s *Session) lookup(id string) *entry {
 	return s.procs[id]
 }
 
-// kill ends every process of the session; entries are removed. It is used
-// at TTL expiry and at shutdown.
-func (s *Session) kill() {
+// end ends the session for cause (TTL expiry, shutdown, the connection's
+// close with --session-ttl 0): it takes no new processes, drops the closed
+// entries kept for reads, and cancels its context with cause, which every
+// process's watcher acts on (and blocked notifications give up).
+func (s *Session) end(cause error) {
 	s.mu.Lock()
 	s.ended = true
-	entries := make([]*entry, 0, len(s.procs))
 	for id, e := range s.procs {
 		if e.retain != nil {
 			// Closed and kept only for reads, which can no longer come.
 			e.retain.Stop()
 			delete(s.procs, id)
-			continue
 		}
-		entries = append(entries, e)
 	}
 	s.mu.Unlock()
-	for _, e := range entries {
-		e.kill(false, 0)
-	}
-	s.cancel()
+	s.cancel(cause)
 }
 
 // remove drops an entry from the table if it is still the one registered.
@@ -102,9 +97,15 @@ type entry struct {
 
 	state     atomic.Int32 // entryState; only moves forward
 	p         atomic.Pointer[proc.Process]
-	cancelled atomic.Bool   // terminated while starting
 	started   chan struct{} // closed once the start response is queued
 	sandboxed bool
+
+	// ctx is cancelled with the first cause to end the process (see
+	// lifecycle.go); it derives from the session's. Later causes go to
+	// later. Only the watcher acts on them.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	later  mailbox
 
 	emitMu sync.Mutex // orders seq assignment and hand-off to the connection
 
@@ -116,11 +117,9 @@ type entry struct {
 	// .git/.agents/.codex under a writable root): handles on their parents
 	// and the placeholders the helper mounts on. Released after the run,
 	// which also covers a helper that was killed first; nil if none.
-	protect *protectGuard
+	protect *sandbox.HostGuard
 
-	retain     *time.Timer                // guarded by sess.mu: removes the closed entry after ExitedRetention
-	killOnce   sync.Once                  // a tree is SIGKILLed at most once
-	graceTimer atomic.Pointer[time.Timer] // pending SIGKILL of a graceful terminate
+	retain *time.Timer // guarded by sess.mu: removes the closed entry after ExitedRetention
 }
 
 const maxWriteIDs = 4096
@@ -164,81 +163,6 @@ func (e *entry) emitClosed() {
 	e.setState(stateClosed)
 	if c := e.sess.conn(); c != nil {
 		_ = c.Send(e.sess.ctx, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq), true)
-	}
-}
-
-// watch publishes the exit and the close of the process, in that order, and
-// then schedules the removal of the entry. It runs on a goroutine owned by
-// the registry.
-func (e *entry) watch(p *proc.Process) {
-	<-e.started
-	<-p.Exited()
-	code := p.ExitCode()
-	denied := false
-	if !e.sandboxed {
-		// Output written just before the exit is usually one scheduler
-		// hop away; a moment's wait keeps the natural order (output,
-		// exited, closed) without holding up a process whose descendants
-		// keep the pipes open.
-		select {
-		case <-p.OutputDone():
-		case <-time.After(time.Millisecond):
-		}
-	} else {
-		// Let late output land before judging the denial (protocol.md §8.4).
-		select {
-		case <-p.OutputDone():
-		case <-time.After(20 * time.Millisecond):
-		}
-		stdout, stderr := e.log.retainedText()
-		denied = sandbox.LikelyDenied(code, stdout, stderr)
-	}
-	e.emitExited(code, denied)
-	<-p.OutputDone()
-	// The helper is gone: drop the placeholders and remove leftovers
-	// before the client learns of the close.
-	e.protect.release()
-	// The process no longer counts against MaxProcesses once it is closed;
-	// do it before the client can learn of the close.
-	s := e.sess
-	s.mu.Lock()
-	s.live--
-	s.mu.Unlock()
-	e.emitClosed()
-	if t := e.graceTimer.Load(); t != nil {
-		t.Stop()
-	}
-	p.Close()
-	s.mu.Lock()
-	if !s.ended {
-		e.retain = time.AfterFunc(s.reg.cfg.ExitedRetention, func() { s.remove(e) })
-		s.mu.Unlock()
-		return
-	}
-	s.mu.Unlock()
-	// Killed at expiry or shutdown, or at the drop with --session-ttl 0:
-	// nobody can resume the session to read this process, so keeping it
-	// (and the session with it) for ExitedRetention only holds memory:
-	// about 7 KB per connect → start → drop cycle. kill drops the entries
-	// closed before.
-	s.remove(e)
-}
-
-// kill ends the process tree. graceful sends SIGTERM to the group first and
-// SIGKILL to the whole tree after grace (protocol.md §10.3).
-func (e *entry) kill(graceful bool, grace time.Duration) {
-	p := e.p.Load()
-	if p == nil {
-		return
-	}
-	if !graceful {
-		e.killOnce.Do(func() { _ = p.Kill() })
-		return
-	}
-	_ = p.Signal(unix.SIGTERM)
-	t := time.AfterFunc(grace, func() { e.killOnce.Do(func() { _ = p.Kill() }) })
-	if old := e.graceTimer.Swap(t); old != nil {
-		old.Stop()
 	}
 }
 

@@ -42,19 +42,22 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 
 	s := h.session()
 	cfg := &h.reg.cfg
+	ctx, cancel := context.WithCancelCause(s.ctx)
 	e := &entry{
 		id: p.ProcessID, qid: wire.QuoteID(p.ProcessID), sess: s,
 		log:       newEventLog(cfg.RetainedBytes, DefaultRetainedChunks),
 		started:   make(chan struct{}),
 		sandboxed: sandboxType != "none",
+		ctx:       ctx, cancel: cancel, later: newMailbox(),
 	}
 	if plan != nil {
 		// Handles on the protected names and the shared placeholders are
 		// taken now, at plan time (the plan records their identities).
-		e.protect = h.reg.placeholders.guard(plan, s.log)
+		e.protect = guardPlan(plan, s.log)
 	}
 	if err := s.admit(p.ProcessID, e, cfg.MaxProcesses); err != nil {
-		e.protect.release()
+		e.protect.Release()
+		cancel(nil)
 		return nil, err
 	}
 
@@ -68,7 +71,8 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	pr, err := proc.Start(spec, e.emit, proc.Options{Tree: h.reg.tree, Logger: s.log, Credit: s.credit})
 	if err != nil {
 		s.unadmit(p.ProcessID, e)
-		e.protect.release()
+		e.protect.Release()
+		cancel(nil)
 		return nil, errSpawn(err)
 	}
 	e.p.Store(pr)
@@ -78,11 +82,9 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 		defer h.reg.wg.Done()
 		e.watch(pr)
 	}()
-	s.mu.Lock()
-	ended := s.ended
-	s.mu.Unlock()
-	if e.cancelled.Load() || ended {
-		e.kill(false, 0)
+	if e.ctx.Err() != nil {
+		// Terminated while starting, or the session ended: the watcher
+		// kills the process for that cause.
 		close(e.started)
 		return nil, wire.ErrStartCancelled(p.ProcessID)
 	}

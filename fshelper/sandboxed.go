@@ -41,9 +41,12 @@ func sandboxedCall(ctx context.Context, method string, params json.RawMessage) (
 	if err != nil {
 		return nil, true, fsSandboxError(err)
 	}
-	// Nobody makes placeholder mountpoints for a one-shot fs operation:
-	// the helper watches the missing protected names instead.
-	plan.Placeholders = nil
+	// The missing protected names stay missing and watched, but the
+	// placeholders other runs hold are shared for the operation and
+	// spared by the watcher (sandbox.GuardPlan): removing one would
+	// detach that run's mount.
+	guard := sandbox.GuardPlan(&plan, nil)
+	defer guard.Release()
 	res, err := runHelper(ctx, method, params, plan, cwd)
 	return res, true, err
 }

@@ -34,7 +34,9 @@
 // the direct child is reaped; ExitCode is then its status, 128+N after
 // signal N, or -1. OutputDone is closed when every stream reached EOF, which
 // a background descendant holding stdout can delay indefinitely: a normal
-// exit never cuts the pipes.
+// exit never cuts the pipes. ExitFlushed is closed after Exited, once what
+// the child wrote before its exit was delivered: a consumer publishing the
+// exit after it keeps the natural order without waiting for descendants.
 //
 // Signal goes to the process group. Kill sends SIGKILL to the whole tree:
 // the process group and, with a TreeKiller, every descendant including the

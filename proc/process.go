@@ -41,6 +41,9 @@ type Process struct {
 	// PTY master), immutable after Start. A pipe is closed by its reader at
 	// EOF, the PTY master by Close; forceClose may close any of them early.
 	outputs []*os.File
+	outs    []*outStream  // the same streams with their delivery locks
+	out     OutputFunc    // the sink; never nil
+	credit  *OutputCredit // nil: no bound
 
 	mu         sync.Mutex  // guards the fields below; held while reaping
 	reaped     bool        // the direct child was reaped: its pid is no longer ours
@@ -49,9 +52,10 @@ type Process struct {
 	graceTimer *time.Timer // armed by Kill while output is open; stopped at EOF
 	unfinished int         // of {exit, output EOF}; at 0 the cgroup leaf is released
 
-	exitCode   int           // written by the wait goroutine before exited is closed
-	exited     chan struct{} // closed once the direct child is reaped
-	outputDone chan struct{} // closed once every reader goroutine returned
+	exitCode    int           // written by the wait goroutine before exited is closed
+	exited      chan struct{} // closed once the direct child is reaped
+	exitFlushed chan struct{} // closed after exited, once the pre-exit output was delivered
+	outputDone  chan struct{} // closed once every reader goroutine returned
 
 	stdin stdinQueue
 

@@ -6,7 +6,6 @@
 package proc
 
 import (
-	"os"
 	"sync"
 
 	"go.uber.org/zap"
@@ -19,21 +18,24 @@ import (
 // be dropped at any time.
 var readBufs = sync.Pool{New: func() any { b := make([]byte, readSize); return &b }}
 
-// readLoop copies one output stream to out until EOF or until the file is
-// closed. The read buffer comes from readBufs only while data is ready.
-// With a credit, a reader takes one when its stream is readable, before it
-// reads, and gives it back once out returned or when it parks: a consumer
-// that stalls holds at most the credit's chunks, not one per process, and
-// the other readers wait holding neither a buffer nor a credit.
-func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputCredit) {
+// readLoop copies one output stream to the process's sink until EOF or
+// until the file is closed. The read buffer comes from readBufs only while
+// data is ready. With a credit, a reader takes one when its stream is
+// readable, before it reads, and gives it back once the sink returned or
+// when it parks: a consumer that stalls holds at most the credit's chunks,
+// not one per process, and the other readers wait holding neither a buffer
+// nor a credit. Each read that returns bytes holds o.mu until they are
+// delivered (see outStream).
+func (p *Process) readLoop(o *outStream) {
 	defer p.wg.Done()
 	defer p.streamDone()
+	s, f, credit := o.s, o.f, p.credit
 	rc, err := f.SyscallConn()
 	if err != nil {
 		p.log.Error("output stream not pollable", zap.Stringer("stream", s), zap.Error(err))
 		return
 	}
-	r := &streamReader{s: s, credit: credit}
+	r := &streamReader{o: o, credit: credit}
 	read := r.read
 	for {
 		r.bp, r.n, r.rerr, r.waitCred = nil, 0, nil, false
@@ -43,11 +45,14 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputC
 			r.held = true
 			continue
 		}
-		if err != nil { // closed by forceClose or Close
+		if err != nil { // closed by forceClose or Close; o.mu is not held
 			r.release()
 			return
 		}
+		// o.mu is held: the read returned bytes or ended the stream.
 		if r.rerr != nil || r.n <= 0 {
+			o.eof = true
+			o.mu.Unlock()
 			r.release()
 			readBufs.Put(r.bp)
 			// EIO from a PTY master means every slave fd is closed: EOF.
@@ -59,7 +64,9 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputC
 		// The chunk is only lent to out, which copies what it keeps; the
 		// buffer goes straight back to the pool, so a stream allocates
 		// nothing per read.
-		out(s, (*r.bp)[:r.n])
+		p.out(s, (*r.bp)[:r.n])
+		o.consumed += int64(r.n)
+		o.mu.Unlock()
 		readBufs.Put(r.bp)
 		r.release()
 	}
@@ -71,7 +78,7 @@ func (p *Process) readLoop(s Stream, f *os.File, out OutputFunc, credit *OutputC
 // streamReader is the state of one readLoop between polls: what the reader
 // holds (a credit) and the outcome of its last read. Owned by readLoop.
 type streamReader struct {
-	s      Stream
+	o      *outStream
 	credit *OutputCredit // nil: no credit needed
 	held   bool          // this reader holds a credit
 	grown  bool          // the pipe was enlarged (bigPipe)
@@ -86,9 +93,10 @@ type streamReader struct {
 }
 
 // read is the callback of RawConn.Read: it takes a credit (or reports
-// waitCred), then a buffer, and reads once. It returns false, holding
-// neither buffer nor credit, when fd has nothing to read, so the reader
-// parks in the netpoller.
+// waitCred), then the stream's lock and a buffer, and reads once. It
+// returns false, holding neither buffer, lock nor credit, when fd has
+// nothing to read, so the reader parks in the netpoller. When it returns
+// true after a read, it leaves o.mu locked for readLoop to deliver.
 func (r *streamReader) read(fd uintptr) bool {
 	// A credit is needed before the read; without one free, go
 	// back and wait for it outside the poller, holding nothing.
@@ -99,6 +107,7 @@ func (r *streamReader) read(fd uintptr) bool {
 		}
 		r.held = true
 	}
+	r.o.mu.Lock()
 	r.bp = readBufs.Get().(*[]byte)
 	for {
 		r.n, r.rerr = unix.Read(int(fd), *r.bp)
@@ -107,16 +116,18 @@ func (r *streamReader) read(fd uintptr) bool {
 		}
 	}
 	if r.rerr == unix.EAGAIN {
+		r.o.mu.Unlock()
 		readBufs.Put(r.bp)
 		r.bp = nil
 		// Park without a credit either: an idle stream must not hold one.
 		r.release()
 		return false // park in the netpoller without a buffer
 	}
-	if r.s == StreamPTY && r.rerr == nil && r.n > 0 {
+	s := r.o.s
+	if s == StreamPTY && r.rerr == nil && r.n > 0 {
 		r.n = drainPTY(int(fd), *r.bp, r.n)
 	}
-	if r.s != StreamPTY && r.n >= 64<<10 && !r.grown {
+	if s != StreamPTY && r.n >= 64<<10 && !r.grown {
 		// A full default pipe: a stream, not a trickle. Let the
 		// child write further ahead and read more per call.
 		r.grown = true

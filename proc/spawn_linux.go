@@ -86,23 +86,29 @@ func Start(spec Spec, out OutputFunc, opts Options) (*Process, error) {
 	}
 
 	p := &Process{
-		pid:        pid,
-		tty:        spec.TTY,
-		log:        log.With(zap.Int("pid", pid)),
-		tree:       opts.Tree,
-		leaf:       leaf,
-		outputs:    st.outputs,
-		openOut:    len(st.outputs),
-		unfinished: 2,
-		exited:     make(chan struct{}),
-		outputDone: make(chan struct{}),
-		stdin:      stdinQueue{f: st.stdin, pty: spec.TTY},
+		pid:         pid,
+		tty:         spec.TTY,
+		log:         log.With(zap.Int("pid", pid)),
+		tree:        opts.Tree,
+		leaf:        leaf,
+		outputs:     st.outputs,
+		out:         out,
+		credit:      opts.Credit,
+		openOut:     len(st.outputs),
+		unfinished:  2,
+		exited:      make(chan struct{}),
+		exitFlushed: make(chan struct{}),
+		outputDone:  make(chan struct{}),
+		stdin:       stdinQueue{f: st.stdin, pty: spec.TTY},
+	}
+	for i, f := range st.outputs {
+		p.outs = append(p.outs, &outStream{s: st.streams[i], f: f})
 	}
 	p.log.Debug("process started", zap.String("path", path), zap.Bool("tty", spec.TTY))
 	p.wg.Add(1 + len(st.outputs))
 	go p.waitLoop(pidfd)
-	for i, f := range st.outputs {
-		go p.readLoop(st.streams[i], f, out, opts.Credit)
+	for _, o := range p.outs {
+		go p.readLoop(o)
 	}
 	return p, nil
 }

@@ -81,7 +81,9 @@ type Spec struct {
 //
 // b is only lent: it is valid for the duration of the call and is reused
 // for later reads, so the function must copy what it keeps. It is called
-// from the stream's reader goroutine and may block: that is the
+// from the stream's reader goroutine, or, for the bytes that preceded the
+// exit (see Process.ExitFlushed), from the wait goroutine; never twice at
+// once for one stream. It may block: that is the
 // backpressure, since the child blocks once the pipe or PTY fills. It is never called after the process's OutputDone
 // channel is closed. It must not call Process.Close.
 type OutputFunc func(s Stream, b []byte)

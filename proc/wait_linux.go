@@ -25,6 +25,7 @@ func (p *Process) waitLoop(pidfd int) {
 		code = p.waitBlocking()
 	}
 	p.setExited(code)
+	p.drainAtExit()
 }
 
 // waitPidfd reaps the child once its pidfd polls readable. ok is false if

@@ -28,6 +28,18 @@ type Options struct {
 	// JSONRPC adds "jsonrpc":"2.0" to every message sent (some peers, such
 	// as MCP, require it).
 	JSONRPC bool
+	// StrictJSONRPC checks every inbound message as JSON-RPC 2.0 (MCP):
+	// input that is not JSON is answered -32700 and anything that is not
+	// one message with "jsonrpc":"2.0" (a batch, a bad id, a missing
+	// member) -32600, with the message's id when it could be read and null
+	// otherwise; ParseError is not used. A response whose id matches no
+	// outstanding call is dropped instead of ending the connection (the
+	// peer may answer a call whose context ended). The connection carries
+	// on in every case.
+	StrictJSONRPC bool
+	// CallIDsFromZero numbers the connection's own calls 0, 1, 2, …
+	// instead of 1, 2, 3, ….
+	CallIDsFromZero bool
 	// ParseError words the -32600 error (id -1) answering an inbound message
 	// that failed to parse: label is the framer's label, tooLarge is true
 	// when the message exceeded the size limit (the connection then ends).
@@ -39,8 +51,10 @@ type Options struct {
 	// (non-nil) of a message it recognises; the Conn then queues it to the
 	// handler in arrival order like any other notification, as a Request
 	// with Decoded set and Params nil. A nil value leaves the message to
-	// the generic decoding, errors included. It must not retain data. Nil
-	// means every message is decoded generically.
+	// the generic decoding, errors included. It must not retain data: the
+	// framers of this package then read the next message into the same
+	// memory (the generic decoding copies what it keeps). Nil means every
+	// message is decoded generically.
 	Predecode func(data []byte) (method string, decoded any)
 }
 
@@ -105,6 +119,9 @@ func NewConn(f Framer, opts Options) *Conn {
 	}
 	if c.log == nil {
 		c.log = zap.NewNop()
+	}
+	if l, ok := f.(lender); ok && opts.Predecode != nil {
+		l.lend()
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if opts.Bind != nil {

@@ -41,9 +41,9 @@ func (c *Conn) readLoop() {
 				continue
 			}
 		}
-		msg, err := DecodeMessage(data)
-		if err != nil {
-			if !c.sendFrame(c.errorFrame(Int64ID(-1), c.parseError(false, err))) {
+		msg, id, werr := c.decode(data)
+		if werr != nil {
+			if !c.sendFrame(c.errorFrame(id, werr)) {
 				return
 			}
 			continue
@@ -51,6 +51,10 @@ func (c *Conn) readLoop() {
 		switch m := msg.(type) {
 		case *Response:
 			if !c.deliver(m) {
+				if c.opts.StrictJSONRPC {
+					c.log.Debug("response to an unknown request; dropped", zap.Stringer("id", m.ID))
+					continue
+				}
 				c.log.Debug("response to an unknown request; closing", zap.Stringer("id", m.ID))
 				c.shutdown(nil, false)
 				return
@@ -61,6 +65,20 @@ func (c *Conn) readLoop() {
 			}
 		}
 	}
+}
+
+// decode classifies one inbound message. A failure returns the error to
+// answer and its id: -1 with the ParseError wording, or the strict codes
+// of decodeStrict.
+func (c *Conn) decode(data []byte) (any, ID, *Error) {
+	if c.opts.StrictJSONRPC {
+		return decodeStrict(data)
+	}
+	msg, err := DecodeMessage(data)
+	if err != nil {
+		return nil, Int64ID(-1), c.parseError(false, err)
+	}
+	return msg, ID{}, nil
 }
 
 // parseError is the wire error answering a message that failed to parse.

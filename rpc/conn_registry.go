@@ -73,9 +73,21 @@ func (c *Conn) answered(in *inbound) {
 func idKey(id ID) string { return string(id.AppendJSON(nil)) }
 
 // Call sends a request and waits for its response, decoding the result into
-// result (which may be nil). A wire error comes back as *Error.
+// result (which may be nil). Params are marshalled by encoding/json, or
+// sent verbatim when they are a json.RawMessage. A wire error comes back
+// as *Error.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	id := Int64ID(c.nextID.Add(1))
+	return c.CallWithID(ctx, method, func(ID) any { return params }, result)
+}
+
+// CallWithID is Call with the params built from the request's id (MCP's
+// progressToken repeats it). params runs once, before the request is sent.
+func (c *Conn) CallWithID(ctx context.Context, method string, params func(id ID) any, result any) error {
+	n := c.nextID.Add(1)
+	if c.opts.CallIDsFromZero {
+		n--
+	}
+	id := Int64ID(n)
 	ch := make(chan *Response, 1)
 	key := idKey(id)
 	c.mu.Lock()
@@ -86,7 +98,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		delete(c.pending, key)
 		c.mu.Unlock()
 	}()
-	b, err := c.requestFrame(id, method, params)
+	b, err := c.requestFrame(id, method, params(id))
 	if err != nil {
 		return err
 	}

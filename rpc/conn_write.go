@@ -146,9 +146,12 @@ func (c *Conn) requestFrame(id ID, method string, params any) ([]byte, error) {
 	b = append(b, `"method":`...)
 	b = append(b, m...)
 	if params != nil {
-		p, err := json.Marshal(params)
-		if err != nil {
-			return nil, fmt.Errorf("encoding params of %s: %w", method, err)
+		p, ok := params.(json.RawMessage) // sent verbatim, as results are
+		if !ok {
+			var err error
+			if p, err = json.Marshal(params); err != nil {
+				return nil, fmt.Errorf("encoding params of %s: %w", method, err)
+			}
 		}
 		b = append(b, `,"params":`...)
 		b = append(b, p...)

@@ -51,7 +51,8 @@ type stdioFramer struct {
 	closer io.Closer
 	label  string
 	max    int64
-	hint   int // length of the last line read, owned by the reader
+	hint   int      // length of the last line read, owned by the reader
+	lb     *lineBuf // lent lines (see lender); nil: each line is copied
 	once   sync.Once
 }
 
@@ -60,30 +61,15 @@ func (f *stdioFramer) Label() string { return f.label }
 func (f *stdioFramer) Read(ctx context.Context) ([]byte, error) {
 	for {
 		var line []byte
-		for {
-			frag, err := f.r.ReadSlice('\n')
-			if line == nil && err == bufio.ErrBufferFull {
-				// A long line: size it like the last one, so that a stream
-				// of big messages costs one copy each, not a chain of
-				// growths.
-				line = make([]byte, 0, max(f.hint, 2*len(frag)))
-			}
-			line = append(line, frag...)
-			if int64(len(line)) > f.max+2 {
-				return nil, ErrTooLarge
-			}
-			if err == bufio.ErrBufferFull {
-				continue
-			}
-			if err != nil {
-				if err == io.EOF && len(bytes.TrimSpace(line)) > 0 {
-					break // last line without a newline
-				}
-				return nil, err
-			}
-			break
+		var err error
+		if f.lb != nil {
+			line, err = f.lb.line(f.max + 2)
+		} else {
+			line, err = f.copyLine()
 		}
-		f.hint = len(line)
+		if err != nil {
+			return nil, err
+		}
 		line = bytes.TrimRight(line, "\r\n")
 		if int64(len(line)) > f.max {
 			return nil, ErrTooLarge
@@ -91,6 +77,33 @@ func (f *stdioFramer) Read(ctx context.Context) ([]byte, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		return line, nil
+	}
+}
+
+// copyLine reads the next line into new memory, with its "\n" (without
+// one for a last line cut by EOF).
+func (f *stdioFramer) copyLine() ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := f.r.ReadSlice('\n')
+		if line == nil && err == bufio.ErrBufferFull {
+			// A long line: size it like the last one, so that a stream
+			// of big messages costs one copy each, not a chain of
+			// growths.
+			line = make([]byte, 0, max(f.hint, 2*len(frag)))
+		}
+		line = append(line, frag...)
+		if int64(len(line)) > f.max+2 {
+			return nil, ErrTooLarge
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && !(err == io.EOF && len(bytes.TrimSpace(line)) > 0) {
+			return nil, err
+		}
+		f.hint = len(line)
 		return line, nil
 	}
 }
@@ -128,7 +141,9 @@ type wsFramer struct {
 	c     *websocket.Conn
 	label string
 	max   int64
-	hint  int // length of the last message read, owned by the reader
+	hint  int    // the last message's length (lent: the recent largest), owned by the reader
+	lent  bool   // messages are read into buf and lent (see lender)
+	buf   []byte // the buffer of lent messages
 }
 
 func (f *wsFramer) Label() string { return f.label }
@@ -141,19 +156,27 @@ func (f *wsFramer) Read(ctx context.Context) ([]byte, error) {
 		}
 		return nil, err
 	}
-	// Sized like the last message, so that a stream of big messages costs
-	// one copy each, not a chain of growths.
-	var buf bytes.Buffer
-	buf.Grow(f.hint + bytes.MinRead)
-	n, err := buf.ReadFrom(io.LimitReader(r, f.max+1))
-	f.hint = int(min(n, f.max))
+	// Sized like the recent messages, so that a stream of big messages
+	// costs no chain of growths; a lent buffer much larger than them is
+	// dropped.
+	buf := f.buf
+	if !f.lent || cap(buf) > 4*max(f.hint, minLineRead) {
+		buf = nil
+	}
+	if buf == nil {
+		buf = make([]byte, 0, f.hint+bytes.MinRead)
+	}
+	msg, err := readMessage(r, buf, f.max)
+	n := min(len(msg), int(f.max))
+	if f.lent {
+		f.buf, f.hint = msg, max(n, f.hint-f.hint/8)
+	} else {
+		f.hint = n
+	}
 	if err != nil {
 		return nil, err
 	}
-	if n > f.max {
-		return nil, ErrTooLarge
-	}
-	return buf.Bytes(), nil
+	return msg, nil
 }
 
 func (f *wsFramer) Write(ctx context.Context, msg []byte) error {

@@ -108,7 +108,8 @@ var errNotObject = errors.New("expected a JSON object")
 
 // DecodeMessage classifies one message (protocol.md §2): a *Request (which may
 // be a notification) or a *Response. Any failure is a parse error for the
-// caller to answer with id -1.
+// caller to answer with id -1. The result does not alias data (the
+// framers lend data: see lender).
 func DecodeMessage(data []byte) (any, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {

@@ -1,7 +1,9 @@
 package rpc_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -73,5 +75,63 @@ func TestStdioFramerLineSizes(t *testing.T) {
 	}
 	if _, err := f.Read(context.Background()); err != io.EOF {
 		t.Fatalf("after the last line: %v, want io.EOF", err)
+	}
+}
+
+// TestScenarioPredecodeLent: with Predecode, the framers read each message
+// into the memory of the last one; the messages Predecode declines keep
+// their Params intact while large recognised ones keep arriving, and the
+// recognised ones are whole when Predecode sees them. Under both framers.
+func TestScenarioPredecodeLent(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			a, b := tr.pair(t)
+			const n = 40
+			kept := make(chan json.RawMessage, n)
+			bad := make(chan string, n)
+			opts := rpc.Options{
+				Predecode: func(data []byte) (string, any) {
+					if !bytes.HasPrefix(data, []byte(`{"method":"fast"`)) {
+						return "", nil
+					}
+					var m struct{ Params struct{ Fill string } }
+					if err := json.Unmarshal(data, &m); err != nil || strings.Trim(m.Params.Fill, m.Params.Fill[:1]) != "" {
+						bad <- fmt.Sprintf("fast message of %d bytes damaged: %v", len(data), err)
+					}
+					return "fast", true
+				},
+				Bind: func(*rpc.Conn) rpc.Handler {
+					return rpc.HandlerFunc(func(_ context.Context, req *rpc.Request) (any, error) {
+						if req.Method == "slow" {
+							kept <- req.Params
+						}
+						return nil, nil
+					})
+				},
+			}
+			startConn(t, b, opts)
+			t.Cleanup(func() { _ = a.Close(false) }) // first: b answers the close
+			for i := range n {
+				fill := strings.Repeat(string(rune('a'+i%26)), (i%7)*(40<<10)+1)
+				writeRaw(t, a, fmt.Sprintf(`{"method":"fast","params":{"fill":"%s"}}`, fill))
+				writeRaw(t, a, fmt.Sprintf(`{"method":"slow","params":{"i":%d,"pad":"%s"}}`, i, strings.Repeat("z", i*100)))
+			}
+			var got []json.RawMessage
+			for len(got) < n {
+				select {
+				case p := <-kept:
+					got = append(got, p)
+				case msg := <-bad:
+					t.Fatal(msg)
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%d slow messages of %d", len(got), n)
+				}
+			}
+			for i, p := range got {
+				if want := fmt.Sprintf(`{"i":%d,"pad":"%s"}`, i, strings.Repeat("z", i*100)); string(p) != want {
+					t.Fatalf("slow message %d changed after later reads: %.80s", i, p)
+				}
+			}
+		})
 	}
 }

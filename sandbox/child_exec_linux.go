@@ -36,8 +36,8 @@ func runCommand(p *Plan, w *protectWatcher) int {
 	if p.Arg0 != "" {
 		argv[0] = p.Arg0
 	}
-	// Nothing but fds 0-2 may reach the command.
-	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	// Nothing but fds 0-2 and the kept socket may reach the command.
+	files := closeForCommand(p.KeepFD)
 
 	if !p.NewPIDNS && w == nil {
 		err := syscall.Exec(path, argv, env)
@@ -51,7 +51,7 @@ func runCommand(p *Plan, w *protectWatcher) int {
 	// its fds, even in modes whose filter allows ptrace. exec resets the
 	// flag for the command itself.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	attr := &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{}}
+	attr := &syscall.ProcAttr{Env: env, Files: files, Sys: &syscall.SysProcAttr{}}
 	if !p.NewPIDNS {
 		attr.Sys.Pdeathsig = syscall.SIGKILL // no namespace to tear it down
 	}
@@ -70,6 +70,31 @@ func runCommand(p *Plan, w *protectWatcher) int {
 		_ = unix.Kill(-1, unix.SIGKILL)
 	}
 	return w.finish(code)
+}
+
+// closeForCommand marks every fd from 3 up close-on-exec except keep (0:
+// none), clears the flag on keep, and returns the fd table a forked
+// command gets: 0-2, and keep at its own number with the fds between
+// closed.
+func closeForCommand(keep int) []uintptr {
+	files := []uintptr{0, 1, 2}
+	if keep < 3 {
+		_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+		return files
+	}
+	if keep > 3 {
+		_ = unix.CloseRange(3, uint(keep-1), unix.CLOSE_RANGE_CLOEXEC)
+	}
+	_ = unix.CloseRange(uint(keep+1), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if _, err := unix.FcntlInt(uintptr(keep), unix.F_SETFD, 0); err != nil {
+		// Cannot happen for a checked fd; fail closed by keeping nothing.
+		_ = unix.CloseRange(uint(keep), uint(keep), unix.CLOSE_RANGE_CLOEXEC)
+		return files
+	}
+	for fd := 3; fd < keep; fd++ {
+		files = append(files, ^uintptr(0)) // closed in the child
+	}
+	return append(files, uintptr(keep))
 }
 
 // execFailed reports a command that could not be executed, with the

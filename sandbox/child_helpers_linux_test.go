@@ -86,6 +86,8 @@ func runTestHelper(args []string) int {
 		return report("io_uring_setup", e)
 	case "socketpair": // AF_UNIX datagram and stream pairs
 		return report("socketpair", unixPairs())
+	case "fds": // list the open fds, write to a kept fd 4
+		return listFDs()
 	case "vsock": // socket(AF_VSOCK)
 		fd, err := unix.Socket(unix.AF_VSOCK, unix.SOCK_STREAM, 0)
 		if err == nil {

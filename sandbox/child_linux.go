@@ -71,6 +71,12 @@ func ChildMain(opts ChildOptions) int {
 	if err := opts.validate(&plan); err != nil {
 		return childFail(err)
 	}
+	if err := checkKeptFD(&plan); err != nil {
+		return childFail(err)
+	}
+	if err := awaitTracer(&plan); err != nil {
+		return childFail(err)
+	}
 	if len(plan.Argv) == 0 && !plan.FSHelper && !args.probe {
 		fmt.Fprintln(os.Stderr, noCommandMessage)
 		return 1
@@ -87,6 +93,29 @@ func ChildMain(opts ChildOptions) int {
 		return w.finish(opts.FSHelper())
 	}
 	return runCommand(&plan, w)
+}
+
+// checkKeptFD refuses a plan whose kept fd (Plan.KeepFD) is not an open
+// Unix socket distinct from the helper's own inherited fds.
+func checkKeptFD(p *Plan) error {
+	fd := p.KeepFD
+	if fd == 0 {
+		return nil
+	}
+	if fd < 3 || fd == planFD || (p.PTSFD != 0 && fd == p.PTSFD) {
+		return fmt.Errorf("kept fd %d: not a free inherited fd", fd)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("kept fd %d: %w", fd, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return fmt.Errorf("kept fd %d: not a socket", fd)
+	}
+	if dom, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN); err != nil || dom != unix.AF_UNIX {
+		return fmt.Errorf("kept fd %d: not a Unix socket", fd)
+	}
+	return nil
 }
 
 // errNoFSHelper refuses an fs-helper plan in a helper composed without
@@ -192,7 +221,7 @@ func enforce(p *Plan) (*protectWatcher, error) {
 	if err := os.Chdir(dir); err != nil {
 		return nil, err
 	}
-	w, err := watchProtected(slices.DeleteFunc(slices.Clone(p.ProtectedCreate), func(s string) bool { return shadowed[s] }))
+	w, err := watchProtected(slices.DeleteFunc(slices.Clone(p.ProtectedCreate), func(s string) bool { return shadowed[s] }), p.keptPlaceholders(), p.FSHelper)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +236,7 @@ func enforce(p *Plan) (*protectWatcher, error) {
 	if err := applyLandlock(p.Landlock); err != nil {
 		return nil, err
 	}
-	if err := installSeccomp(p.Seccomp); err != nil {
+	if err := installSeccomp(p.Seccomp, p.TraceExecFD != 0); err != nil {
 		return nil, err
 	}
 	return w, nil

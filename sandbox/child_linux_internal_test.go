@@ -132,7 +132,7 @@ func TestProtectWatcherFinish(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, ".codex")
-	w, err := watchProtected([]string{p})
+	w, err := watchProtected([]string{p}, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,11 +153,11 @@ func TestProtectWatcherFinish(t *testing.T) {
 	if _, err := os.Lstat(p); err == nil {
 		t.Error("the protected path survives")
 	}
-	w, _ = watchProtected([]string{p})
+	w, _ = watchProtected([]string{p}, nil, false)
 	if got := w.finish(0); got != 0 {
 		t.Errorf("untouched: %d", got)
 	}
-	w, _ = watchProtected([]string{p})
+	w, _ = watchProtected([]string{p}, nil, false)
 	os.Mkdir(p, 0o755)
 	if got := w.finish(4); got != 4 {
 		t.Errorf("failed run: %d, want 4", got)

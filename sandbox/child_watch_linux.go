@@ -43,23 +43,42 @@ type protectWatcher struct {
 	done  chan struct{}      // closed when the poll loop has returned
 	mu    sync.Mutex
 	hit   bool // a protected path was created; guarded by mu
+	// spareHeld leaves alone an empty directory without write bits that
+	// someone holds a lock on: another run's placeholder, made after this
+	// one started (removing it would detach that run's mount). Only for an
+	// fs helper's plan: the fs operation (our code) takes no locks, so it
+	// cannot keep a name it creates this way. A command could, so a
+	// command's watcher never spares what it finds by locks.
+	spareHeld bool
 }
 
-// watched is one protected name: a handle on its parent and its name.
+// watched is one protected name: a handle on its parent and its name,
+// and for a placeholder the helper could not mount on, the identity of the
+// placeholder directory the host holds for this run (else zero).
 type watched struct {
 	parentfd int
 	name     string
+	keep     fsat.ID
 }
 
 // watchProtected removes any protected path that exists already and starts
 // polling for new ones. It returns nil for no paths. One goroutine polls
 // until finish stops it. A parent that cannot be opened without crossing a
 // symlink is an error: the plan cannot be enforced.
-func watchProtected(paths []string) (*protectWatcher, error) {
+//
+// keep maps the placeholders among paths to the identity the host
+// recorded in the plan for them (a placeholder the helper could not mount
+// on). That directory is shared with other runs, whose mounts on it a
+// removal would detach, so the watcher empties it instead of removing it.
+// The command cannot forge this: the plan was written before it started,
+// and the host holds the directory open and locked for the whole run, so
+// its inode cannot be reused; a directory the command made there has
+// another identity and is removed. spareHeld is protectWatcher.spareHeld.
+func watchProtected(paths []string, keep map[string]fsat.ID, spareHeld bool) (*protectWatcher, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	w := &protectWatcher{paths: map[string]watched{}, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &protectWatcher{paths: map[string]watched{}, stop: make(chan struct{}), done: make(chan struct{}), spareHeld: spareHeld}
 	for _, p := range paths {
 		p = filepath.Clean(p)
 		if _, ok := w.paths[p]; ok {
@@ -70,7 +89,7 @@ func watchProtected(paths []string) (*protectWatcher, error) {
 			w.closeAll()
 			return nil, fmt.Errorf("cannot watch protected path %s: %w", p, err)
 		}
-		w.paths[p] = watched{parentfd: fd, name: filepath.Base(p)}
+		w.paths[p] = watched{parentfd: fd, name: filepath.Base(p), keep: keep[p]}
 	}
 	w.sweep()
 	go w.loop()
@@ -99,12 +118,64 @@ func (w *protectWatcher) loop() {
 	}
 }
 
-// sweep removes every protected path that exists.
+// sweep removes every protected path that exists, and empties a kept
+// placeholder.
 func (w *protectWatcher) sweep() {
 	for p, x := range w.paths {
-		if _, _, err := fsat.StatAt(x.parentfd, x.name); err == nil {
+		id, _, err := fsat.StatAt(x.parentfd, x.name)
+		switch {
+		case err != nil:
+		case !x.keep.IsZero() && id == x.keep:
+			w.empty(p, x)
+		case w.spareHeld && placeholderState(x.parentfd, x.name) == phHeld:
+		default:
 			w.remove(p, x)
 		}
+	}
+}
+
+// empty removes what the command put into the kept placeholder p, reports
+// it and marks the run; write bits given to the placeholder are taken
+// back.
+func (w *protectWatcher) empty(p string, x watched) {
+	fd, err := fsat.Open(x.parentfd, x.name, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return // gone meanwhile: the next sweep sees what is there
+	}
+	defer unix.Close(fd)
+	if id, err := fsat.Stat(fd); err != nil || id != x.keep {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Mode&0o222 != 0 {
+		_ = unix.Fchmod(fd, 0o555)
+	}
+	names, err := dirNames(fd)
+	if err != nil || len(names) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, n := range names {
+		_ = fsat.RemoveAllAt(fd, n)
+	}
+	fmt.Fprintf(os.Stderr, protectedCreateMessage, p)
+	w.hit = true
+}
+
+// dirNames lists the directory fd (from its offset), without . and ..
+func dirNames(fd int) ([]string, error) {
+	var names []string
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.ReadDirent(fd, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
 	}
 }
 
@@ -137,4 +208,16 @@ func (w *protectWatcher) finish(code int) int {
 		return 1
 	}
 	return code
+}
+
+// keptPlaceholders returns the identities the host recorded for the
+// plan's placeholders (the directories it holds for the run).
+func (p *Plan) keptPlaceholders() map[string]fsat.ID {
+	keep := map[string]fsat.ID{}
+	for _, ph := range p.Placeholders {
+		if id, ok := p.Identities[ph]; ok {
+			keep[ph] = id
+		}
+	}
+	return keep
 }

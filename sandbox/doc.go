@@ -30,9 +30,10 @@
 // writable root and records the identity (device, inode) of every root and
 // carve-out; the helper opens each with openat2(RESOLVE_NO_SYMLINKS), checks
 // that identity and mounts from and onto the handle. Missing protected
-// metadata is shadowed by read-only tmpfs placeholders on mountpoints the
-// server makes (proc); a watcher that works on parent handles covers the
-// rest.
+// metadata is shadowed by read-only tmpfs placeholders on mountpoints made
+// on the host by GuardPlan and shared across processes with flock
+// (placeholder_host_linux.go); a watcher that works on parent handles
+// covers the rest.
 //
 // # Denials
 //

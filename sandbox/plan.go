@@ -70,6 +70,31 @@ type Plan struct {
 	// slave is the only terminal it can reach, and closes the fd.
 	PTSFD int `json:"ptsFd,omitempty"`
 
+	// KeepFD, when not 0, is the one inherited descriptor besides 0-2
+	// that the command keeps, at the same number: the MCP shell tool's
+	// escalate socket, which the command's execve wrapper uses to ask the
+	// server about each exec (shell-escalation.md §4). The spawner sets it
+	// to KeepFDFor(plan) and appends the socket to ExtraFiles after the
+	// plan's own files. The helper refuses to run the command unless that
+	// fd is open and is a Unix socket, keeps it open (without close-on-exec)
+	// across its exec or fork of the command, and still closes every other
+	// fd from 3 up. Zero keeps nothing.
+	KeepFD int `json:"keepFd,omitempty"`
+
+	// TraceExecFD, when not 0, puts every exec of the command under a
+	// ptrace tracer (the MCP shell tool's kernel-level interception,
+	// shell-escalation.md §10). The spawner sets it to KeepFDFor(plan)
+	// (KeepFD must then be 0), passes the read end of a pipe there, and
+	// writes one byte to the pipe once its tracer has seized every thread
+	// of the helper. The helper reads that byte before enforcing anything
+	// (EOF or an error: it refuses to run the command), checks that it is
+	// traced, and closes the fd. Its seccomp filter then returns
+	// SECCOMP_RET_TRACE for execve and execveat (without a tracer they
+	// fail with ENOSYS: fail closed) and denies ptrace, process_vm_readv
+	// and process_vm_writev in every mode, so the command can neither
+	// detach, trace, nor rewrite another process of the call.
+	TraceExecFD int `json:"traceExecFd,omitempty"`
+
 	// Landlock rules (sandbox.md §4.5); nil means no Landlock.
 	Landlock *LandlockRules `json:"landlock,omitempty"`
 
@@ -99,11 +124,13 @@ type Plan struct {
 	// that are shadowed instead of watched (.codex of the cwd root,
 	// .agents, .git outside a parent repository; sandbox.md §4.3 step 5):
 	// the helper mounts an empty read-only tmpfs of mode 555 on each, so
-	// creating one fails with EROFS. Their empty mountpoints are created
-	// on the host by the server before the start and removed after the
-	// run (proc). A placeholder the helper cannot mount on (no mountpoint,
-	// a kernel without the new mount API) is watched like the rest of
-	// ProtectedCreate, and the helper says so on stderr.
+	// creating one fails with EROFS. Their empty mountpoints are made or
+	// shared on the host before the start and let go after the run
+	// (GuardPlan, HostGuard.Release), which also records their identities.
+	// A placeholder the helper cannot mount on (no mountpoint, a kernel
+	// without the new mount API) is watched like the rest of
+	// ProtectedCreate, and the helper says so on stderr; the watcher then
+	// empties the recorded directory rather than removing it.
 	Placeholders []string `json:"placeholders,omitempty"`
 }
 
@@ -141,7 +168,8 @@ const (
 // not may run the command directly.
 func (p *Plan) Enforces() bool {
 	return p.Refusal != "" || p.NewMountNS || p.NewPIDNS || p.NewNetNS || p.ReadOnlyRoot || p.Landlock != nil ||
-		p.Seccomp != SeccompNone || len(p.DenyPaths) > 0 || p.RestrictedRead || len(p.ReadOnlyFiles) > 0
+		p.Seccomp != SeccompNone || len(p.DenyPaths) > 0 || p.RestrictedRead || len(p.ReadOnlyFiles) > 0 ||
+		p.TraceExecFD != 0
 }
 
 // RecordIdentities fills Identities with the current identity of every

@@ -84,6 +84,16 @@ var seccompModeArgs = []struct {
 	{"chmod", 1, true}, {"creat", 1, true}, {"open", 2, true}, {"mknod", 1, true},
 }
 
+// seccompTraced go to the ptrace tracer when exec is traced
+// (Plan.TraceExecFD). Without a tracer the kernel fails them with ENOSYS.
+var seccompTraced = []string{"execve", "execveat"}
+
+// seccompTraceDenied are denied when exec is traced, whatever the mode: a
+// command must not detach from or attach to a tracer, nor change the
+// memory of another process of its call between its tracer's decision
+// and the kernel's read of the exec's arguments.
+var seccompTraceDenied = []string{"ptrace", "process_vm_readv", "process_vm_writev"}
+
 // seccompNetDenied are denied by the Restricted filter, for every socket
 // family: connect and bind fail even for AF_UNIX, so only pre-connected
 // Unix sockets and socketpairs work. recvfrom, sendmsg, recvmsg, read and
@@ -110,7 +120,7 @@ var seccompNetDenied = []string{
 // socket(AF_UNIX, SOCK_DGRAM or SOCK_RAW): an unbound datagram socket can
 // sendmsg to any host socket by path. VMSocketRestricted denies socket and
 // socketpair for AF_VSOCK.
-func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) {
+func seccompProgram(mode SeccompMode, trace bool, a seccompArch) ([]bpf.Instruction, error) {
 	denied := seccompAlwaysDenied
 	switch mode {
 	case SeccompRestricted:
@@ -118,6 +128,9 @@ func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) 
 	case SeccompVMSocketRestricted, SeccompNone:
 	default:
 		return nil, fmt.Errorf("seccomp: unknown mode %q", mode)
+	}
+	if trace && mode != SeccompRestricted {
+		denied = append(denied[:len(denied):len(denied)], seccompTraceDenied...)
 	}
 	b := &seccompBuilder{a: a, prog: []bpf.Instruction{
 		bpf.LoadAbsolute{Off: seccompOffArch, Size: 4},
@@ -133,6 +146,11 @@ func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) 
 	}
 	for _, name := range seccompNoSys {
 		b.ret(name, retENOSYS)
+	}
+	if trace {
+		for _, name := range seccompTraced {
+			b.ret(name, retTrace)
+		}
 	}
 	for _, m := range seccompModeArgs {
 		if _, ok := a.nr[m.name]; !ok && m.legacy {
@@ -158,11 +176,13 @@ func seccompProgram(mode SeccompMode, a seccompArch) ([]bpf.Instruction, error) 
 	return append(b.prog, retAllow), nil
 }
 
-// The returns of a filter: allow, or fail the syscall with EPERM or ENOSYS.
+// The returns of a filter: allow, fail the syscall with EPERM or ENOSYS,
+// or stop for the tracer.
 var (
 	retAllow  = bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW}
 	retEPERM  = bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)}
 	retENOSYS = bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)}
+	retTrace  = bpf.RetConstant{Val: unix.SECCOMP_RET_TRACE}
 )
 
 // seccompBuilder appends the rules of a filter program for one
@@ -238,13 +258,14 @@ func (b *seccompBuilder) socketRules(mode SeccompMode) {
 // helper (SECCOMP_FILTER_FLAG_TSYNC), so the command and the in-process fs
 // helper inherit it. no_new_privs must already be set. SeccompNone (no
 // network filter) still installs the base filter of seccompProgram: the
-// keyring and terminal-injection rules hold in every sandbox.
-func installSeccomp(mode SeccompMode) error {
+// keyring and terminal-injection rules hold in every sandbox. trace adds
+// the exec tracing rules (seccompProgram).
+func installSeccomp(mode SeccompMode, trace bool) error {
 	a, err := nativeSeccompArch()
 	if err != nil {
 		return err
 	}
-	prog, err := seccompProgram(mode, a)
+	prog, err := seccompProgram(mode, trace, a)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,8 @@ func seccompNumbers() map[string]uint32 {
 		"request_key":       unix.SYS_REQUEST_KEY,
 		"pidfd_getfd":       unix.SYS_PIDFD_GETFD,
 		"kcmp":              unix.SYS_KCMP,
+		"execve":            unix.SYS_EXECVE,
+		"execveat":          unix.SYS_EXECVEAT,
 		"clone3":            unix.SYS_CLONE3,
 		"openat2":           unix.SYS_OPENAT2,
 		"fchmod":            unix.SYS_FCHMOD,

@@ -94,7 +94,7 @@ func TestSeccompProgram(t *testing.T) {
 		}{"x32 read", a.audit, 0x40000000 | unix.SYS_READ, 0, 0, want{eperm, eperm, eperm}})
 	}
 	for _, mode := range []SeccompMode{SeccompRestricted, SeccompVMSocketRestricted, SeccompNone} {
-		prog, err := seccompProgram(mode, a)
+		prog, err := seccompProgram(mode, false, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestSeccompProgram(t *testing.T) {
 			}
 		}
 	}
-	if _, err := seccompProgram("bogus", a); err == nil {
+	if _, err := seccompProgram("bogus", false, a); err == nil {
 		t.Error("unknown mode accepted")
 	}
 }
@@ -153,7 +153,7 @@ func TestSeccompSetIDAndNoSys(t *testing.T) {
 		return uint32(ret)
 	}
 	for _, mode := range []SeccompMode{SeccompRestricted, SeccompVMSocketRestricted, SeccompNone} {
-		prog, err := seccompProgram(mode, a)
+		prog, err := seccompProgram(mode, false, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,6 +180,62 @@ func TestSeccompSetIDAndNoSys(t *testing.T) {
 			if got := run(prog, a.nr[name], [6]uint32{}); got != enosys {
 				t.Errorf("%s/%s: got %#x, want ENOSYS", mode, name, got)
 			}
+		}
+	}
+}
+
+// TestSeccompTraceExec is the attack test of Plan.TraceExecFD's filter: in
+// every mode, execve and execveat go to the tracer (ENOSYS without one,
+// never a silent allow), and ptrace, process_vm_readv and
+// process_vm_writev are denied, so a traced command can neither detach
+// nor trace nor rewrite the memory of another process of its call. Without
+// tracing, exec is allowed as before.
+func TestSeccompTraceExec(t *testing.T) {
+	a, err := nativeSeccompArch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		allow = unix.SECCOMP_RET_ALLOW
+		eperm = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		trace = unix.SECCOMP_RET_TRACE
+	)
+	nr := a.nr
+	for _, mode := range []SeccompMode{SeccompRestricted, SeccompVMSocketRestricted, SeccompNone} {
+		traced, err := seccompProgram(mode, true, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := seccompProgram(mode, false, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		netOnly := uint32(allow) // what the untraced filter does with ptrace
+		if mode == SeccompRestricted {
+			netOnly = eperm
+		}
+		for _, c := range []struct {
+			name         string
+			nr           uint32
+			traced, none uint32
+		}{
+			{"execve", nr["execve"], trace, allow},
+			{"execveat", nr["execveat"], trace, allow},
+			{"ptrace", nr["ptrace"], eperm, netOnly},
+			{"process_vm_readv", nr["process_vm_readv"], eperm, netOnly},
+			{"process_vm_writev", nr["process_vm_writev"], eperm, netOnly},
+			{"read", unix.SYS_READ, allow, allow},
+			{"pidfd_getfd", nr["pidfd_getfd"], eperm, eperm},
+		} {
+			if got := runFilter(t, traced, a.audit, c.nr, 0, 0); got != c.traced {
+				t.Errorf("%q traced/%s: got %#x, want %#x", mode, c.name, got, c.traced)
+			}
+			if got := runFilter(t, plain, a.audit, c.nr, 0, 0); got != c.none {
+				t.Errorf("%q untraced/%s: got %#x, want %#x", mode, c.name, got, c.none)
+			}
+		}
+		if got := runFilter(t, traced, unix.AUDIT_ARCH_I386, nr["execve"], 0, 0); got != unix.SECCOMP_RET_KILL_PROCESS {
+			t.Errorf("%q traced: foreign-arch execve got %#x, want kill", mode, got)
 		}
 	}
 }

@@ -79,6 +79,12 @@ func Wrap(plan Plan) (WrappedCommand, error) {
 	if plan.PTSFD != 0 && (plan.PTSFD != PTSFD || !plan.NewMountNS) {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: devpts fd %d: want %d and a mount namespace", plan.PTSFD, PTSFD)
 	}
+	if plan.KeepFD != 0 && plan.KeepFD != KeepFDFor(&plan) {
+		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: kept fd %d: want %d", plan.KeepFD, KeepFDFor(&plan))
+	}
+	if plan.TraceExecFD != 0 && (plan.TraceExecFD != KeepFDFor(&plan) || plan.KeepFD != 0) {
+		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: trace fd %d: want %d and no kept fd", plan.TraceExecFD, KeepFDFor(&plan))
+	}
 	data, err := json.Marshal(plan)
 	if err != nil {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: encoding plan: %w", err)
@@ -101,6 +107,16 @@ func Wrap(plan Plan) (WrappedCommand, error) {
 		w.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
 	}
 	return w, nil
+}
+
+// KeepFDFor returns the helper's fd number of the file kept for the
+// command (Plan.KeepFD): the one right after the plan and, when the plan
+// has one, the devpts mount.
+func KeepFDFor(p *Plan) int {
+	if p.PTSFD != 0 {
+		return PTSFD + 1
+	}
+	return planFD + 1
 }
 
 // needsMounts reports whether the plan changes the mount table.

@@ -254,18 +254,25 @@ func (s *scanner) str() (string, bool) {
 	return string(v), true
 }
 
-// base64 decodes a string of padded standard base64 into a new buffer. The
-// decoder rejects every byte outside the alphabet except CR and LF, which
-// encoding/base64 skips but JSON forbids raw in a string: they are refused
-// here.
+// base64 decodes a string of padded standard base64 into a buffer from
+// getChunk. The decoder rejects every byte outside the alphabet except CR
+// and LF, which encoding/base64 skips but JSON forbids raw in a string:
+// rather than look for them in another pass over the text, base64 checks
+// that nothing was skipped, since then the text is whole quanta of four
+// and the output three bytes per quantum less the padding.
 func (s *scanner) base64() ([]byte, bool) {
 	v, ok := s.raw()
-	if !ok || bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
+	if !ok || len(v)%4 != 0 {
 		return nil, false
 	}
-	out := make([]byte, fastb64.StdEncoding.DecodedLen(len(v)))
+	out := getChunk(fastb64.StdEncoding.DecodedLen(len(v)))
 	n, err := fastb64.StdEncoding.Decode(out, v)
-	if err != nil {
+	pad := 0
+	for i := len(v) - 1; i >= 0 && i >= len(v)-2 && v[i] == '='; i-- {
+		pad++
+	}
+	if err != nil || n != len(v)/4*3-pad {
+		putChunk(out)
 		return nil, false
 	}
 	return out[:n], true

@@ -125,6 +125,11 @@ func TestPredecodeInvalid(t *testing.T) {
 		`{"method":"process/output","params":{"processId":"p","seq":5,"stream":"stdout","chunk":"aGk"}}`,
 		`{"method":"process/output","params":{"processId":"p","seq":5,"stream":"stdout","chunk":"aGk=",}}`,
 		`{"method":"process/output","params":{"processId":"p","seq":5,"stream":"stdout","chunk":"a` + "\r" + `Gk="}}`,
+		// CR and LF the decoder would skip, four of them so that the
+		// text still looks like whole quanta
+		`{"method":"process/output","params":{"processId":"p","seq":5,"stream":"stdout","chunk":"aGlp` + "\n\n\n\n" + `aGk="}}`,
+		`{"method":"process/output","params":{"processId":"p","seq":5,"stream":"stdout","chunk":"aG` + "\r\n\r\n" + `lpaGk="}}`,
+		`{"method":"process/output","params":{"processId":"p","seq":5,"stream":"stdout","chunk":"aGlpaGk=` + "\r\r\r\r" + `"}}`,
 		`{"method":"process/exited","params":{"processId":"p","seq":5,"exitCode":1,"sandboxDenied":tru}}`,
 		`{"method":"process/output","params":{"processId":"p","seq":5,"stream":"stdout","chunk":"aGk="}`,
 		`{"id":1,"method":"process/output","params":{"processId":"p","seq":5,"stream":"stdout","chunk":"aGk="}}`,
@@ -143,6 +148,7 @@ func FuzzPredecode(f *testing.F) {
 	f.Add([]byte(`{"method":"process/exited","params":{"processId":"p","seq":3,"exitCode":0,"sandboxDenied":false}}`))
 	f.Add([]byte(`{"params":{"seq":3,"processId":"p"},"jsonrpc":"2.0","method":"process/closed"}`))
 	f.Add([]byte(`{"method":"process/output","params":{"processId":"p","seq":5,"stream":"stdout","chunk":"AB=="}}`))
+	f.Add([]byte(`{"method":"process/output","params":{"processId":"p","seq":5,"stream":"stdout","chunk":"aGlp` + "\r\n\r\n" + `aGk="}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, got, ok := fastDecode(data)
 		if !ok {
@@ -165,5 +171,16 @@ func benchDecode(b *testing.B, decode func([]byte) (string, procNote, bool)) {
 	}
 }
 
-func BenchmarkDecodeOutputFast(b *testing.B)    { benchDecode(b, fastDecode) }
+func BenchmarkDecodeOutputFast(b *testing.B) { benchDecode(b, fastDecode) }
+
+// BenchmarkDecodeOutputPooled is the fast path as a process whose output
+// goes to a writer runs it: each chunk goes back to the pool once used.
+func BenchmarkDecodeOutputPooled(b *testing.B) {
+	benchDecode(b, func(frame []byte) (string, procNote, bool) {
+		m, n, ok := fastDecode(frame)
+		putChunk(n.ev.Data)
+		return m, n, ok
+	})
+}
+
 func BenchmarkDecodeOutputGeneric(b *testing.B) { benchDecode(b, genericDecode) }

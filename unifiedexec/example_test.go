@@ -1,10 +1,13 @@
 package unifiedexec_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/codexec/codex/unifiedexec"
@@ -30,17 +33,32 @@ func ExampleSupervise() {
 	// Output: "hello\n" 4 <nil>
 }
 
-// Dial a WebSocket exec-server.
+// Dial a WebSocket exec-server. This one is started for the example, as
+// `codex exec-server --listen ws://127.0.0.1:0` (codex from $PATH), which
+// prints the URL it listens on as the first line of its stdout.
 func ExampleDial() {
-	url, stop, err := startWSServer()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	server := exec.Command("codex", "exec-server", "--listen", "ws://127.0.0.1:0")
+	announce, err := server.StdoutPipe()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := unifiedexec.Dial(ctx, url, unifiedexec.DialOptions{})
+	if err := server.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() {
+		server.Process.Signal(syscall.SIGTERM)
+		server.Wait()
+	}()
+	url, err := bufio.NewReader(announce).ReadString('\n')
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := unifiedexec.Dial(ctx, strings.TrimSpace(url), unifiedexec.DialOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -97,7 +97,9 @@ type StartOptions struct {
 	// PTY's output goes to Stdout), like os/exec.Cmd's fields, under the
 	// rules of OnOutput. After a write error a writer gets no more data and
 	// Wait returns that error if nothing else failed. Use io.Pipe for an
-	// io.Reader.
+	// io.Reader. As io.Writer requires, a writer must not keep the slice
+	// it is given: without OnOutput and OnEvent, its memory is reused for
+	// later output.
 	Stdout, Stderr io.Writer
 }
 
@@ -112,6 +114,7 @@ type Process struct {
 	cap       int
 	onOutput  func(Chunk)
 	onEvent   func(Event)
+	recycle   bool          // no callback sees output: chunks go back to the pool once written
 	exitedCh  chan struct{} // closed at the exited event
 	done      chan struct{} // closed after the closed event or a failure
 
@@ -145,6 +148,7 @@ func newProcess(c *Client, id string, o StartOptions) *Process {
 		done: make(chan struct{}), exitedCh: make(chan struct{}), parked: map[uint64]Event{}, status: ExitStatus{Code: -1},
 	}
 	p.onOutput = p.outputSink(o)
+	p.recycle = o.OnOutput == nil && o.OnEvent == nil
 	p.startDispatcher()
 	return p
 }
@@ -206,6 +210,8 @@ func (p *Process) deliver(evs []Event) {
 			p.capture(ev)
 			if p.onOutput != nil {
 				ready = append(ready, Chunk{Seq: ev.Seq, Stream: ev.Stream, Data: ev.Data})
+			} else if p.recycle {
+				putChunk(ev.Data)
 			}
 		case EventExited:
 			if !p.exited {

@@ -69,6 +69,9 @@ func (p *Process) runDispatcher() {
 		for _, b := range q {
 			for _, ch := range b.chunks {
 				p.onOutput(ch)
+				if p.recycle {
+					putChunk(ch.Data)
+				}
 			}
 			for _, ev := range b.events {
 				p.onEvent(ev)

@@ -56,7 +56,9 @@ type RunOptions struct {
 	// Stdout and Stderr receive the command's output (the PTY stream goes
 	// to Stdout); nil discards it. A failed write (EPIPE: the reader went
 	// away) kills the command and Run returns 128+SIGPIPE, as a local
-	// command would die.
+	// command would die. An *os.File on a pipe is grown (on Linux, to
+	// 1 MiB) when large output streams to it, so that each chunk is
+	// written at once.
 	Stdout, Stderr io.Writer
 	// OutputBytesCap stops forwarding each stream after so many bytes; 0
 	// means no cap.
@@ -125,7 +127,7 @@ func (o RunOptions) startOptions(cwd string) (StartOptions, *forwarder, error) {
 	opts := StartOptions{
 		Argv: o.Argv, Cwd: cwd, Env: o.Env, TTY: o.TTY, PipeStdin: o.Stdin != nil && !o.TTY,
 		EnvPolicy: &wire.EnvPolicy{Inherit: "all", Exclude: []string{}, Set: map[string]string{}, IncludeOnly: []string{}},
-		OnOutput:  out.write,
+		Stdout:    out.writer(0), Stderr: out.writer(1),
 	}
 	if o.TTY && o.Size != nil {
 		if rows, cols, ok := o.Size(); ok {

@@ -11,17 +11,24 @@ import (
 	"time"
 )
 
-// forwarder writes the output chunks of a Run to its writers, dropping a
+// streamChunk is the chunk size from which output is taken for a stream
+// (the server reads 64 KiB or more at a time only from a full pipe).
+const streamChunk = 64 << 10
+
+// forwarder writes the output of a Run to its writers, dropping a
 // stream's bytes beyond limit (0: no cap). The first failed write closes
-// failed; later output is dropped.
+// failed; later output is dropped. It is the process's Stdout and Stderr
+// (writer), not an OnOutput callback, so that the process reuses the
+// memory of each chunk once written.
 type forwarder struct {
 	stdout, stderr io.Writer
 	limit          int64
 	failed         chan struct{}
 
 	mu      sync.Mutex
-	written map[string]int64 // guarded by mu
-	broken  bool             // guarded by mu
+	written [2]int64 // guarded by mu: stdout (or pty), stderr
+	grown   [2]bool  // guarded by mu: growPipe was tried
+	broken  bool     // guarded by mu
 }
 
 func newForwarder(stdout, stderr io.Writer, limit int64) *forwarder {
@@ -31,30 +38,50 @@ func newForwarder(stdout, stderr io.Writer, limit int64) *forwarder {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	return &forwarder{stdout: stdout, stderr: stderr, limit: limit, failed: make(chan struct{}), written: map[string]int64{}}
+	return &forwarder{stdout: stdout, stderr: stderr, limit: limit, failed: make(chan struct{})}
 }
 
-// write is the OnOutput callback.
-func (f *forwarder) write(ch Chunk) {
+// writer returns the writer of stream 0 (stdout or pty) or 1 (stderr). Its
+// Write never fails: a failure is reported through failed.
+func (f *forwarder) writer(stream int) io.Writer { return streamWriter{f, stream} }
+
+type streamWriter struct {
+	f      *forwarder
+	stream int
+}
+
+func (w streamWriter) Write(b []byte) (int, error) {
+	w.f.write(w.stream, b)
+	return len(b), nil
+}
+
+// write forwards data of stream i.
+func (f *forwarder) write(i int, data []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.broken {
 		return
 	}
-	data := ch.Data
 	if f.limit > 0 {
-		room := max(f.limit-f.written[ch.Stream], 0)
+		room := max(f.limit-f.written[i], 0)
 		if int64(len(data)) > room {
 			data = data[:room]
 		}
-		f.written[ch.Stream] += int64(len(data))
+		f.written[i] += int64(len(data))
 	}
 	if len(data) == 0 {
 		return
 	}
 	w := f.stdout
-	if ch.Stream == "stderr" {
+	if i == 1 {
 		w = f.stderr
+	}
+	if file, ok := w.(*os.File); ok && !f.grown[i] && len(data) >= streamChunk {
+		// A stream, not a trickle: with a larger pipe each chunk is
+		// written at once instead of in 64 KiB pieces, each a wake-up
+		// of the reader and of us.
+		f.grown[i] = true
+		growPipe(file)
 	}
 	if _, err := w.Write(data); err != nil {
 		f.broken = true

@@ -1,9 +1,3 @@
-// Package escalate is the interception-independent half of the MCP shell
-// tool's exec control: the request an interceptor produces for one exec,
-// the decision about it (run in the sandbox, escalate outside it, deny),
-// and the actuator that carries an escalation out. The wrapper interceptor
-// (codex-execve-wrapper and its socket protocol) lives here too; other
-// interceptors produce the same Request and use the same Decider.
 package escalate
 
 import "context"

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/codexec/codex/execpolicy"
+	"github.com/codexec/codex/shelltool"
+	"github.com/codexec/codex/shelltool/escalate"
+	"github.com/urfave/cli/v2"
+)
+
+// mcpServerName is the argv[0] base name that runs exec-mcp-server
+// directly, as the reference's binary of that name does.
+const mcpServerName = "codex-exec-mcp-server"
+
+func execMCPServerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "exec-mcp-server",
+		Usage: "serve the MCP `shell` tool over stdio, judging every exec by .rules",
+		Description: `An MCP server (protocol 2025-06-18, newline-delimited JSON-RPC on stdin and
+stdout; logs on stderr) offering one tool, "shell": it runs a Bash command in
+the sandbox of the client's sandbox state (per-call _meta
+"codex/sandbox-state", else the last codex/sandbox-state/update, else
+read-only). Every exec of the call (the shell's, and those of any program it
+runs: sh -c, env, xargs, python...) stops in the kernel for this server, which
+traces the call with ptrace (--intercept ptrace, the default; any shell,
+/bin/bash unless --bash). With --intercept wrapper, a patched Bash (--bash, or
+CODEX_BASH_PATH) execs its own programs through codex-execve-wrapper instead,
+which asks this server over an inherited socket; programs started by other
+programs are not seen. Either way: "allow" rules run the program outside the
+sandbox, "prompt" asks the user by MCP elicitation, "forbidden" refuses it
+(exit 1, "Execution denied: ..."), and programs no rule matches run in the
+sandbox. The rules are the *.rules files of /etc/codex/rules and
+$CODEX_HOME/rules, read once at start-up.
+
+Use it from Codex with, in config.toml:
+  [mcp_servers.shell-tool]
+  command = "/path/to/codex"
+  args = ["exec-mcp-server"]
+  [features]
+  shell_tool = false`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "bash", Usage: "`PATH` of the shell (default: /bin/bash with --intercept ptrace, $CODEX_BASH_PATH, a patched Bash, with wrapper)"},
+			&cli.StringFlag{Name: "execve", Usage: "`PATH` of codex-execve-wrapper (default: this binary under that name, linked in a private temporary directory)"},
+			&cli.BoolFlag{Name: "preserve-program-paths", Usage: "match rules on the full program path instead of its base name"},
+			&cli.StringFlag{Name: "intercept", Value: interceptPtrace, Usage: "how execs are intercepted: `MODE` ptrace (every exec of the call, traced in the kernel; any shell) or wrapper (a patched shell execs codex-execve-wrapper; that shell's own execs only)"},
+			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log `LEVEL`: debug, info, warn or error (stderr)"},
+		},
+		Action: runExecMCPServer,
+	}
+}
+
+// mcpEvaluator loads the exec policy of a server once, at start-up: the
+// *.rules files of /etc/codex/rules and $CODEX_HOME/rules (spec §7.1).
+// Any error is fatal, so that a typo cannot silently drop a forbidden rule.
+func mcpEvaluator() (shelltool.EvaluateFunc, error) {
+	home, err := execpolicy.UserLayerHome()
+	if err != nil {
+		return nil, err
+	}
+	pol, err := execpolicy.LoadLayers(home)
+	if err != nil {
+		return nil, rulesLoadError(err)
+	}
+	return func(cmd []string) (execpolicy.Decision, bool) {
+		ev := pol.Evaluate(cmd)
+		return ev.Decision, ev.PolicyDriven
+	}, nil
+}
+
+// rulesLoadError words a load error as the reference server does for a
+// rules file it cannot parse.
+func rulesLoadError(err error) error {
+	var fe *execpolicy.FileError
+	if errors.As(err, &fe) && fe.Op == "parse" {
+		return fmt.Errorf("failed to parse rules file %s: starlark error: %s", fe.Path, fe.Cause())
+	}
+	return err
+}
+
+func runExecMCPServer(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return cli.Exit("exec-mcp-server: unexpected argument "+c.Args().First(), 2)
+	}
+	mode := c.String("intercept")
+	if mode != interceptPtrace && mode != interceptWrapper {
+		return cli.Exit(fmt.Sprintf("exec-mcp-server: unknown --intercept mode %q (want ptrace or wrapper)", mode), 2)
+	}
+	bash := c.String("bash")
+	if mode == interceptWrapper {
+		var err error
+		if bash, err = shelltool.ResolveBash(bash); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+	} else if bash == "" {
+		bash = shelltool.DefaultTracedBash
+	}
+	logger, err := newLogger(c.String("log-level"), "console")
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	defer func() { _ = logger.Sync() }()
+	evaluate, err := mcpEvaluator()
+	if err != nil {
+		return cli.Exit("Error: "+err.Error(), 1)
+	}
+	var runner shelltool.Runner = &shelltool.TracedRunner{Bash: bash, Logger: logger}
+	if mode == interceptWrapper {
+		wrapper := c.String("execve")
+		if wrapper == "" {
+			dir, link, err := wrapperLink()
+			if err != nil {
+				return cli.Exit("exec-mcp-server: "+err.Error(), 1)
+			}
+			defer os.RemoveAll(dir)
+			wrapper = link
+		}
+		runner = &shelltool.BashRunner{Bash: bash, Wrapper: wrapper, Logger: logger}
+	}
+	return shelltool.Serve(c.Context, os.Stdin, os.Stdout, os.Stdin, shelltool.Config{
+		Name: "codex", Version: version,
+		Evaluate:             evaluate,
+		PreserveProgramPaths: c.Bool("preserve-program-paths"),
+		Runner:               runner,
+		Logger:               logger,
+	})
+}
+
+// The --intercept modes of exec-mcp-server.
+const (
+	// interceptPtrace traces every exec of a call in the kernel (spec
+	// §10): any shell, nested execs included. The default.
+	interceptPtrace = "ptrace"
+	// interceptWrapper relies on a patched shell execing
+	// codex-execve-wrapper (spec §4-6): only that shell's own execs.
+	interceptWrapper = "wrapper"
+)
+
+// wrapperLink makes the default wrapper: a symlink named
+// codex-execve-wrapper to this executable, in a private (0700) temporary
+// directory that the caller removes. The sandboxed command execs it: the
+// directory stays readable under every policy that reads the temporary
+// directory's file system (all but restricted reads), and replacing the
+// link gains a command nothing, since the wrapper only asks the server,
+// which judges every request itself.
+func wrapperLink() (dir, link string, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", "", err
+	}
+	if self, err = filepath.EvalSymlinks(self); err != nil {
+		return "", "", err
+	}
+	dir, err = os.MkdirTemp("", "codex-mcp-")
+	if err != nil {
+		return "", "", err
+	}
+	link = filepath.Join(dir, escalate.WrapperName)
+	if err := os.Symlink(self, link); err != nil {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return dir, link, nil
+}

@@ -1,0 +1,66 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/codexec/codex/sandbox"
+)
+
+// TestTraceExecNeedsTracer is the attack test of Plan.TraceExecFD's
+// start-up: unless a tracer attached and said so, the command never runs.
+// The sync pipe closed without a byte, and a byte from a spawner that
+// never attached, both make the helper refuse (exit 1, nothing printed by
+// the command), in both ways the helper runs a command.
+func TestTraceExecNeedsTracer(t *testing.T) {
+	requireSandbox(t)
+	for name, base := range keepPlans(t) {
+		for _, write := range []bool{false, true} {
+			plan := base
+			plan.Argv = shArgv("echo ran")
+			plan.TraceExecFD = sandbox.KeepFDFor(&plan)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if write {
+				if _, err := w.Write([]byte{1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.Close()
+			res := runPlanWith(t, plan, r)
+			r.Close()
+			want := "did not attach"
+			if write {
+				want = "not traced"
+			}
+			if res.code != 1 || strings.Contains(res.stdout, "ran") || !strings.Contains(res.stderr, want) {
+				t.Errorf("%s, byte written %v: %v; want exit 1, %q, no command", name, write, res, want)
+			}
+		}
+	}
+}
+
+// TestTraceExecWrapRejects: Wrap refuses a trace fd at another number
+// than KeepFDFor, or together with a kept fd.
+func TestTraceExecWrapRejects(t *testing.T) {
+	for _, p := range []sandbox.Plan{
+		{Argv: []string{"true"}, TraceExecFD: 3},
+		{Argv: []string{"true"}, TraceExecFD: 5},
+		{Argv: []string{"true"}, TraceExecFD: 4, KeepFD: 4},
+	} {
+		if _, err := sandbox.Wrap(p); err == nil {
+			t.Errorf("%+v: Wrap accepted it", p)
+		}
+	}
+	if _, err := sandbox.Wrap(sandbox.Plan{Argv: []string{"true"}, TraceExecFD: 4}); err != nil {
+		t.Errorf("TraceExecFD 4: %v", err)
+	}
+	if !(&sandbox.Plan{TraceExecFD: 4}).Enforces() {
+		t.Error("a traced plan must go through the helper (Enforces)")
+	}
+}

@@ -1,0 +1,274 @@
+package escalate
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
+)
+
+// shRequest is a Request running `/bin/sh -c script` in dir with env.
+func shRequest(dir, script string, env map[string]string) Request {
+	if env == nil {
+		env = map[string]string{"PATH": "/usr/bin:/bin"}
+	}
+	return Request{File: "/bin/sh", Argv: []string{"sh", "-c", script}, Workdir: dir, Env: env}
+}
+
+// runOutput runs r with stdout and stderr on a pipe and returns the code
+// and the output.
+func runOutput(t *testing.T, e *Escalator, ctx context.Context, r Request) (int, string) {
+	t.Helper()
+	rd, w := pipe(t)
+	code, err := e.Run(ctx, r, []*os.File{nil, w, w})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	w.Close()
+	out, _ := readAll(rd)
+	return code, out
+}
+
+func readAll(f *os.File) (string, error) {
+	var b strings.Builder
+	_, err := bufio.NewReader(f).WriteTo(&b)
+	return b.String(), err
+}
+
+func TestRunExitCodesAndSignals(t *testing.T) {
+	e := NewEscalator(zaptest.NewLogger(t))
+	for script, want := range map[string]int{
+		"exit 0": 0, "exit 42": 42, "exit 255": 255,
+		"kill -TERM $$": 128 + 15, "kill -KILL $$": 128 + 9, "kill -SEGV $$": 128 + 11,
+	} {
+		code, err := e.Run(context.Background(), shRequest("/", script, nil), nil)
+		if err != nil || code != want {
+			t.Errorf("%q: %d, %v; want %d", script, code, err, want)
+		}
+	}
+	assertNoZombies(t)
+}
+
+func TestRunRequestExactly(t *testing.T) {
+	e := NewEscalator(zaptest.NewLogger(t))
+	dir := t.TempDir()
+	// argv[0] kept, cwd = Workdir, env exactly the request's (no PWD or
+	// server variables added), SIGPIPE not ignored, only fds 0-2 open.
+	r := Request{File: "/bin/sh", Argv: []string{"custom-argv0", "-c",
+		`printf '%s|' "$0" "$(pwd)"; env | sort | tr '\n' '|'; ` +
+			`grep SigIgn /proc/$$/status | tr '\n' '|'; exec ls /proc/self/fd`},
+		Workdir: dir, Env: map[string]string{"KEY": "VALUE", "PATH": "/usr/bin:/bin"}}
+	t.Setenv("SERVER_ONLY", "leak")
+	code, out := runOutput(t, e, context.Background(), r)
+	parts := strings.Split(out, "|")
+	if code != 0 || len(parts) < 6 {
+		t.Fatalf("code %d, output %q", code, out)
+	}
+	if parts[0] != "custom-argv0" || parts[1] != dir {
+		t.Errorf("argv0 %q cwd %q; want custom-argv0 %q", parts[0], parts[1], dir)
+	}
+	// dash adds PWD (it sets it itself) and nothing else.
+	env := strings.Join(parts[2:len(parts)-2], "|")
+	if env != "KEY=VALUE|PATH=/usr/bin:/bin|PWD="+dir {
+		t.Errorf("env %q, want exactly KEY, PATH (and the shell's own PWD)", env)
+	}
+	ign, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(parts[len(parts)-2], "SigIgn:")), 16, 64)
+	if err != nil || ign&(1<<(unix.SIGPIPE-1)) != 0 {
+		t.Errorf("SigIgn %q: SIGPIPE ignored or unreadable (%v)", parts[len(parts)-2], err)
+	}
+	// ls's own 3 is the directory it lists.
+	if fds := strings.Fields(parts[len(parts)-1]); strings.Join(fds, " ") != "0 1 2 3" {
+		t.Errorf("escalated child's fds %v, want 0 1 2 (and ls's 3) only", fds)
+	}
+}
+
+func TestRunDescriptorsOnTargets(t *testing.T) {
+	e := NewEscalator(zaptest.NewLogger(t))
+	ra, wa := pipe(t)
+	rb, wb := pipe(t)
+	// Swapped high numbers: each target is the number of the other file
+	// in this process, so a naive dup2 order would clobber one.
+	const x, y = 100, 101
+	if err := unix.Dup3(int(wa.Fd()), x, unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Dup3(int(wb.Fd()), y, unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	fa, fb := os.NewFile(x, "a"), os.NewFile(y, "b")
+	stdio := make([]*os.File, y+1)
+	stdio[x], stdio[y] = fb, fa // fd 100 in the child is pipe b
+	r := Request{File: "/bin/bash", Argv: []string{"bash", "-c", "echo to-b >&100; echo to-a >&101"}, Workdir: "/"}
+	code, err := e.Run(context.Background(), r, stdio)
+	if err != nil || code != 0 {
+		t.Fatalf("Run: %d, %v", code, err)
+	}
+	for _, f := range []*os.File{fa, fb, wa, wb} {
+		f.Close()
+	}
+	a, _ := readAll(ra)
+	b, _ := readAll(rb)
+	if a != "to-a\n" || b != "to-b\n" {
+		t.Errorf("pipe a %q, b %q; want to-a, to-b", a, b)
+	}
+}
+
+func TestRunStartFailure(t *testing.T) {
+	e := NewEscalator(zaptest.NewLogger(t))
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if code, err := e.Run(done, shRequest("/", "exit 0", nil), nil); err == nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a done context: %d, %v; want not started", code, err)
+	}
+	for _, r := range []Request{
+		{File: "/nonexistent/prog", Argv: []string{"prog"}, Workdir: "/"},
+		{File: "/bin/sh", Argv: []string{"sh"}, Workdir: "/nonexistent-dir"},
+		{File: "/etc/hostname", Argv: []string{"hostname"}, Workdir: "/"},
+	} {
+		if code, err := e.Run(context.Background(), r, nil); err == nil {
+			t.Errorf("%+v: code %d, no error", r, code)
+		}
+	}
+}
+
+// startedGroup runs script (which must print a line once it has started
+// its processes) in the background and returns the first line, a channel
+// with Run's result, and the Escalator.
+func startedGroup(t *testing.T, ctx context.Context, e *Escalator, script string) (string, chan int) {
+	t.Helper()
+	rd, w := pipe(t)
+	done := make(chan int, 1)
+	go func() {
+		code, err := e.Run(ctx, shRequest("/", script, nil), []*os.File{nil, w, w})
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		done <- code
+	}()
+	line, err := bufio.NewReader(rd).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the first line: %v", err)
+	}
+	return strings.TrimSpace(line), done
+}
+
+// running reports whether pid exists and is not a zombie (killed
+// processes reparented to a non-reaping init stay zombies).
+func running(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && !strings.HasPrefix(string(b[i+1:]), " Z")
+}
+
+// waitGone waits until pid no longer runs.
+func waitGone(t *testing.T, pid string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if !running(pid) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("process %s still running", pid)
+}
+
+func TestRunContextCancelKillsGroup(t *testing.T) {
+	e := NewEscalator(zaptest.NewLogger(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sleeper, done := startedGroup(t, ctx, e, "sleep 1000 & echo $!; wait")
+	cancel()
+	if code := <-done; code != 128+9 {
+		t.Errorf("code %d, want 137", code)
+	}
+	waitGone(t, sleeper)
+	assertNoZombies(t)
+}
+
+func TestLeftoverGroupKilledAtContextEnd(t *testing.T) {
+	e := NewEscalator(zaptest.NewLogger(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The leader exits at once; its background sleep stays in the group.
+	sleeper, done := startedGroup(t, ctx, e, "sleep 1000 >/dev/null 2>&1 & echo $!; exit 3")
+	if code := <-done; code != 3 {
+		t.Errorf("code %d, want 3", code)
+	}
+	// A kill takes effect when the target next runs: give it time to
+	// die, if it was killed, before deciding it survived.
+	pidfd, err := unix.PidfdOpen(atoi(t, sleeper), 0)
+	if err != nil {
+		t.Fatalf("background process gone before the end of the call: %v", err)
+	}
+	defer unix.Close(pidfd)
+	if n, _ := unix.Poll([]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}, 300); n != 0 {
+		t.Fatal("background process killed before the end of the call")
+	}
+	cancel()
+	waitGone(t, sleeper)
+	e.KillAll() // waits until the group is unregistered
+	assertNoZombies(t)
+}
+
+func TestKillAll(t *testing.T) {
+	e := NewEscalator(zaptest.NewLogger(t))
+	ctx := context.Background()
+	s1, d1 := startedGroup(t, ctx, e, "sleep 1000 & echo $!; wait")
+	s2, d2 := startedGroup(t, ctx, e, "sleep 1000 >/dev/null 2>&1 & echo $!; exit 0")
+	if code := <-d2; code != 0 {
+		t.Errorf("second: code %d", code)
+	}
+	e.KillAll()
+	if code := <-d1; code != 128+9 {
+		t.Errorf("first: code %d, want 137", code)
+	}
+	waitGone(t, s1)
+	waitGone(t, s2)
+	assertNoZombies(t)
+	// Still usable afterwards.
+	if code, err := e.Run(ctx, shRequest("/", "exit 7", nil), nil); code != 7 || err != nil {
+		t.Errorf("after KillAll: %d, %v", code, err)
+	}
+}
+
+// assertNoZombies fails if this process has a zombie child.
+func assertNoZombies(t *testing.T) {
+	t.Helper()
+	self := os.Getpid()
+	paths, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[0] == "Z" && f[1] == strconv.Itoa(self) {
+			t.Errorf("zombie child: %s", strings.TrimSpace(s))
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

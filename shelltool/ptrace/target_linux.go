@@ -1,0 +1,152 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// execCall is what one execve or execveat asks for.
+type execCall struct {
+	path       string
+	argv, envp []string
+	dirfd      int  // execveat only; AT_FDCWD for execve
+	flags      int  // execveat's flags
+	at         bool // execveat
+}
+
+// readExec reads the arguments of the exec syscall si from tid's memory.
+func readExec(tid int, si syscallInfo) (execCall, error) {
+	m := &memReader{pid: tid, budget: maxArgBytes}
+	c := execCall{dirfd: unix.AT_FDCWD}
+	a := si.args
+	if si.nr == sysExecveat {
+		c.at, c.dirfd, c.flags = true, int(int32(a[0])), int(a[4])
+		a = [6]uint64{a[1], a[2], a[3]}
+	}
+	var err error
+	if c.path, err = m.cstring(a[0]); err != nil {
+		return c, err
+	}
+	if c.argv, err = m.vector(a[1]); err != nil {
+		return c, err
+	}
+	if c.envp, err = m.vector(a[2]); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// fileID identifies a file: device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// target is the file an exec will run, as the tracee sees it.
+type target struct {
+	// file is the absolute, lexically clean path in the tracee's view
+	// (symlinks not followed), the Request's File.
+	file string
+	// id is the file's identity (symlinks followed, as the kernel does).
+	id fileID
+	// script: the file starts with "#!", so the kernel runs its
+	// interpreter with passed in its argv.
+	script bool
+	// passed is the file name the kernel puts in a script's argv: the
+	// path as given, or /dev/fd/N[/path] for execveat with a directory fd.
+	passed string
+	// argv is the argv the exec passes.
+	argv []string
+}
+
+// resolve finds the file c will run, the way the kernel will: relative
+// to tid's working directory (or execveat's directory fd), absolute
+// paths inside tid's root. ok is false when the exec is bound to fail (no
+// such file, not a regular executable file, on a noexec mount, a final
+// symlink with AT_SYMLINK_NOFOLLOW): such an attempt (execvp trying each
+// PATH entry) is let through unjudged, and the kernel fails it.
+func resolve(tid int, c execCall, cwd string) (target, bool) {
+	proc := "/proc/" + strconv.Itoa(tid)
+	t := target{passed: c.path, argv: c.argv}
+	oflags := unix.O_PATH | unix.O_CLOEXEC
+	if c.flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
+		oflags |= unix.O_NOFOLLOW
+	}
+	var fd int
+	var err error
+	switch {
+	case c.path == "" && c.at && c.flags&unix.AT_EMPTY_PATH != 0:
+		dir := proc + "/fd/" + strconv.Itoa(c.dirfd)
+		t.file, err = os.Readlink(dir)
+		if err != nil {
+			return t, false
+		}
+		t.passed = "/dev/fd/" + strconv.Itoa(c.dirfd)
+		fd, err = unix.Open(dir, oflags, 0)
+	case c.path == "":
+		return t, false
+	case filepath.IsAbs(c.path):
+		t.file = filepath.Clean(c.path)
+		fd, err = openInRoot(proc+"/root", c.path, oflags)
+	case c.dirfd == unix.AT_FDCWD:
+		t.file = filepath.Join(cwd, c.path)
+		fd, err = unix.Open(proc+"/cwd/"+c.path, oflags, 0)
+	default:
+		dir := proc + "/fd/" + strconv.Itoa(c.dirfd)
+		base, lerr := os.Readlink(dir)
+		if lerr != nil {
+			return t, false
+		}
+		t.file = filepath.Join(base, c.path)
+		t.passed = "/dev/fd/" + strconv.Itoa(c.dirfd) + "/" + c.path
+		fd, err = unix.Open(dir+"/"+c.path, oflags, 0)
+	}
+	if err != nil {
+		return t, false
+	}
+	defer unix.Close(fd)
+	return inspect(fd, t)
+}
+
+// openInRoot opens path (absolute) as if root were "/": the tracee's
+// root, with its absolute symlinks resolved inside it.
+func openInRoot(root, path string, oflags int) (int, error) {
+	rfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(rfd)
+	return unix.Openat2(rfd, path, &unix.OpenHow{Flags: uint64(oflags), Resolve: unix.RESOLVE_IN_ROOT})
+}
+
+// inspect completes t from the opened file: its identity, whether it can
+// be executed at all, whether it is a script.
+func inspect(fd int, t target) (target, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o111 == 0 {
+		return t, false
+	}
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &fs); err == nil && fs.Flags&unix.ST_NOEXEC != 0 {
+		return t, false
+	}
+	t.id = fileID{dev: st.Dev, ino: st.Ino}
+	if f, err := os.Open("/proc/self/fd/" + strconv.Itoa(fd)); err == nil {
+		var head [2]byte
+		n, _ := f.Read(head[:])
+		t.script = n == 2 && head == [2]byte{'#', '!'}
+		f.Close()
+	}
+	return t, true
+}
+
+// statID is the identity of the file at path (symlinks followed).
+func statID(path string) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return fileID{}, err
+	}
+	return fileID{dev: st.Dev, ino: st.Ino}, nil
+}

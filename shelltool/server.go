@@ -1,0 +1,74 @@
+package shelltool
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+
+	"go.uber.org/zap"
+
+	"github.com/codexec/codex/rpc"
+)
+
+// ProtocolVersion is the newest MCP protocol version this server speaks.
+const ProtocolVersion = "2025-06-18"
+
+// instructions is the initialize result's instructions text (spec §3.1).
+const instructions = "This server provides a tool to execute shell commands and return their output."
+
+// maxMessage bounds one inbound MCP message.
+const maxMessage = 64 << 20
+
+// Config configures a Server. Evaluate and Runner are required; the
+// rest defaults.
+type Config struct {
+	// Name and Version are the serverInfo of initialize.
+	Name, Version string
+	// Evaluate judges each intercepted exec ((*execpolicy.Policy).Evaluate
+	// adapted).
+	Evaluate EvaluateFunc
+	// PreserveProgramPaths matches rules on full program paths.
+	PreserveProgramPaths bool
+	// Runner runs one shell call (NewBashRunner).
+	Runner Runner
+	// Cwd resolves relative workdirs; empty means the process's cwd.
+	Cwd string
+	// Clock times the calls; nil means RealClock.
+	Clock Clock
+	// Logger receives the server's logs; nil means none. Never stdout.
+	Logger *zap.Logger
+}
+
+// Serve speaks MCP over r (the client's requests) and w (our messages)
+// until r ends, ctx is done, or the transport fails. When it returns,
+// every call has been cancelled (its command and escalated children
+// killed) and every goroutine of the server has ended. closer, when not
+// nil, is closed to unblock a read of r when ctx ends.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, closer io.Closer, cfg Config) error {
+	if cfg.Evaluate == nil || cfg.Runner == nil {
+		return errors.New("shelltool: Config needs Evaluate and Runner")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		cfg.Cwd = wd
+	}
+	f := rpc.NewStdioFramer(r, w, closer, "stdio", maxMessage)
+	c := rpc.NewConn(f, rpc.Options{
+		Logger: cfg.Logger, JSONRPC: true, StrictJSONRPC: true, CallIDsFromZero: true,
+		Bind: func(c *rpc.Conn) rpc.Handler { return newHandler(c, &cfg) },
+	})
+	select {
+	case <-c.Done():
+	case <-ctx.Done():
+		_ = c.Close()
+	}
+	c.Wait()
+	return nil
+}

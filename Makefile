@@ -38,10 +38,12 @@ realclient: build
 patched-bash:
 	@./scripts/patched-bash.sh
 
-# The real Codex CLI 0.169.0 drives our MCP shell tool (exec-mcp-server) with the
-# npm patched Bash, in every sandbox mode. REALCLIENT_MCP_ARGS overrides the modes.
+# The real Codex CLI 0.169.0 drives our MCP shell tool (exec-mcp-server) in every
+# sandbox mode: the default (kernel-level interception, every check counts), then
+# --intercept wrapper with the npm patched Bash. REALCLIENT_MCP_ARGS overrides the modes.
 realclient-mcp: build
 	./scripts/realclient.sh --mcp $(REALCLIENT_MCP_ARGS)
+	./scripts/realclient.sh --mcp-wrapper $(REALCLIENT_MCP_ARGS)
 
 lint:
 	$(GO) vet ./...

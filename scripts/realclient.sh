@@ -6,15 +6,25 @@
 #   scripts/realclient.sh --mcp [mcp.sh options]
 #
 # instead runs ../shared/realclient/mcp.sh (Codex 0.169.0 drives the MCP `shell`
-# tool) against `bin/codex exec-mcp-server --intercept wrapper` with the npm
-# patched Bash of scripts/patched-bash.sh, in every sandbox mode unless options
-# are given (e.g. `--sandbox read-only --keep`). The wrapper mode cannot see a
-# program started by another program, so the two nested-exec checks of mcp.sh
-# (`sh -c 'rm y'`, `env rm z`) are expected to fail in it: they are reported
-# and not counted against the exit status unless REALCLIENT_STRICT=1.
+# tool) against `bin/codex exec-mcp-server` with no flags (kernel-level
+# interception, the system's Bash), in every sandbox mode unless options are
+# given (e.g. `--sandbox read-only --keep`); every check counts.
+#
+#   scripts/realclient.sh --mcp-wrapper [mcp.sh options]
+#
+# does the same for `--intercept wrapper` with the npm patched Bash of
+# scripts/patched-bash.sh. The wrapper mode cannot see a program started by
+# another program, so the two nested-exec checks of mcp.sh (`sh -c 'rm y'`,
+# `env rm z`) are expected to fail in it: they are reported and not counted
+# against the exit status unless REALCLIENT_STRICT=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --mcp ]; then
+  shift
+  [ $# -gt 0 ] || set -- --sandbox all
+  exec "${REALCLIENT_MCP:-../shared/realclient/mcp.sh}" "$@" -- "$PWD/bin/codex" exec-mcp-server
+fi
+if [ "${1:-}" = --mcp-wrapper ]; then
   shift
   [ $# -gt 0 ] || set -- --sandbox all
   BASH_PATH=$(./scripts/patched-bash.sh)

@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin/codex
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build run test flake bench realclient realclient-mcp patched-bash lint fmt clean
+.PHONY: build run test flake bench realclient realclient-mcp patched-bash lint fmt clean schema
 
 build:
 	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -o $(BIN) .
@@ -19,6 +19,12 @@ run: build
 test:
 	$(GO) vet ./...
 	CODEX_TEST_PATCHED_BASH="$$(./scripts/patched-bash.sh || true)" $(GO) test -race -count=1 -timeout 9m ./...
+
+# Regenerates the committed JSON Schema of the protocol (schema/) from the
+# Go types of package wire; the schema package's test fails until it is run
+# after a protocol change.
+schema:
+	$(GO) run -tags urfave_cli_no_docs . exec-server generate-json-schema --out schema
 
 # Repeated runs of the process-heavy packages, to shake out flakes (by hand).
 flake:

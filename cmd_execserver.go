@@ -50,7 +50,8 @@ child process tree and exit 0.`,
 			&cli.StringFlag{Name: "ws-token-sha256", Usage: "SHA-256 `HEX` of the bearer token"},
 			pprofFlag,
 		},
-		Action: runExecServer,
+		Subcommands: []*cli.Command{generateSchemaCommand()},
+		Action:      runExecServer,
 	}
 }
 

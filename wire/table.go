@@ -1,0 +1,78 @@
+package wire
+
+import (
+	"reflect"
+
+	"github.com/codexec/codex/rpc"
+)
+
+// Direction tells which side sends a message.
+type Direction int
+
+// Directions of a method: a request is sent by the client and answered by
+// the server; a notification goes one way.
+const (
+	ClientToServer Direction = iota
+	ServerToClient
+)
+
+// MethodSpec ties one method name to the Go types of its JSON shapes. A nil
+// Params means the method takes no params (absent, null or {}); a nil Result
+// marks a notification.
+type MethodSpec struct {
+	Name         string
+	Notification bool
+	From         Direction
+	Params       reflect.Type
+	Result       reflect.Type
+}
+
+// ReadFileResult is the JSON shape of the fs/readFile result. The server
+// streams it as an rpc.Base64Result instead of encoding this type.
+type ReadFileResult struct {
+	DataBase64 rpc.Bytes `json:"dataBase64"`
+}
+
+func request[P, R any](name string) MethodSpec {
+	return MethodSpec{Name: name, Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R]()}
+}
+
+func requestNoParams[R any](name string) MethodSpec {
+	return MethodSpec{Name: name, Result: reflect.TypeFor[R]()}
+}
+
+func notification[P any](name string, from Direction) MethodSpec {
+	return MethodSpec{Name: name, Notification: true, From: from, Params: reflect.TypeFor[P]()}
+}
+
+// Methods returns every method of the protocol with its params and result
+// types, in the order of protocol.md §6: the one table the JSON Schema is
+// generated from. A test holds it to the Method constants of this package.
+func Methods() []MethodSpec {
+	return []MethodSpec{
+		request[InitializeParams, InitializeResult](MethodInitialize),
+		{Name: MethodInitialized, Notification: true, From: ClientToServer},
+		requestNoParams[EnvironmentInfo](MethodEnvironmentInfo),
+		requestNoParams[StatusResult](MethodEnvironmentStatus),
+
+		request[StartParams, StartResult](MethodProcessStart),
+		request[ReadParams, ReadResult](MethodProcessRead),
+		request[WriteParams, WriteResult](MethodProcessWrite),
+		request[ProcessIDParams, WriteResult](MethodProcessCloseStdin),
+		request[SignalParams, EmptyResult](MethodProcessSignal),
+		request[TerminateParams, TerminateResult](MethodProcessTerminate),
+		request[ResizeParams, EmptyResult](MethodProcessResize),
+		notification[OutputParams](MethodProcessOutput, ServerToClient),
+		notification[ExitedParams](MethodProcessExited, ServerToClient),
+		notification[ClosedParams](MethodProcessClosed, ServerToClient),
+
+		request[ReadFileParams, ReadFileResult](MethodFSReadFile),
+		request[WriteFileParams, EmptyResult](MethodFSWriteFile),
+		request[CreateDirectoryParams, EmptyResult](MethodFSCreateDirectory),
+		request[GetMetadataParams, MetadataResult](MethodFSGetMetadata),
+		request[ReadDirectoryParams, ReadDirectoryResult](MethodFSReadDirectory),
+		request[RemoveParams, EmptyResult](MethodFSRemove),
+		request[CopyParams, EmptyResult](MethodFSCopy),
+		request[CanonicalizeParams, CanonicalizeResult](MethodFSCanonicalize),
+	}
+}

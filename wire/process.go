@@ -17,7 +17,7 @@ type InitializeParams struct {
 	ResumeSessionID *string `json:"resumeSessionId"`
 	// Capabilities are the client's; experimentalApi unlocks
 	// command/exec.permissionProfile (unifiedexec.md §13.1).
-	Capabilities *Capabilities `json:"capabilities"`
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
 }
 
 // InitializeResult is the result of initialize.

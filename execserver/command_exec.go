@@ -156,16 +156,10 @@ func checkUnsandboxed(p *wire.CommandExecParams) *rpc.Error {
 		return rpc.Errorf(rpc.CodeInternalError, "%sthe default permissions need the sandbox", notYet)
 	}
 	t, _ := p.SandboxPolicy["type"].(string)
-	switch t {
-	case "dangerFullAccess", "externalSandbox":
+	if t == "dangerFullAccess" || t == "externalSandbox" {
 		return nil
-	case "readOnly", "workspaceWrite":
-		return rpc.Errorf(rpc.CodeInternalError, "%ssandbox policy %s needs the sandbox", notYet, t)
 	}
-	if _, ok := p.SandboxPolicy["type"]; !ok {
-		return wire.ErrInvalidRequestDecode("missing field `type`")
-	}
-	return wire.ErrInvalidRequestDecode("unknown variant `" + t + "`, expected one of `dangerFullAccess`, `readOnly`, `externalSandbox`, `workspaceWrite`")
+	return rpc.Errorf(rpc.CodeInternalError, "%ssandbox policy %s needs the sandbox", notYet, t)
 }
 
 // execSpec builds the process spec: the cwd joined onto the server's, the
@@ -268,12 +262,20 @@ func decodeDelta(s string) ([]byte, *rpc.Error) {
 	if len(s)%4 == 1 {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid deltaBase64: Invalid input length: %d", len(s))
 	}
+	body := strings.TrimRight(s, "=")
+	if len(s)%4 != 0 || len(s)-len(body) > 2 || strings.Contains(body, "=") {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid deltaBase64: Invalid padding")
+	}
+	// The last symbol of a partial quantum must not carry bits that the
+	// decoded bytes drop.
+	if rem := len(body) % 4; rem >= 2 {
+		last := body[len(body)-1]
+		if bits := strings.IndexByte(alphabet, last); bits&(1<<(2*(4-rem))-1) != 0 {
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid deltaBase64: Invalid last symbol %d, offset %d.", last, len(body)-1)
+		}
+	}
 	b, err := base64.StdEncoding.Strict().DecodeString(s)
 	if err != nil {
-		var ce base64.CorruptInputError
-		if errors.As(err, &ce) && int(ce) < len(s) && s[ce] != '=' && int(ce) == len(strings.TrimRight(s, "="))-1 {
-			return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid deltaBase64: Invalid last symbol %d, offset %d.", s[ce], int(ce))
-		}
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid deltaBase64: Invalid padding")
 	}
 	return b, nil

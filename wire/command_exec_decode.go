@@ -131,7 +131,7 @@ func decodeSize(raw json.RawMessage) (*TermSize, *rpc.Error) {
 		return nil, nil
 	}
 	if raw[0] != '{' {
-		return nil, typeErr(raw, "struct TerminalSize")
+		return nil, typeErr(raw, "struct CommandExecTerminalSize")
 	}
 	keys, vals, err := members(raw)
 	if err != nil {

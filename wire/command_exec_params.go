@@ -64,14 +64,35 @@ var execFields = map[string]execField{
 			return nil
 		}
 		if raw[0] != '{' {
-			return typeErr(raw, "internally tagged enum SandboxPolicy")
+			return typeErr(raw, "internally tagged enum SandboxPolicyDeserialize")
 		}
-		return rpcDecode(json.Unmarshal(raw, &p.SandboxPolicy))
+		if err := rpcDecode(json.Unmarshal(raw, &p.SandboxPolicy)); err != nil {
+			return err
+		}
+		return checkPolicyTag(p.SandboxPolicy)
 	},
 	"permissionProfile": func(p *CommandExecParams, raw json.RawMessage) (err *rpc.Error) {
 		p.PermissionProfile, err = decodeOptString(raw, "a string")
 		return err
 	},
+}
+
+// checkPolicyTag accepts only the camelCase tags of 0.169.0 (§13.3).
+func checkPolicyTag(policy map[string]any) *rpc.Error {
+	tag, ok := policy["type"]
+	if !ok {
+		return ErrInvalidRequestDecode("missing field `type`")
+	}
+	switch t := tag.(type) {
+	case string:
+		switch t {
+		case "dangerFullAccess", "readOnly", "externalSandbox", "workspaceWrite":
+			return nil
+		}
+		return ErrInvalidRequestDecode("unknown variant `" + t + "`, expected one of `dangerFullAccess`, `readOnly`, `externalSandbox`, `workspaceWrite`")
+	}
+	raw, _ := json.Marshal(tag)
+	return typeErr(raw, "variant identifier")
 }
 
 func rpcDecode(err error) *rpc.Error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
 	"go.uber.org/zap"
 )
@@ -38,6 +39,7 @@ type cmdExec struct {
 	answered    chan struct{} // closed once the response was sent
 	terminated  chan struct{} // closed by command/exec/terminate
 	termOnce    sync.Once
+	protect     *sandbox.HostGuard // the protected names of a sandboxed run; nil if none
 
 	mu          sync.Mutex
 	stdinClosed bool // guarded by mu
@@ -97,20 +99,22 @@ func limitsOf(p *wire.CommandExecParams) execLimits {
 // commandExec handles command/exec (§13.2 to §13.4). The run answers
 // asynchronously, so later requests of the connection are not held up.
 func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, error) {
-	p, derr := wire.DecodeCommandExecParams(req.Params)
-	if derr != nil {
-		return nil, derr
-	}
-	if err := h.check("command/exec"); err != nil {
+	p, pol, err := decodeCommandExec(h, req)
+	if err != nil {
 		return nil, err
 	}
 	if err := wire.ValidateCommandExec(p, h.experimental.Load()); err != nil {
 		return nil, err
 	}
-	if err := checkUnsandboxed(p); err != nil {
-		return nil, err
+	ep, rerr := resolveExecPolicy(p, pol)
+	if rerr != nil {
+		return nil, rerr
 	}
 	if err := wire.ValidateCommandExecSize(p); err != nil {
+		return nil, err
+	}
+	spec := execSpec(h, p)
+	if err := sandboxSpec(ep, &spec, serverCwd()); err != nil {
 		return nil, err
 	}
 	if p.TTY {
@@ -126,13 +130,17 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 			return nil, err
 		}
 	}
+	if spec.Sandbox != nil {
+		e.protect = guardPlan(spec.Sandbox, h.b.log)
+	}
 	out := newExecOutput(h.c, e.id, p.StreamStdoutStderr, limitsOf(p).cap)
-	pr, err := proc.Start(execSpec(h, p), out.add, proc.Options{Tree: h.reg.tree, Logger: h.b.log})
-	if err != nil {
+	pr, serr := proc.Start(spec, out.add, proc.Options{Tree: h.reg.tree, Logger: h.b.log})
+	if serr != nil {
+		e.protect.Release()
 		if p.ProcessID != nil {
 			h.cmds.release(e.id, e)
 		}
-		return nil, spawnError(err)
+		return nil, spawnError(serr)
 	}
 	e.pr = pr
 	h.c.Go(func(ctx context.Context) {
@@ -141,31 +149,38 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 	return nil, rpc.ErrAsync
 }
 
-// checkUnsandboxed is check 7 of §13.2 for what this server runs today:
-// only the policies that mean "no sandbox" are served; the others are
-// refused rather than run with less protection than asked.
-func checkUnsandboxed(p *wire.CommandExecParams) *rpc.Error {
-	const notYet = "command/exec runs only unsandboxed commands for now (sandboxPolicy dangerFullAccess or externalSandbox, or permissionProfile \":danger-full-access\"); "
-	if p.PermissionProfile != nil {
-		if *p.PermissionProfile == ":danger-full-access" {
-			return nil
+// decodeCommandExec decodes the params, sandboxPolicy included, then
+// checks the handshake.
+func decodeCommandExec(h *connHandler, req *rpc.Request) (*wire.CommandExecParams, *sandbox.Policy, error) {
+	p, derr := wire.DecodeCommandExecParams(req.Params)
+	if derr != nil {
+		return nil, nil, derr
+	}
+	var pol *sandbox.Policy
+	if p.SandboxPolicy != nil {
+		parsed, perr := parseExecPolicy(p.SandboxPolicy)
+		if perr != nil {
+			return nil, nil, perr
 		}
-		return rpc.Errorf(rpc.CodeInternalError, "%spermission profile %q needs the sandbox", notYet, *p.PermissionProfile)
+		pol = &parsed
 	}
-	if p.SandboxPolicy == nil {
-		return rpc.Errorf(rpc.CodeInternalError, "%sthe default permissions need the sandbox", notYet)
+	if err := h.check("command/exec"); err != nil {
+		return nil, nil, err
 	}
-	t, _ := p.SandboxPolicy["type"].(string)
-	if t == "dangerFullAccess" || t == "externalSandbox" {
-		return nil
-	}
-	return rpc.Errorf(rpc.CodeInternalError, "%ssandbox policy %s needs the sandbox", notYet, t)
+	return p, pol, nil
+}
+
+// serverCwd is the server's working directory, which anchors relative
+// cwds, sandbox policies and the default permissions.
+func serverCwd() string {
+	cwd, _ := os.Getwd()
+	return cwd
 }
 
 // execSpec builds the process spec: the cwd joined onto the server's, the
 // env overlay on the server's environment (nil unsets), pipes or a PTY.
 func execSpec(h *connHandler, p *wire.CommandExecParams) proc.Spec {
-	cwd, _ := os.Getwd()
+	cwd := serverCwd()
 	if p.Cwd != nil {
 		cwd = filepath.Join(cwd, *p.Cwd)
 		if filepath.IsAbs(*p.Cwd) {
@@ -203,12 +218,12 @@ func spawnError(err error) *rpc.Error {
 // runCommandExec waits for the run to end (exit, timeout, terminate or the
 // connection's close), gives the readers the drain, and answers.
 func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec, out *execOutput, timeout time.Duration, named bool) {
-	defer func() {
-		if named {
-			h.cmds.release(e.id, e)
-		}
-		close(e.answered)
-	}()
+	defer close(e.answered)
+	if named {
+		// Released before the response: once the client has it, the id
+		// is free again.
+		defer h.cmds.release(e.id, e)
+	}
 	var deadline <-chan time.Time
 	if timeout >= 0 {
 		t := time.NewTimer(timeout)
@@ -225,6 +240,7 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 		_ = e.pr.Kill()
 	case <-ctx.Done():
 		e.pr.Close() // the connection is gone: kill, and answer nobody
+		e.protect.Release()
 		return
 	}
 	<-e.pr.Exited()
@@ -237,6 +253,7 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 	}
 	drain.Stop()
 	e.pr.Close() // kills what is left of the tree; no output after this
+	e.protect.Release()
 	code := e.pr.ExitCode()
 	if timedOut {
 		code = wire.CommandExecTimeoutExitCode
@@ -244,8 +261,10 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 	if ctx.Err() != nil {
 		return
 	}
-	res := out.result(code)
-	if err := h.c.Respond(id, res, nil); err != nil {
+	if named {
+		h.cmds.release(e.id, e)
+	}
+	if err := h.c.Respond(id, out.result(code), nil); err != nil {
 		h.b.log.Debug("command/exec response not sent", zap.Error(err))
 	}
 }

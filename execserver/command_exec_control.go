@@ -122,6 +122,11 @@ func commandExecTerminate(_ context.Context, h *connHandler, req *rpc.Request) (
 	if err != nil {
 		return nil, err
 	}
+	// Answer first: the command's own response, which the kill causes,
+	// then comes after this one.
+	if err := h.c.Respond(req.ID, struct{}{}, nil); err != nil {
+		return nil, err
+	}
 	e.termOnce.Do(func() { close(e.terminated) })
-	return struct{}{}, nil
+	return nil, rpc.ErrAsync
 }

@@ -13,7 +13,9 @@ import (
 func TestCommandExecSandbox(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		dirA, dirB := t.TempDir(), t.TempDir()
-		write := func(dir string) string { return "echo x > " + filepath.Join(dir, "f") + " 2>/dev/null && printf wrote || printf denied" }
+		write := func(dir string) string {
+			return "echo x > " + filepath.Join(dir, "f") + " 2>/dev/null && printf wrote || printf denied"
+		}
 		run := func(p map[string]any) string {
 			t.Helper()
 			return result(t, c.call("command/exec", p))

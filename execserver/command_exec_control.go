@@ -36,7 +36,7 @@ func (h *connHandler) activeCommand(req *rpc.Request, id string) (*cmdExec, erro
 	return nil, rpc.ErrAsync
 }
 
-func commandExecWrite(ctx context.Context, h *connHandler, req *rpc.Request) (any, error) {
+func commandExecWrite(_ context.Context, h *connHandler, req *rpc.Request) (any, error) {
 	p, derr := wire.DecodeCommandExecWrite(req.Params)
 	if derr != nil {
 		return nil, derr
@@ -72,16 +72,30 @@ func commandExecWrite(ctx context.Context, h *connHandler, req *rpc.Request) (an
 	if p.CloseStdin && e.tty {
 		data = append(data, '\n', veof)
 	}
+	parked := false
 	if len(data) > 0 {
-		if err := e.pr.Write(ctx, data); err != nil && !errors.Is(err, proc.ErrStdinClosed) {
+		// A full stdin queue parks the answer, not the connection.
+		cost := parkCost(len(data))
+		queued, err := e.pr.WriteAsync(data, func() bool { return h.stdin.reserve(cost) }, func(error) {
+			h.stdin.release(cost)
+			h.stdin.answerCommandExec(req.ID)
+		})
+		switch {
+		case errors.Is(err, proc.ErrQueueFull):
+			return nil, rpc.Errorf(rpc.CodeInternalError, "stdin queue of command/exec %q is full", p.ProcessID)
+		case err != nil && !errors.Is(err, proc.ErrStdinClosed):
 			return nil, wire.OSError(rpc.CodeInternalError, err)
 		}
+		parked = err == nil && !queued
 	}
 	if p.CloseStdin {
 		e.stdinClosed = true
 		if !e.tty {
-			_ = e.pr.CloseStdin()
+			_ = e.pr.CloseStdin() // after a parked chunk: the queue keeps order
 		}
+	}
+	if parked {
+		return nil, rpc.ErrAsync
 	}
 	return struct{}{}, nil
 }

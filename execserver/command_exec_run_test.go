@@ -2,6 +2,7 @@ package execserver
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"os"
 	"strconv"
@@ -73,5 +74,54 @@ func TestCommandExecConnectionCloseKills(t *testing.T) {
 		if err := syscall.Kill(pid, 0); err == nil {
 			t.Errorf("pid %d survived the connection", pid)
 		}
+	}
+}
+
+// TestCommandExecWriteParks: writes beyond the stdin queue wait for the
+// child without holding up the connection's other requests.
+func TestCommandExecWriteParks(t *testing.T) {
+	srv := newTestServer(t, SessionConfig{BaseEnv: []string{"PATH=/usr/bin:/bin"}})
+	tc := srv.dial(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	var res wire.CommandExecResult
+	go func() {
+		done <- tc.c.Call(ctx, wire.MethodCommandExec, map[string]any{
+			"command": []string{"/bin/sh", "-c", "sleep 1; wc -c"}, "processId": "w", "streamStdin": true, "sandboxPolicy": unsandboxedPolicy,
+		}, &res)
+	}()
+	chunk := base64.StdEncoding.EncodeToString(make([]byte, 512<<10))
+	writes := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		// Sent in order by one goroutine, so that the first finds the id.
+		err := error(nil)
+		if i == 0 {
+			for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
+				if err = tc.c.Call(ctx, wire.MethodCommandExecWrite, map[string]any{"processId": "w", "deltaBase64": chunk}, nil); err == nil {
+					break
+				}
+			}
+			writes <- err
+			continue
+		}
+		go func() {
+			writes <- tc.c.Call(ctx, wire.MethodCommandExecWrite, map[string]any{"processId": "w", "deltaBase64": chunk}, nil)
+		}()
+	}
+	start := time.Now()
+	var quick wire.CommandExecResult
+	tc.call(wire.MethodCommandExec, map[string]any{"command": []string{"/bin/echo", "-n", "quick"}, "sandboxPolicy": unsandboxedPolicy}, &quick)
+	if quick.Stdout != "quick" || time.Since(start) > 900*time.Millisecond {
+		t.Fatalf("a command/exec behind parked writes: %+v after %v", quick, time.Since(start))
+	}
+	for i := 0; i < 4; i++ {
+		if err := <-writes; err != nil {
+			t.Fatalf("write: %v", err)
+		}
+	}
+	tc.call(wire.MethodCommandExecWrite, map[string]any{"processId": "w", "closeStdin": true}, nil)
+	if err := <-done; err != nil || res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "2097152" {
+		t.Fatalf("got %+v, %v", res, err)
 	}
 }

@@ -11,6 +11,10 @@ import (
 	"github.com/codexec/codex/wire"
 )
 
+// maxDelta is the largest outputDelta payload, as the reference coalesces
+// its reads into deltas of up to 64 KiB (§13.4).
+const maxDelta = 64 << 10
+
 // execOutput collects or streams the output of one command/exec, applying
 // the per-stream cap (unifiedexec.md §13.4).
 type execOutput struct {
@@ -64,11 +68,20 @@ func (o *execOutput) add(s proc.Stream, b []byte) {
 		return
 	}
 	st.reported = reached
-	delta := wire.CommandExecOutputDelta{ProcessID: o.id, Stream: name, DeltaBase64: base64.StdEncoding.EncodeToString(b[:n]), CapReached: reached}
 	o.mu.Unlock()
 	// Blocking here is the backpressure: the reader waits for the
-	// connection, and the child for the reader.
-	_ = o.c.Notify(o.c.Context(), wire.MethodCommandExecOutput, delta)
+	// connection, and the child for the reader. One stream has one reader,
+	// so its deltas keep their order.
+	kept := b[:n]
+	for {
+		piece := kept[:min(len(kept), maxDelta)]
+		kept = kept[len(piece):]
+		delta := wire.CommandExecOutputDelta{ProcessID: o.id, Stream: name, DeltaBase64: base64.StdEncoding.EncodeToString(piece), CapReached: reached && len(kept) == 0}
+		_ = o.c.Notify(o.c.Context(), wire.MethodCommandExecOutput, delta)
+		if len(kept) == 0 {
+			return
+		}
+	}
 }
 
 // result is the final response: buffered streams decoded as UTF-8 (U+FFFD

@@ -125,3 +125,29 @@ func TestCommandExecWriteParks(t *testing.T) {
 		t.Fatalf("got %+v, %v", res, err)
 	}
 }
+
+// TestCommandExecDeltaSize: streamed output comes in deltas of at most
+// 64 KiB, capped per stream, the last one flagged.
+func TestCommandExecDeltaSize(t *testing.T) {
+	srv := newTestServer(t, SessionConfig{BaseEnv: []string{"PATH=/usr/bin:/bin"}})
+	tc := srv.dial(t)
+	var res wire.CommandExecResult
+	tc.call(wire.MethodCommandExec, map[string]any{
+		"command": []string{"/bin/sh", "-c", "head -c 1000000 /dev/zero"}, "processId": "big", "streamStdoutStderr": true,
+		"outputBytesCap": 300000, "sandboxPolicy": unsandboxedPolicy,
+	}, &res)
+	if res != (wire.CommandExecResult{}) {
+		t.Fatalf("result %+v", res)
+	}
+	deltas := tc.deltas("big")
+	total := 0
+	for i, d := range deltas {
+		if len(d.data) > 64<<10 || d.capReached != (i == len(deltas)-1) {
+			t.Fatalf("delta %d: %d bytes, capReached %v", i, len(d.data), d.capReached)
+		}
+		total += len(d.data)
+	}
+	if total != 300000 {
+		t.Fatalf("%d bytes streamed", total)
+	}
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/base64"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +20,11 @@ func TestCommandExecBuffered(t *testing.T) {
 		got = result(t, c.call("command/exec", execParams(`printf "$A/${HOME-unset}"`, "env", map[string]any{"A": "x", "HOME": nil})))
 		if !strings.Contains(got, `"stdout":"x/unset"`) {
 			t.Fatalf("env overlay: %s", got)
+		}
+		wd, _ := os.Getwd() // the server's cwd
+		got = result(t, c.call("command/exec", execParams(`pwd`, "cwd", "../e2e/..")))
+		if want := `"stdout":"` + filepath.Dir(wd) + `\n"`; !strings.Contains(got, want) {
+			t.Fatalf("relative cwd: %s, want %s", got, want)
 		}
 	})
 }

@@ -133,7 +133,8 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 	if spec.Sandbox != nil {
 		e.protect = guardPlan(spec.Sandbox, h.b.log)
 	}
-	out := newExecOutput(h.c, e.id, p.StreamStdoutStderr, limitsOf(p).cap)
+	lim := limitsOf(p)
+	out := newExecOutput(h.c, e.id, p.StreamStdoutStderr, lim.cap)
 	pr, serr := proc.Start(spec, out.add, proc.Options{Tree: h.reg.tree, Logger: h.b.log})
 	if serr != nil {
 		e.protect.Release()
@@ -144,7 +145,7 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 	}
 	e.pr = pr
 	h.c.Go(func(ctx context.Context) {
-		h.runCommandExec(ctx, req.ID, e, out, limitsOf(p).timeout, p.ProcessID != nil)
+		h.runCommandExec(ctx, req.ID, e, out, lim.timeout, p.ProcessID != nil)
 	})
 	return nil, rpc.ErrAsync
 }

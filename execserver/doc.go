@@ -26,4 +26,15 @@
 // (terminate, signal, resize, environment/*) are answered at once, even
 // while a long-poll process/read is parked (§1.5). The process/start answer
 // is written before the process's first notification.
+//
+// # command/exec
+//
+// The one-shot family of unifiedexec.md §13 (command/exec, its write,
+// resize and terminate follow-ups, and outputDelta notifications) belongs
+// to the connection, not to the session: its process ids are the
+// connection's, and closing the connection kills its commands. Each run is
+// a goroutine owned by the connection that waits for the exit, a timeout or
+// a terminate, gives the output 2 s to drain, and answers. The sandbox is
+// resolved as for process/start (a sandboxPolicy at the server's cwd, a
+// permissionProfile at the request's, :read-only by default).
 package execserver

@@ -61,6 +61,9 @@ type connHandler struct {
 	sess  atomic.Pointer[Session]
 	stdin *stdinBudget // parked process/write calls
 
+	experimental atomic.Bool // initialize carried capabilities.experimentalApi
+	cmds         cmdExecs    // the connection's command/exec runs
+
 	startsMu sync.Mutex
 	starts   map[string]int // guarded by startsMu: ids of process/start requests received, not yet handled
 }

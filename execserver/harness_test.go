@@ -53,6 +53,7 @@ type testClient struct {
 	mu      sync.Mutex
 	out     map[string]*strings.Builder // guarded by mu: output of each process before its exit
 	exit    map[string]int              // guarded by mu: exit code of each exited process
+	cmd     map[string][]execDelta      // guarded by mu: command/exec/outputDelta of each id
 	denied  map[string]bool             // guarded by mu: sandboxDenied of each exited process
 	changed chan struct{}               // guarded by mu: closed and replaced on every notification
 }
@@ -86,6 +87,9 @@ func (tc *testClient) handle(_ context.Context, req *rpc.Request) (any, error) {
 	_ = json.Unmarshal(req.Params, &n)
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
+	if req.Method == "command/exec/outputDelta" {
+		tc.recordDelta(req.Params)
+	}
 	if _, done := tc.exit[n.ProcessID]; !done && !strings.HasPrefix(n.ProcessID, "hog") {
 		switch req.Method {
 		case "process/output":

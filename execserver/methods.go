@@ -61,6 +61,11 @@ func init() {
 		wire.MethodProcessSignal:     bind("exec", true, signal),
 		wire.MethodProcessTerminate:  bind("exec", true, terminate),
 		wire.MethodProcessResize:     bind("exec", true, resize),
+
+		wire.MethodCommandExec:          {run: commandExec},
+		wire.MethodCommandExecWrite:     {run: commandExecWrite},
+		wire.MethodCommandExecResize:    {run: commandExecResize},
+		wire.MethodCommandExecTerminate: {run: commandExecTerminate},
 	}
 }
 
@@ -85,6 +90,7 @@ func initialize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.Initi
 		return nil, err
 	}
 	h.sess.Store(s)
+	h.experimental.Store(p.Capabilities != nil && p.Capabilities.ExperimentalAPI)
 	h.state.Store(stateInitialized)
 	return wire.InitializeResult{SessionID: s.id, EnvironmentInfo: h.info()}, nil
 }

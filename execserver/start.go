@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
@@ -152,6 +154,13 @@ func processPlan(raw json.RawMessage, cwd string, env []string) (*sandbox.Plan, 
 	if err != nil {
 		return nil, nil, errProcessSandbox(err)
 	}
+	return planFor(sb, cwd, env, false)
+}
+
+// planFor resolves sb for a command run in cwd. With forceNetEnv,
+// CODEX_SANDBOX_NETWORK_DISABLED=1 replaces a value the caller's env set
+// (command/exec); otherwise such a value is kept (process/start).
+func planFor(sb *sandbox.Sandbox, cwd string, env []string, forceNetEnv bool) (*sandbox.Plan, []string, error) {
 	tmp, _ := envLookup(env, "TMPDIR")
 	plan, err := sandbox.Resolve(sb.Permissions, sandbox.NewContext(sb, cwd, tmp), sandbox.PurposeProcess)
 	if errors.Is(err, sandbox.ErrSymlinkCrossing) {
@@ -163,6 +172,9 @@ func processPlan(raw json.RawMessage, cwd string, env []string) (*sandbox.Plan, 
 		return nil, nil, errProcessSandbox(err)
 	}
 	if plan.NetworkDisabled {
+		if forceNetEnv {
+			env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "CODEX_SANDBOX_NETWORK_DISABLED=") })
+		}
 		if _, ok := envLookup(env, "CODEX_SANDBOX_NETWORK_DISABLED"); !ok {
 			env = append(env, "CODEX_SANDBOX_NETWORK_DISABLED=1")
 		}

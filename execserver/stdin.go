@@ -34,8 +34,9 @@ type stdinBudget struct {
 }
 
 type parkedAnswer struct {
-	id  rpc.ID
-	err error
+	id          rpc.ID
+	err         error
+	commandExec bool // a command/exec/write: answered {}
 }
 
 func newStdinBudget(c *rpc.Conn, limit int64) *stdinBudget {
@@ -58,13 +59,20 @@ func (b *stdinBudget) reserve(cost int64) bool {
 
 func (b *stdinBudget) release(cost int64) { b.used.Add(-cost) }
 
-// answer schedules the answer to a parked write. It never blocks.
-func (b *stdinBudget) answer(id rpc.ID, err error) {
+// answer schedules the answer to a parked process/write. It never blocks.
+func (b *stdinBudget) answer(id rpc.ID, err error) { b.schedule(parkedAnswer{id: id, err: err}) }
+
+// answerCommandExec schedules the answer to a parked command/exec/write.
+func (b *stdinBudget) answerCommandExec(id rpc.ID) {
+	b.schedule(parkedAnswer{id: id, commandExec: true})
+}
+
+func (b *stdinBudget) schedule(a parkedAnswer) {
 	if b.c.Context().Err() != nil {
 		return // the ending connection answered it
 	}
 	b.mu.Lock()
-	b.answers = append(b.answers, parkedAnswer{id: id, err: err})
+	b.answers = append(b.answers, a)
 	b.mu.Unlock()
 	select {
 	case b.ready <- struct{}{}:
@@ -85,6 +93,10 @@ func (b *stdinBudget) run(ctx context.Context) {
 		b.answers = nil
 		b.mu.Unlock()
 		for _, a := range answers {
+			if a.commandExec {
+				_ = b.c.Respond(a.id, struct{}{}, nil)
+				continue
+			}
 			status := wire.WriteAccepted
 			if errors.Is(a.err, proc.ErrStdinClosed) {
 				status = wire.WriteStdinClosed

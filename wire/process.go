@@ -15,6 +15,9 @@ import (
 type InitializeParams struct {
 	ClientName      string  `json:"clientName" rpc:"required"`
 	ResumeSessionID *string `json:"resumeSessionId"`
+	// Capabilities are the client's; experimentalApi unlocks
+	// command/exec.permissionProfile (unifiedexec.md §13.1).
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
 }
 
 // InitializeResult is the result of initialize.

@@ -1,0 +1,302 @@
+package execserver
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/codexec/codex/proc"
+	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/wire"
+	"go.uber.org/zap"
+)
+
+// commandExecDrain is how long the output readers get after the exit
+// (unifiedexec.md §13.4).
+const commandExecDrain = 2 * time.Second
+
+// cmdExecs is the connection's table of addressable command/exec runs: ids
+// are connection-scoped, and every run ends with the connection.
+type cmdExecs struct {
+	mu   sync.Mutex
+	byID map[string]*cmdExec // guarded by mu
+}
+
+// cmdExec is one running command/exec.
+type cmdExec struct {
+	id          string
+	pr          *proc.Process
+	streamStdin bool
+	tty         bool
+	exited      chan struct{} // closed once the child exited (control answers wait)
+	answered    chan struct{} // closed once the response was sent
+	terminated  chan struct{} // closed by command/exec/terminate
+	termOnce    sync.Once
+	protect     *sandbox.HostGuard // the protected names of a sandboxed run; nil if none
+
+	mu          sync.Mutex
+	stdinClosed bool // guarded by mu
+}
+
+// claim registers id, or fails if it is active on this connection.
+func (t *cmdExecs) claim(id string, e *cmdExec) *rpc.Error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.byID[id]; ok {
+		return wire.ErrDuplicateCommandExec(id)
+	}
+	if t.byID == nil {
+		t.byID = map[string]*cmdExec{}
+	}
+	t.byID[id] = e
+	return nil
+}
+
+func (t *cmdExecs) release(id string, e *cmdExec) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byID[id] == e {
+		delete(t.byID, id)
+	}
+}
+
+func (t *cmdExecs) lookup(id string) *cmdExec {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byID[id]
+}
+
+// execLimits are the resolved cap and timeout of one run; negative means none.
+type execLimits struct {
+	cap     int64
+	timeout time.Duration
+}
+
+func limitsOf(p *wire.CommandExecParams) execLimits {
+	l := execLimits{cap: wire.CommandExecDefaultCap, timeout: wire.CommandExecDefaultTimeoutMs * time.Millisecond}
+	switch {
+	case p.DisableOutputCap:
+		l.cap = -1
+	case p.OutputBytesCap != nil:
+		l.cap = int64(min(*p.OutputBytesCap, 1<<62))
+	}
+	switch {
+	case p.DisableTimeout:
+		l.timeout = -1
+	case p.TimeoutMs != nil:
+		l.timeout = time.Duration(min(*p.TimeoutMs, int64(24*365*time.Hour/time.Millisecond))) * time.Millisecond
+	}
+	return l
+}
+
+// commandExec handles command/exec (§13.2 to §13.4). The run answers
+// asynchronously, so later requests of the connection are not held up.
+func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, error) {
+	p, pol, err := decodeCommandExec(h, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := wire.ValidateCommandExec(p, h.experimental.Load()); err != nil {
+		return nil, err
+	}
+	ep, rerr := resolveExecPolicy(p, pol)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if err := wire.ValidateCommandExecSize(p); err != nil {
+		return nil, err
+	}
+	spec := execSpec(h, p)
+	if err := sandboxSpec(ep, &spec, serverCwd()); err != nil {
+		return nil, err
+	}
+	if p.TTY {
+		p.StreamStdin, p.StreamStdoutStderr = true, true
+	}
+	if (p.StreamStdin || p.StreamStdoutStderr) && p.ProcessID == nil {
+		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "command/exec tty or streaming requires a client-supplied processId")
+	}
+	e := &cmdExec{streamStdin: p.StreamStdin, tty: p.TTY, exited: make(chan struct{}), answered: make(chan struct{}), terminated: make(chan struct{})}
+	if p.ProcessID != nil {
+		e.id = *p.ProcessID
+		if err := h.cmds.claim(e.id, e); err != nil {
+			return nil, err
+		}
+	}
+	if spec.Sandbox != nil {
+		e.protect = guardPlan(spec.Sandbox, h.b.log)
+	}
+	lim := limitsOf(p)
+	out := newExecOutput(h.c, e.id, p.StreamStdoutStderr, lim.cap)
+	pr, serr := proc.Start(spec, out.add, proc.Options{Tree: h.reg.tree, Logger: h.b.log})
+	if serr != nil {
+		e.protect.Release()
+		if p.ProcessID != nil {
+			h.cmds.release(e.id, e)
+		}
+		return nil, spawnError(serr)
+	}
+	e.pr = pr
+	h.c.Go(func(ctx context.Context) {
+		h.runCommandExec(ctx, req.ID, e, out, lim.timeout, p.ProcessID != nil)
+	})
+	return nil, rpc.ErrAsync
+}
+
+// decodeCommandExec decodes the params, sandboxPolicy included, then
+// checks the handshake.
+func decodeCommandExec(h *connHandler, req *rpc.Request) (*wire.CommandExecParams, *sandbox.Policy, error) {
+	p, derr := wire.DecodeCommandExecParams(req.Params)
+	if derr != nil {
+		return nil, nil, derr
+	}
+	var pol *sandbox.Policy
+	if p.SandboxPolicy != nil {
+		parsed, perr := parseExecPolicy(p.SandboxPolicy)
+		if perr != nil {
+			return nil, nil, perr
+		}
+		pol = &parsed
+	}
+	if err := h.check("command/exec"); err != nil {
+		return nil, nil, err
+	}
+	return p, pol, nil
+}
+
+// serverCwd is the server's working directory, which anchors relative
+// cwds, sandbox policies and the default permissions.
+func serverCwd() string {
+	cwd, _ := os.Getwd()
+	return cwd
+}
+
+// execSpec builds the process spec: the cwd joined onto the server's, the
+// env overlay on the server's environment (nil unsets), pipes or a PTY.
+func execSpec(h *connHandler, p *wire.CommandExecParams) proc.Spec {
+	cwd := serverCwd()
+	if p.Cwd != nil {
+		cwd = filepath.Join(cwd, *p.Cwd)
+		if filepath.IsAbs(*p.Cwd) {
+			cwd = filepath.Clean(*p.Cwd)
+		}
+	}
+	env := make([]string, 0, len(h.reg.cfg.BaseEnv)+len(p.Env))
+	for _, kv := range h.reg.cfg.BaseEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, over := p.Env[name]; !over {
+			env = append(env, kv)
+		}
+	}
+	for name, v := range p.Env {
+		if v != nil {
+			env = append(env, name+"="+*v)
+		}
+	}
+	spec := proc.Spec{Argv: p.Command, Dir: cwd, Env: env, TTY: p.TTY, PipeStdin: p.StreamStdin}
+	if p.Size != nil {
+		spec.Rows, spec.Cols = p.Size.Rows, p.Size.Cols
+	}
+	return spec
+}
+
+// spawnError maps a start failure to -32603 "failed to spawn command: …".
+func spawnError(err error) *rpc.Error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return wire.ErrCommandExecSpawn(wire.OSErrorMessage(errno))
+	}
+	return wire.ErrCommandExecSpawn(err.Error())
+}
+
+// runCommandExec waits for the run to end (exit, timeout, terminate or the
+// connection's close), gives the readers the drain, and answers.
+func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec, out *execOutput, timeout time.Duration, named bool) {
+	defer close(e.answered)
+	if named {
+		// Released before the response: once the client has it, the id
+		// is free again.
+		defer h.cmds.release(e.id, e)
+	}
+	var deadline <-chan time.Time
+	if timeout >= 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	timedOut := false
+	select {
+	case <-e.pr.Exited():
+	case <-deadline:
+		timedOut = true
+		_ = e.pr.Kill()
+	case <-e.terminated:
+		_ = e.pr.Kill()
+	case <-ctx.Done():
+		e.pr.Close() // the connection is gone: kill, and answer nobody
+		e.protect.Release()
+		return
+	}
+	<-e.pr.Exited()
+	close(e.exited)
+	drain := time.NewTimer(commandExecDrain)
+	select {
+	case <-e.pr.OutputDone():
+	case <-drain.C:
+	case <-ctx.Done():
+	}
+	drain.Stop()
+	e.pr.Close() // kills what is left of the tree; no output after this
+	e.protect.Release()
+	code := e.pr.ExitCode()
+	if timedOut {
+		code = wire.CommandExecTimeoutExitCode
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	if named {
+		h.cmds.release(e.id, e)
+	}
+	if err := h.c.Respond(id, out.result(code), nil); err != nil {
+		h.b.log.Debug("command/exec response not sent", zap.Error(err))
+	}
+}
+
+// decodeDelta decodes deltaBase64 strictly (standard alphabet, padding),
+// with messages in the style of the reference's decoder.
+func decodeDelta(s string) ([]byte, *rpc.Error) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := 0; i < len(s); i++ {
+		if s[i] != '=' && strings.IndexByte(alphabet, s[i]) < 0 {
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid deltaBase64: Invalid symbol %d, offset %d.", s[i], i)
+		}
+	}
+	if len(s)%4 == 1 {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid deltaBase64: Invalid input length: %d", len(s))
+	}
+	body := strings.TrimRight(s, "=")
+	if len(s)%4 != 0 || len(s)-len(body) > 2 || strings.Contains(body, "=") {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid deltaBase64: Invalid padding")
+	}
+	// The last symbol of a partial quantum must not carry bits that the
+	// decoded bytes drop.
+	if rem := len(body) % 4; rem >= 2 {
+		last := body[len(body)-1]
+		if bits := strings.IndexByte(alphabet, last); bits&(1<<(2*(4-rem))-1) != 0 {
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid deltaBase64: Invalid last symbol %d, offset %d.", last, len(body)-1)
+		}
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid deltaBase64: Invalid padding")
+	}
+	return b, nil
+}

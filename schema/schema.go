@@ -276,7 +276,12 @@ func checkMarshalers(t reflect.Type, seen map[reflect.Type]bool) error {
 		return fmt.Errorf("%v has its own MarshalJSON: describe its JSON in package schema", t)
 	}
 	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+	case reflect.Map:
+		if e := t.Elem(); e.Kind() == reflect.Interface && e.NumMethod() == 0 {
+			return nil // an object whose members may be any JSON value
+		}
+		return checkMarshalers(t.Elem(), seen)
+	case reflect.Pointer, reflect.Slice, reflect.Array:
 		return checkMarshalers(t.Elem(), seen)
 	case reflect.Struct:
 		for _, f := range fields(t) {

@@ -34,10 +34,12 @@ type TermSize struct {
 	Cols uint16 `json:"cols"`
 }
 
-// CommandExecParams are the params of command/exec. Nil pointers are absent
+// CommandExecParams are the params of command/exec. They are decoded by
+// DecodeCommandExecParams (the official server's member order and texts);
+// the rpc tags only mark required members for the JSON Schema. Nil pointers are absent
 // (or null) members. Env maps a name to its value, or to nil to unset it.
 type CommandExecParams struct {
-	Command            []string           `json:"command"`
+	Command            []string           `json:"command" rpc:"required"`
 	ProcessID          *string            `json:"processId,omitempty"`
 	TTY                bool               `json:"tty,omitempty"`
 	StreamStdin        bool               `json:"streamStdin,omitempty"`
@@ -71,20 +73,20 @@ type CommandExecOutputDelta struct {
 
 // CommandExecWriteParams are the params of command/exec/write.
 type CommandExecWriteParams struct {
-	ProcessID   string  `json:"processId"`
+	ProcessID   string  `json:"processId" rpc:"required"`
 	DeltaBase64 *string `json:"deltaBase64,omitempty"`
 	CloseStdin  bool    `json:"closeStdin,omitempty"`
 }
 
 // CommandExecResizeParams are the params of command/exec/resize.
 type CommandExecResizeParams struct {
-	ProcessID string   `json:"processId"`
-	Size      TermSize `json:"size"`
+	ProcessID string   `json:"processId" rpc:"required"`
+	Size      TermSize `json:"size" rpc:"required"`
 }
 
 // CommandExecTerminateParams are the params of command/exec/terminate.
 type CommandExecTerminateParams struct {
-	ProcessID string `json:"processId"`
+	ProcessID string `json:"processId" rpc:"required"`
 }
 
 // ErrInvalidRequestDecode wraps a params decoding message (§13.1).

@@ -74,5 +74,11 @@ func Methods() []MethodSpec {
 		request[RemoveParams, EmptyResult](MethodFSRemove),
 		request[CopyParams, EmptyResult](MethodFSCopy),
 		request[CanonicalizeParams, CanonicalizeResult](MethodFSCanonicalize),
+
+		request[CommandExecParams, CommandExecResult](MethodCommandExec),
+		request[CommandExecWriteParams, EmptyResult](MethodCommandExecWrite),
+		request[CommandExecResizeParams, EmptyResult](MethodCommandExecResize),
+		request[CommandExecTerminateParams, EmptyResult](MethodCommandExecTerminate),
+		notification[CommandExecOutputDelta](MethodCommandExecOutput, ServerToClient),
 	}
 }

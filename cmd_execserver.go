@@ -217,6 +217,10 @@ func runExecServer(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
+	perms, err := loadPermissions(logger)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
 	ttl := c.Duration("session-ttl")
 	if ttl == 0 {
 		ttl = -1 // the registry reads 0 as "default"; negative means none
@@ -232,6 +236,7 @@ func runExecServer(c *cli.Context) error {
 			MaxProcesses:    c.Int("max-processes"),
 			BaseEnv:         os.Environ(),
 			Limits:          limits,
+			Permissions:     perms,
 		},
 		Extra:       fshelper.Handlers(),
 		Concurrency: c.Int("concurrent-requests"),

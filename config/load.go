@@ -17,17 +17,17 @@ import (
 const FileName = "config.toml"
 
 // Path returns $CODEX_HOME/config.toml, CODEX_HOME defaulting to
-// ~/.codex. It fails only when neither CODEX_HOME nor a home directory is
-// known.
-func Path() (string, error) {
+// ~/.codex; "" when neither CODEX_HOME nor a home directory is known (a
+// service started with an empty environment has no configuration).
+func Path() string {
 	if home := os.Getenv("CODEX_HOME"); home != "" {
-		return filepath.Join(home, FileName), nil
+		return filepath.Join(home, FileName)
 	}
 	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot locate %s: CODEX_HOME is not set and %v", FileName, err)
+	if err != nil || !filepath.IsAbs(home) {
+		return ""
 	}
-	return filepath.Join(home, ".codex", FileName), nil
+	return filepath.Join(home, ".codex", FileName)
 }
 
 // Error is a configuration error: the file, the line when the TOML syntax
@@ -64,10 +64,13 @@ type Permissions struct {
 }
 
 // Load reads the permission settings of the file at path. A missing file
-// gives the defaults; an unreadable or invalid one is an *Error. Every
+// (or path "") gives the defaults; an unreadable or invalid one is an *Error. Every
 // profile is compiled once, so a profile that cannot be used fails here
 // rather than on the first request that names it.
 func Load(path string) (*Permissions, error) {
+	if path == "" {
+		return &Permissions{}, nil
+	}
 	raw := map[string]any{}
 	_, err := toml.DecodeFile(path, &raw)
 	switch {

@@ -106,15 +106,15 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 	if err := wire.ValidateCommandExec(p, h.experimental.Load()); err != nil {
 		return nil, err
 	}
-	ep, rerr := resolveExecPolicy(p, pol)
+	spec := execSpec(h, p)
+	ep, rerr := resolveExecPolicy(p, pol, h.reg.cfg.Permissions, spec.Dir, serverCwd())
 	if rerr != nil {
 		return nil, rerr
 	}
 	if err := wire.ValidateCommandExecSize(p); err != nil {
 		return nil, err
 	}
-	spec := execSpec(h, p)
-	if err := sandboxSpec(ep, &spec, serverCwd()); err != nil {
+	if err := sandboxSpec(ep, &spec); err != nil {
 		return nil, err
 	}
 	if p.TTY {

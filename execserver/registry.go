@@ -3,6 +3,7 @@ package execserver
 import (
 	"context"
 	"errors"
+	"github.com/codexec/codex/config"
 	"net"
 	"sync"
 	"time"
@@ -37,6 +38,9 @@ type SessionConfig struct {
 	// Limits apply to every process's cgroup leaf; zero fields mean no
 	// limit (exec-server's flags set its defaults).
 	Limits proc.Limits
+	// Permissions are the configured permission profiles command/exec
+	// resolves names against; nil means none (the default is ":read-only").
+	Permissions *config.Permissions
 }
 
 func (c *SessionConfig) setDefaults() {

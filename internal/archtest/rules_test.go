@@ -36,6 +36,9 @@ var rules = []rule{
 	{Pkg: "fshelper", Forbid: ours("proc", "execserver", "unifiedexec", "bench")},
 	{Pkg: "proc", Forbid: ours("execserver", "fshelper", "unifiedexec", "bench")},
 	{Pkg: "execserver", Forbid: ours("unifiedexec", "bench")},
+	// config reads config.toml into sandbox profiles; only the server's
+	// start-up and request handling use it.
+	{Pkg: "config", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "bench", "shelltool", "wire")},
 	{Pkg: "unifiedexec", Forbid: append(ours("proc", "execserver", "sandbox", "fshelper", "bench"),
 		creackPTY+"/...", landlock+"/...", psx+"/...")},
 	// The MCP shell tool (issue 9): the policy engine is pure, the exec

@@ -16,7 +16,7 @@ import (
 // netDisabledVar tells a child that its network is restricted.
 const netDisabledVar = "CODEX_SANDBOX_NETWORK_DISABLED"
 
-// execPolicy is the sandbox a command/exec asked for, parsed (§13.3).
+// execPolicy is the sandbox a command/exec asked for, parsed (docs/protocol.md §12.3).
 type execPolicy struct {
 	none    bool            // runs with no sandbox at all
 	netOff  bool            // with none: an external sandbox restricts the network
@@ -56,7 +56,7 @@ func parseExecPolicy(raw map[string]any) (sandbox.Policy, *rpc.Error) {
 	return pol, nil
 }
 
-// resolveExecPolicy is check 7 of §13.2: the profile name or the policy,
+// resolveExecPolicy is check 7 of docs/protocol.md §12.2: the profile name or the policy,
 // or the default permissions (":read-only": no configuration is read yet).
 func resolveExecPolicy(p *wire.CommandExecParams, pol *sandbox.Policy) (execPolicy, *rpc.Error) {
 	if pol != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/codexec/codex/wire"
 )
 
-// environmentInfo describes the machine the server runs on (docs/protocol.md
+// environmentInfo describes the machine the server runs on (
 // docs/protocol.md §6.3). Capabilities stay empty until the matching features exist: the
 // client then never sends what we do not implement.
 func environmentInfo(version string, env []string) wire.EnvironmentInfo {

@@ -30,7 +30,7 @@ var (
 )
 
 // gracefulTerminate is the cause of a graceful process/terminate: SIGTERM
-// to the process group now, SIGKILL to the tree after grace (docs/protocol.md
+// to the process group now, SIGKILL to the tree after grace (
 // docs/protocol.md §10.3). It matches errTerminated.
 type gracefulTerminate struct{ grace time.Duration }
 

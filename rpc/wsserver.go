@@ -197,7 +197,7 @@ func (s *WebSocketServer) keepAlive(c *Conn, wc *websocket.Conn) {
 	})
 }
 
-// authorize checks the bearer token of the upgrade request (docs/protocol.md
+// authorize checks the bearer token of the upgrade request (
 // docs/protocol.md §1.3) and returns the 401 body on failure.
 func (s *WebSocketServer) authorize(r *http.Request) (string, bool) {
 	if s.TokenSHA256 == nil {

@@ -41,7 +41,7 @@ func prctlOn(allThreads bool, option, arg2 uintptr) error {
 
 // dropCapabilities clears the ambient set, empties the bounding set (so an
 // execve as uid 0 gains nothing back), and sets the effective, permitted
-// and inheritable sets to zero (on every thread with allThreads; docs/sandbox.md
+// and inheritable sets to zero (on every thread with allThreads;
 // docs/sandbox.md §4.3 step 9).
 // It then checks with capget and fails with errCapsRetained if anything is
 // left. Inside a user namespace the same applies to the namespace's

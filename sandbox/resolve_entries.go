@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 )
 
-// resolvedEntry is an entry resolved to one absolute path (docs/sandbox.md
+// resolvedEntry is an entry resolved to one absolute path (
 // docs/sandbox.md §3.2 step 1). A project_roots entry yields one per workspace root.
 type resolvedEntry struct {
 	path   string

@@ -17,7 +17,7 @@ import (
 // netDisabledVar tells a child that its network is restricted.
 const netDisabledVar = "CODEX_SANDBOX_NETWORK_DISABLED"
 
-// execPolicy is the sandbox a command/exec asked for, resolved (§13.3).
+// execPolicy is the sandbox a command/exec asked for, resolved (docs/protocol.md §12.3).
 type execPolicy struct {
 	none      bool            // runs with no sandbox at all
 	netOff    bool            // with none: an external sandbox restricts the network
@@ -58,7 +58,7 @@ func parseExecPolicy(raw map[string]any) (sandbox.Policy, *rpc.Error) {
 	return pol, nil
 }
 
-// resolveExecPolicy is check 7 of §13.2: the sandbox policy (anchored at
+// resolveExecPolicy is check 7 of docs/protocol.md §12.2: the sandbox policy (anchored at
 // the server cwd), the named profile (anchored at the request cwd), or the
 // configured default permissions (at the server cwd). An explicit profile
 // or policy keeps the configured deny-read entries and glob scan depth.

@@ -12,7 +12,7 @@ import (
 )
 
 // Binder builds the handler of each exec-server connection: the handshake
-// gate (protocol.md §5.1) in front of the process methods and of any extra
+// gate (docs/protocol.md §5.1) in front of the process methods and of any extra
 // methods (the fs/* bindings), all sharing one Registry.
 type Binder struct {
 	reg   *Registry
@@ -111,7 +111,7 @@ func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error)
 }
 
 // Preempt answers control requests at once, even while earlier requests of
-// the connection still wait (protocol.md §1.5). Before the handshake nothing
+// the connection still wait (docs/protocol.md §1.5). Before the handshake nothing
 // is preempted, so handshake errors come back in wire order.
 //
 // A control request for a process whose process/start was received but not

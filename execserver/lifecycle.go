@@ -30,8 +30,8 @@ var (
 )
 
 // gracefulTerminate is the cause of a graceful process/terminate: SIGTERM
-// to the process group now, SIGKILL to the tree after grace (protocol.md
-// §10.3). It matches errTerminated.
+// to the process group now, SIGKILL to the tree after grace (
+// docs/protocol.md §10.3). It matches errTerminated.
 type gracefulTerminate struct{ grace time.Duration }
 
 func (g *gracefulTerminate) Error() string        { return "process/terminate (graceful)" }
@@ -122,7 +122,7 @@ func (e *entry) watch(p *proc.Process) {
 	denied := false
 	if e.sandboxed {
 		stdout, stderr := e.log.retainedText()
-		denied = sandbox.LikelyDenied(code, stdout, stderr) // protocol.md §8.4
+		denied = sandbox.LikelyDenied(code, stdout, stderr) // docs/protocol.md §8.4
 	}
 	e.emitExited(code, denied)
 	w.until(p.OutputDone())

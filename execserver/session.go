@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Session is a process table that outlives connections (protocol.md §5.2).
+// Session is a process table that outlives connections (docs/protocol.md §5.2).
 // At most one connection is attached at a time; notifications go only to it,
 // and are dropped while the session is detached.
 //

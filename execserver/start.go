@@ -14,7 +14,7 @@ import (
 	"github.com/codexec/codex/wire"
 )
 
-// start handles process/start (protocol.md §6.5). The response is queued
+// start handles process/start (docs/protocol.md §6.5). The response is queued
 // before the process's first notification: emitters wait on entry.started,
 // which is closed only after Respond.
 //
@@ -35,7 +35,7 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	var plan *sandbox.Plan
 	if hasSandbox(p.Sandbox) {
 		// Any sandbox object reports linuxSeccomp, as the reference does,
-		// even when the plan turns out to enforce nothing (protocol.md §8.2).
+		// even when the plan turns out to enforce nothing (docs/protocol.md §8.2).
 		sandboxType = "linuxSeccomp"
 		if plan, env, err = processPlan(p.Sandbox, p.Cwd.Native, env); err != nil {
 			return nil, err
@@ -148,7 +148,7 @@ func hasSandbox(raw json.RawMessage) bool {
 // processPlan resolves the sandbox object of process/start into the plan
 // the helper enforces, or nil when the profile restricts nothing. It also
 // returns the child environment, with CODEX_SANDBOX_NETWORK_DISABLED=1 when
-// the network is off (protocol.md §7.3).
+// the network is off (docs/protocol.md §7.3).
 func processPlan(raw json.RawMessage, cwd string, env []string) (*sandbox.Plan, []string, error) {
 	sb, err := sandbox.ParseSandbox(raw)
 	if err != nil {
@@ -165,7 +165,7 @@ func planFor(sb *sandbox.Sandbox, cwd string, env []string, forceNetEnv bool) (*
 	plan, err := sandbox.Resolve(sb.Permissions, sandbox.NewContext(sb, cwd, tmp), sandbox.PurposeProcess)
 	if errors.Is(err, sandbox.ErrSymlinkCrossing) {
 		// The command runs and fails with the reason on stderr, as with the
-		// reference (sandbox.md §7 item 14).
+		// reference (docs/sandbox.md §3.4).
 		return &sandbox.Plan{Refusal: err.Error()}, env, nil
 	}
 	if err != nil {

@@ -16,8 +16,8 @@ import (
 // after a successful Start, call Close to kill what is left, join the
 // process's goroutines and release its fds and cgroup leaf. Exited and
 // OutputDone report the two independent ends of a process: the direct child
-// being reaped, and every output stream reaching EOF (protocol.md §7.8 and
-// style.md §3.5).
+// being reaped, and every output stream reaching EOF (docs/protocol.md §7.8 and
+// docs/development.md §3.5).
 //
 // All methods are safe for concurrent use. Close must not be called from
 // the OutputFunc, which runs on a goroutine that Close waits for.

@@ -114,7 +114,7 @@ const (
 	cldDumped = 3
 )
 
-// exitCode maps a CLD_* code to the exit code of protocol.md §7.7.
+// exitCode maps a CLD_* code to the exit code of docs/protocol.md §7.7.
 func (si *siginfo) exitCode() int {
 	switch si.code {
 	case cldExited:

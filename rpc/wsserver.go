@@ -18,7 +18,7 @@ import (
 )
 
 // WebSocketServer serves JSON-RPC over WebSocket on one listener
-// (protocol.md §1.2): the upgrade on "/", a readiness probe on "/readyz",
+// (docs/protocol.md §1.2): the upgrade on "/", a readiness probe on "/readyz",
 // 404 elsewhere, 403 for any request with an Origin header, and optional
 // bearer-token authentication of the upgrade.
 type WebSocketServer struct {
@@ -172,7 +172,7 @@ func (s *WebSocketServer) connOptions(peer string) Options {
 }
 
 // keepAlive pings every PingInterval until the connection ends. A missing
-// pong is ignored (protocol.md §1.2).
+// pong is ignored (docs/protocol.md §1.2).
 func (s *WebSocketServer) keepAlive(c *Conn, wc *websocket.Conn) {
 	every := s.PingInterval
 	if every == 0 {
@@ -197,8 +197,8 @@ func (s *WebSocketServer) keepAlive(c *Conn, wc *websocket.Conn) {
 	})
 }
 
-// authorize checks the bearer token of the upgrade request (protocol.md
-// §1.3) and returns the 401 body on failure.
+// authorize checks the bearer token of the upgrade request (
+// docs/protocol.md §1.3) and returns the 401 body on failure.
 func (s *WebSocketServer) authorize(r *http.Request) (string, bool) {
 	if s.TokenSHA256 == nil {
 		return "", true

@@ -41,7 +41,7 @@ var rules = []rule{
 	{Pkg: "config", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "bench", "shelltool", "wire")},
 	{Pkg: "unifiedexec", Forbid: append(ours("proc", "execserver", "sandbox", "fshelper", "bench"),
 		creackPTY+"/...", landlock+"/...", psx+"/...")},
-	// The MCP shell tool (issue 9): the policy engine is pure, the exec
+	// The MCP shell tool (docs/development.md §2): the policy engine is pure, the exec
 	// control knows no policy, and neither side of the exec-server
 	// depends on the shell tool.
 	{Pkg: "execpolicy", Only: []string{}},

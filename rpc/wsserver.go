@@ -42,6 +42,9 @@ type WebSocketServer struct {
 	// LabelPrefix starts each connection's framer label, followed by the
 	// peer address. Empty means "websocket ".
 	LabelPrefix string
+	// OnAuthFailure, when set, is called for every upgrade refused with
+	// 401 (the server counts them).
+	OnAuthFailure func()
 
 	mu     sync.Mutex
 	conns  map[*Conn]struct{} // guarded by mu
@@ -102,7 +105,7 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg, ok := s.authorize(r); !ok {
-		plainError(w, http.StatusUnauthorized, msg)
+		s.rejectAuth(w, r, msg)
 		return
 	}
 	// Counted before the upgrade, so that Serve waits for a connection
@@ -195,6 +198,16 @@ func (s *WebSocketServer) keepAlive(c *Conn, wc *websocket.Conn) {
 			}
 		}
 	})
+}
+
+// rejectAuth answers 401 with reason, logs the refusal at info with the
+// peer and the reason (never the token), and reports it to OnAuthFailure.
+func (s *WebSocketServer) rejectAuth(w http.ResponseWriter, r *http.Request, reason string) {
+	s.Logger.Info("websocket authentication rejected", zap.String("peer", r.RemoteAddr), zap.String("reason", reason))
+	if s.OnAuthFailure != nil {
+		s.OnAuthFailure()
+	}
+	plainError(w, http.StatusUnauthorized, reason)
 }
 
 // authorize checks the bearer token of the upgrade request (protocol.md

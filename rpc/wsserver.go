@@ -141,10 +141,9 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(s.conns, c)
 		s.mu.Unlock()
 	}()
-	s.Logger.Debug("connection opened", zap.String("peer", r.RemoteAddr))
+	// The connection's opening and close are logged by its Bind.
 	s.keepAlive(c, wc)
 	c.Wait()
-	s.Logger.Debug("connection closed", zap.String("peer", r.RemoteAddr))
 }
 
 // peerAllowed runs CheckPeer and answers 403 if it refuses the peer.

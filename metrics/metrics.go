@@ -44,7 +44,7 @@ func New() *Metrics {
 		reg:              prometheus.NewRegistry(),
 		processesLive:    gauge("processes_live", "Processes started with process/start and not yet closed."),
 		processesTotal:   counter("processes_started_total", "Processes started with process/start."),
-		startFailures:    counter("process_start_failures_total", "process/start requests whose process could not be spawned."),
+		startFailures:    counter("process_start_failures_total", "process/start requests answered with an error (bad params, sandbox plan, limits, spawn)."),
 		outputBytes:      counter("output_bytes_total", "Bytes of stdout and stderr (or PTY output) read from processes."),
 		sandboxDenials:   counter("sandbox_denials_total", "Sandboxed processes whose exit was judged a sandbox denial."),
 		sessionsLive:     gauge("sessions_live", "Sessions held by the server, attached or detached."),

@@ -48,6 +48,7 @@ child process tree and exit 0.`,
 			&cli.StringFlag{Name: "ws-auth", Usage: "WebSocket authentication `MODE`: capability-token (needs --ws-token-file or --ws-token-sha256)"},
 			&cli.StringFlag{Name: "ws-token-file", Usage: "`FILE` holding the bearer token (surrounding whitespace trimmed)"},
 			&cli.StringFlag{Name: "ws-token-sha256", Usage: "SHA-256 `HEX` of the bearer token"},
+			&cli.StringFlag{Name: "metrics-listen", EnvVars: []string{"CODEX_EXEC_SERVER_METRICS_LISTEN"}, Usage: "serve Prometheus metrics on http://`IP:PORT`/metrics (port 0: ephemeral; the bound address is logged); off when empty"},
 			pprofFlag,
 		},
 		Subcommands: []*cli.Command{generateSchemaCommand()},
@@ -251,5 +252,10 @@ func runExecServer(c *cli.Context) error {
 		return cli.Exit(err.Error(), 2)
 	}
 	defer stopPprof()
+	stopMetrics, err := startMetrics(c.String("metrics-listen"), &cfg, logger)
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	defer stopMetrics()
 	return execserver.Run(c.Context, cfg, logger)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -52,10 +53,11 @@ type Process struct {
 	graceTimer *time.Timer // armed by Kill while output is open; stopped at EOF
 	unfinished int         // of {exit, output EOF}; at 0 the cgroup leaf is released
 
-	exitCode    int           // written by the wait goroutine before exited is closed
-	exited      chan struct{} // closed once the direct child is reaped
-	exitFlushed chan struct{} // closed after exited, once the pre-exit output was delivered
-	outputDone  chan struct{} // closed once every reader goroutine returned
+	exitCode    int            // written by the wait goroutine before exited is closed
+	exitSignal  syscall.Signal // likewise: the signal that ended the child, 0 if it exited
+	exited      chan struct{}  // closed once the direct child is reaped
+	exitFlushed chan struct{}  // closed after exited, once the pre-exit output was delivered
+	outputDone  chan struct{}  // closed once every reader goroutine returned
 
 	stdin stdinQueue
 

@@ -48,6 +48,10 @@ var rules = []rule{
 	{Pkg: "shelltool/escalate", Forbid: ours("shelltool", "execpolicy", "execserver", "unifiedexec", "fshelper", "bench")},
 	{Pkg: "shelltool", Forbid: ours("execserver", "unifiedexec", "fshelper", "bench")},
 	{Pkg: "execserver", Forbid: ours("shelltool", "shelltool/escalate", "execpolicy")},
+	// Metrics (issue 12): the server reports to them, never the other
+	// way, and the client never pulls in the Prometheus library.
+	{Pkg: "metrics", Only: []string{}},
+	{Pkg: "unifiedexec", Forbid: append(ours("metrics"), "github.com/prometheus/...")},
 }
 
 // ours returns the full import paths of our packages rel.

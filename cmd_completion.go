@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -35,7 +36,7 @@ func completionCommand() *cli.Command {
 				if err != nil {
 					return cli.Exit("completion: "+err.Error(), 1)
 				}
-				script = s
+				script = tidyFish(s)
 			default:
 				return usageErrorf(c, "unsupported shell %q; expected bash, zsh or fish", shell)
 			}
@@ -74,3 +75,21 @@ _codex_complete() {
 }
 compdef _codex_complete codex
 `
+
+// tidyFish drops the repeated lines of urfave/cli's fish script (it lists
+// the root's --help and --version twice) and the backticks that mark
+// placeholders in flag usages.
+func tidyFish(script string) string {
+	seen := map[string]bool{}
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(script, "\n") {
+		if strings.HasPrefix(line, "complete ") {
+			if seen[line] {
+				continue
+			}
+			seen[line] = true
+		}
+		b.WriteString(line)
+	}
+	return strings.ReplaceAll(b.String(), "`", "")
+}

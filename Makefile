@@ -7,11 +7,11 @@ STATICCHECK_VERSION := v0.8.2
 
 # The version printed by `codex --version`: the nearest tag, commits since
 # and the commit (`git describe`), "-dirty" for local changes. Without git
-# (VERSION empty) the binary reads its build information instead.
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+# (CODEX_VERSION empty) the binary reads its build information instead.
+CODEX_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 build:
-	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -ldflags "-X main.version=$(VERSION)" -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -ldflags "-X main.version=$(CODEX_VERSION)" -o $(BIN) .
 
 # Builds and starts a server on an ephemeral loopback port; prints its URL.
 run: build

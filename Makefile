@@ -5,8 +5,13 @@ STATICCHECK_VERSION := v0.8.2
 
 .PHONY: build run test flake bench realclient realclient-mcp patched-bash lint fmt clean schema
 
+# The version printed by `codex --version`: the nearest tag, commits since
+# and the commit (`git describe`), "-dirty" for local changes. Without git
+# (CODEX_VERSION empty) the binary reads its build information instead.
+CODEX_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+
 build:
-	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -ldflags "-X main.version=$(CODEX_VERSION)" -o $(BIN) .
 
 # Builds and starts a server on an ephemeral loopback port; prints its URL.
 run: build

@@ -20,8 +20,9 @@ import (
 
 func execCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "exec",
-		Usage: "client commands for an exec-server",
+		Name:      "exec",
+		Usage:     "client commands for an exec-server",
+		UsageText: "codex exec run [flags] -- CMD [ARGS...]",
 		Subcommands: []*cli.Command{{
 			Name:      "run",
 			Usage:     "run one command through an exec-server and exit with its code",
@@ -68,7 +69,7 @@ func runExec(cctx *cli.Context) error {
 	}
 	opts, err := execRunOptions(cctx)
 	if err != nil {
-		return cli.Exit("exec run: "+err.Error(), 2)
+		return usageErrorf(cctx, "%s", err)
 	}
 	// The root context ends on SIGINT/SIGTERM, which we forward instead.
 	ctx := context.WithoutCancel(cctx.Context)
@@ -78,7 +79,7 @@ func runExec(cctx *cli.Context) error {
 		if errors.As(err, &re) {
 			return cli.Exit("exec run: "+err.Error(), re.Code)
 		}
-		return cli.Exit("exec run: "+err.Error(), 2)
+		return usageErrorf(cctx, "%s", err)
 	}
 	defer client.Close()
 	if opts.TTY {

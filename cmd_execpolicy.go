@@ -12,8 +12,9 @@ import (
 // subcommand parses its own arguments, as the reference's parser does.
 func execpolicyCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "execpolicy",
-		Usage: "tools for .rules files (the shell tool's exec policy)",
+		Name:      "execpolicy",
+		Usage:     "tools for .rules files (the shell tool's exec policy)",
+		UsageText: "codex execpolicy check --rules FILE [--pretty] COMMAND [ARGS...]",
 		Subcommands: []*cli.Command{{
 			Name:            "check",
 			Usage:           "evaluate a command against .rules files and print the matches as JSON",

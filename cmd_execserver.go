@@ -22,8 +22,9 @@ import (
 
 func execServerCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "exec-server",
-		Usage: "serve the exec-server JSON-RPC protocol over WebSocket or stdio",
+		Name:      "exec-server",
+		Usage:     "serve the exec-server JSON-RPC protocol over WebSocket or stdio",
+		UsageText: "codex exec-server [--listen ws://IP:PORT | --listen stdio] [flags]",
 		Description: `Runs processes (pipes or a PTY) and filesystem calls for a client such as the
 Codex CLI. With a ws:// URL it prints the bound URL as the only line on stdout
 (use port 0 for an ephemeral port); logs go to stderr. Point the Codex CLI at it
@@ -31,26 +32,32 @@ with CODEX_EXEC_SERVER_URL=ws://127.0.0.1:PORT.
 
 A dropped connection detaches its session; the client may resume it with
 initialize {resumeSessionId} within --session-ttl. SIGINT/SIGTERM kill every
-child process tree and exit 0.`,
-		Flags: []cli.Flag{
+child process tree and exit 0.
+
+Every flag can also be set by the environment variable shown beside it
+(CODEX_EXEC_SERVER_ and the flag's name in upper case, dashes as
+underscores); the command line wins. These variables are not passed on to
+the commands the server runs.`,
+		Flags: bindEnvVars(envPrefix, []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "ws://127.0.0.1:0", Usage: "`URL` to serve: ws://IP:PORT, or stdio (also stdio://)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log `LEVEL`: debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "log `FORMAT`: console or json (stderr)"},
-			&cli.DurationFlag{Name: "session-ttl", Value: 80 * time.Second, Usage: "how long a detached session's processes survive; 0 kills them when the connection drops"},
-			&cli.DurationFlag{Name: "exited-retention", Value: 80 * time.Second, Usage: "how long a finished process stays readable"},
+			&cli.DurationFlag{Name: "session-ttl", Value: 80 * time.Second, Usage: "`DURATION` a detached session's processes survive for its client to resume it; 0 kills them when the connection drops"},
+			&cli.DurationFlag{Name: "exited-retention", Value: 80 * time.Second, Usage: "`DURATION` a finished process stays readable"},
 			&cli.IntFlag{Name: "retained-output-bytes", Value: execserver.DefaultRetainedBytes, Usage: "output `BYTES` retained per process for process/read (newest kept)"},
-			&cli.IntFlag{Name: "max-processes", Value: 1024, Usage: "live processes allowed per session"},
-			&cli.Int64Flag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest inbound message; a larger one ends the connection"},
+			&cli.IntFlag{Name: "max-processes", Value: 1024, Usage: "`N` live processes allowed per session"},
+			&cli.Int64Flag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest inbound message in `BYTES`; a larger one ends the connection"},
 			&cli.Int64Flag{Name: "max-parked-stdin-bytes", Value: execserver.DefaultParkedStdinBytes, Usage: "`BYTES` of a connection's process/write calls that may wait for a full stdin queue; beyond, a write is refused"},
-			&cli.IntFlag{Name: "concurrent-requests", Value: 0, Usage: "0: in order, with long polls parked and control requests answered at once; 1: strictly serial; N: up to N at once"},
-			&cli.Int64Flag{Name: "max-pids-per-process", Value: 4096, Usage: "tasks (processes and threads) one command and its descendants may have at once, through its cgroup's pids.max; stops fork bombs; 0: no limit"},
+			&cli.IntFlag{Name: "concurrent-requests", Value: 0, Usage: "requests of one connection handled at once: `N`; 0: in order, with long polls parked and control requests answered at once; 1: strictly serial"},
+			&cli.Int64Flag{Name: "max-pids-per-process", Value: 4096, Usage: "`N` tasks (processes and threads) one command and its descendants may have at once, through its cgroup's pids.max; stops fork bombs; 0: no limit"},
 			&cli.StringFlag{Name: "max-memory-per-process", Value: "50%", Usage: "memory.max of each command's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of physical memory; 0: no limit"},
 			&cli.StringFlag{Name: "ws-auth", Usage: "WebSocket authentication `MODE`: capability-token (needs --ws-token-file or --ws-token-sha256)"},
 			&cli.StringFlag{Name: "ws-token-file", Usage: "`FILE` holding the bearer token (surrounding whitespace trimmed)"},
 			&cli.StringFlag{Name: "ws-token-sha256", Usage: "SHA-256 `HEX` of the bearer token"},
-			&cli.StringFlag{Name: "metrics-listen", EnvVars: []string{"CODEX_EXEC_SERVER_METRICS_LISTEN"}, Usage: "serve Prometheus metrics on http://`IP:PORT`/metrics (port 0: ephemeral; the bound address is logged); off when empty"},
+			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on http://`IP:PORT`/metrics (port 0: ephemeral; the bound address is logged); off when empty"},
+			&cli.BoolFlag{Name: "exit-on-stdin-close", Usage: "with a ws:// --listen, shut down (as on SIGTERM) when stdin reaches end of file: a parent that holds our stdin pipe ends us by exiting; stdio mode always ends with its input"},
 			pprofFlag,
-		},
+		}),
 		Subcommands: []*cli.Command{generateSchemaCommand()},
 		Action:      runExecServer,
 	}
@@ -194,29 +201,33 @@ func parseMemory(s string, total func() (int64, error)) (int64, error) {
 }
 
 func runExecServer(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageErrorf(c, "unexpected argument %q", c.Args().First())
+	}
 	target, err := parseListen(c.String("listen"))
 	if err != nil {
-		return cli.Exit(err.Error(), 2)
+		return usageErrorf(c, "%s", err)
 	}
 	logger, err := newLogger(c.String("log-level"), c.String("log-format"))
 	if err != nil {
-		return cli.Exit(err.Error(), 2)
+		return usageErrorf(c, "%s", err)
 	}
 	defer func() { _ = logger.Sync() }()
 	tokenSum, err := tokenHash(c)
 	if err != nil {
-		return cli.Exit(err.Error(), 2)
+		return usageErrorf(c, "%s", err)
 	}
+	warnUnauthenticated(c, target, logger)
 	if f := c.String("ws-token-file"); f != "" {
 		sandbox.MaskSecrets(f) // no sandboxed command may read the token
 	}
 	maxMsg := c.Int64("max-message-bytes")
 	if maxMsg <= 0 {
-		return cli.Exit("--max-message-bytes must be positive", 2)
+		return usageErrorf(c, "--max-message-bytes must be positive")
 	}
 	limits, err := processLimits(c)
 	if err != nil {
-		return cli.Exit(err.Error(), 2)
+		return usageErrorf(c, "%s", err)
 	}
 	perms, err := loadPermissions(logger)
 	if err != nil {
@@ -235,7 +246,7 @@ func runExecServer(c *cli.Context) error {
 			RetainedBytes:   c.Int("retained-output-bytes"),
 			StdinParkBytes:  c.Int64("max-parked-stdin-bytes"),
 			MaxProcesses:    c.Int("max-processes"),
-			BaseEnv:         os.Environ(),
+			BaseEnv:         withoutFlagEnv(os.Environ(), envPrefix, c.Command.Flags),
 			Limits:          limits,
 			Permissions:     perms,
 		},
@@ -257,5 +268,13 @@ func runExecServer(c *cli.Context) error {
 		return cli.Exit(err.Error(), 2)
 	}
 	defer stopMetrics()
-	return execserver.Run(c.Context, cfg, logger)
+	ctx := c.Context
+	if c.Bool("exit-on-stdin-close") && !target.stdio {
+		var stop func()
+		if ctx, stop, err = exitOnStdinClose(ctx, logger); err != nil {
+			return cli.Exit("--exit-on-stdin-close: "+err.Error(), 1)
+		}
+		defer stop()
+	}
+	return execserver.Run(ctx, cfg, logger)
 }

@@ -83,11 +83,11 @@ func rulesLoadError(err error) error {
 
 func runExecMCPServer(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return cli.Exit("exec-mcp-server: unexpected argument "+c.Args().First(), 2)
+		return usageErrorf(c, "unexpected argument %q", c.Args().First())
 	}
 	mode := c.String("intercept")
 	if mode != interceptPtrace && mode != interceptWrapper {
-		return cli.Exit(fmt.Sprintf("exec-mcp-server: unknown --intercept mode %q (want ptrace or wrapper)", mode), 2)
+		return usageErrorf(c, "unknown --intercept mode %q (want ptrace or wrapper)", mode)
 	}
 	bash := c.String("bash")
 	if mode == interceptWrapper {
@@ -100,7 +100,7 @@ func runExecMCPServer(c *cli.Context) error {
 	}
 	logger, err := newLogger(c.String("log-level"), "console")
 	if err != nil {
-		return cli.Exit(err.Error(), 2)
+		return usageErrorf(c, "%s", err)
 	}
 	defer func() { _ = logger.Sync() }()
 	evaluate, err := mcpEvaluator()
@@ -121,7 +121,7 @@ func runExecMCPServer(c *cli.Context) error {
 		runner = &shelltool.BashRunner{Bash: bash, Wrapper: wrapper, Logger: logger}
 	}
 	return shelltool.Serve(c.Context, os.Stdin, os.Stdout, os.Stdin, shelltool.Config{
-		Name: "codex", Version: version,
+		Name: "codex", Version: buildVersion(),
 		Evaluate:             evaluate,
 		PreserveProgramPaths: c.Bool("preserve-program-paths"),
 		Runner:               runner,

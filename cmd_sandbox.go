@@ -81,11 +81,11 @@ func sandboxProfile(c *cli.Context) (sandbox.Profile, error) {
 func runSandbox(c *cli.Context) error {
 	argv := c.Args().Slice()
 	if len(argv) == 0 {
-		return cli.Exit("codex sandbox: no command given (usage: codex sandbox [flags] -- COMMAND [ARGS...])", 2)
+		return usageErrorf(c, "missing command (codex sandbox [flags] -- COMMAND [ARGS...])")
 	}
 	prof, err := sandboxProfile(c)
 	if err != nil {
-		return cli.Exit(err.Error(), 2)
+		return usageErrorf(c, "%s", err)
 	}
 	cwd, err := os.Getwd()
 	if err != nil {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/codexec/codex/schema"
 	"github.com/urfave/cli/v2"
 )
@@ -21,13 +19,16 @@ longer exist are removed from DIR; other files are left alone.
 
 The repository keeps them under schema/; refresh them with
 ` + schema.RefreshCommand + `.`,
-		ArgsUsage: " ",
+		UsageText: "codex exec-server generate-json-schema --out DIR",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Required: true, Usage: "`DIR` to write the schema files into (created if missing)"},
+			&cli.StringFlag{Name: "out", Usage: "`DIR` to write the schema files into (created if missing); required"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cli.Exit(fmt.Sprintf("generate-json-schema takes no arguments (got %q)", c.Args().Slice()), 2)
+				return usageErrorf(c, "unexpected argument %q", c.Args().First())
+			}
+			if c.String("out") == "" {
+				return usageErrorf(c, "missing --out DIR")
 			}
 			if err := schema.Write(c.String("out")); err != nil {
 				return cli.Exit("generate-json-schema: "+err.Error(), 1)

@@ -38,10 +38,6 @@ func hiddenEntry(args []string) (int, bool) {
 	return 0, false
 }
 
-// version is the version of this binary; the protocol version it speaks is
-// reported separately in environment/info.
-var version = "0.1.0-dev"
-
 func main() {
 	// Hidden entry points first: they run inside sandboxed children, with no
 	// logger and no server state.
@@ -52,19 +48,7 @@ func main() {
 	defer proc.ClaimIgnoredSignals()()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app := &cli.App{
-		Name:    "codex",
-		Usage:   "exec-server for coding agents, wire-compatible with Codex CLI 0.169.0",
-		Version: version + " (exec-server protocol 0.169.0)",
-		Commands: []*cli.Command{
-			execServerCommand(),
-			sandboxCommand(),
-			execCommand(),
-			execMCPServerCommand(),
-			execpolicyCommand(),
-		},
-		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are handled below
-	}
+	app := newApp()
 	args := os.Args
 	if filepath.Base(args[0]) == mcpServerName {
 		args = append([]string{args[0], "exec-mcp-server"}, args[1:]...)
@@ -81,4 +65,27 @@ func main() {
 		}
 		os.Exit(code)
 	}
+}
+
+// newApp is the command tree with the conventions of cli_conventions.go.
+func newApp() *cli.App {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version and exit"}
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, versionLine()) }
+	app := &cli.App{
+		Name:    "codex",
+		Usage:   "exec-server for coding agents, wire-compatible with Codex CLI " + protocolVersion,
+		Version: buildVersion(),
+		Commands: []*cli.Command{
+			execServerCommand(),
+			execCommand(),
+			sandboxCommand(),
+			execMCPServerCommand(),
+			execpolicyCommand(),
+			completionCommand(),
+		},
+		EnableBashCompletion: true,
+		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are handled in main
+	}
+	applyConventions(app)
+	return app
 }

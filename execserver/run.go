@@ -98,16 +98,37 @@ func serveStdio(ctx context.Context, cfg Config, opts rpc.Options) error {
 // serveWebSocket listens on cfg.Addr, announces the URL and serves
 // upgrades until ctx is done.
 func serveWebSocket(ctx context.Context, cfg Config, opts rpc.Options, checkPeer func(local, remote net.Addr) error, logger *zap.Logger) error {
-	ln, err := net.Listen("tcp", cfg.Addr.String())
+	ip := cfg.Addr.Addr().Unmap() // ::ffff:a.b.c.d is a.b.c.d
+	ln, err := net.Listen(listenNetwork(ip), netip.AddrPortFrom(ip, cfg.Addr.Port()).String())
 	if err != nil {
 		return fmt.Errorf("listening on %s: %v", cfg.Addr, err)
 	}
-	fmt.Fprintf(orDiscard(cfg.URLOut), "ws://%s\n", ln.Addr())
-	logger.Info("exec-server listening", zap.String("url", "ws://"+ln.Addr().String()))
+	url := "ws://" + boundAddr(cfg.Addr, ln.Addr()).String()
+	fmt.Fprintln(orDiscard(cfg.URLOut), url)
+	logger.Info("exec-server listening", zap.String("url", url))
 	opts.ParseError = wire.ParseError(true)
 	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: cfg.MaxMessage, TokenSHA256: cfg.TokenSHA256, Logger: logger, CheckPeer: checkPeer, LabelPrefix: wire.LabelWebSocketPrefix,
 		OnAuthFailure: cfg.Sessions.Metrics.AuthFailed}
 	return srv.Serve(ctx, ln)
+}
+
+// listenNetwork keeps a listener to the address family of its address:
+// 0.0.0.0 is every IPv4 address only (not also every IPv6 one, as "tcp"
+// would make it), and an IPv6 address is IPv6 only.
+func listenNetwork(a netip.Addr) string {
+	if a.Is4() {
+		return "tcp4"
+	}
+	return "tcp6"
+}
+
+// boundAddr is the address as configured with the port the listener got
+// (an ephemeral one for port 0).
+func boundAddr(configured netip.AddrPort, bound net.Addr) netip.AddrPort {
+	if tcp, ok := bound.(*net.TCPAddr); ok {
+		return netip.AddrPortFrom(configured.Addr(), uint16(tcp.Port))
+	}
+	return configured
 }
 
 func orEOF(r io.Reader) io.Reader {

@@ -17,7 +17,8 @@ import (
 // an HS256 key.
 const MinSharedSecretBytes = 32
 
-// The 401 bodies of a refused signed bearer token (protocol.md §1.3).
+// The 401 bodies of a refused signed bearer token, worded as the Codex
+// CLI's exec-server words them.
 const (
 	jwtInvalid  = "invalid websocket jwt"
 	jwtExpired  = "expired websocket jwt"

@@ -166,8 +166,9 @@ func execConnect(ctx context.Context, cctx *cli.Context, envToken string) (*unif
 		client, err = unifiedexec.Dial(ctx, url, opts)
 	} else {
 		// Our running image, not our path: a command may replace the file
-		// before a restart.
-		client, err = unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: sandbox.SelfExe, Stderr: os.Stderr})
+		// before a restart. The private server shares our stderr: only its
+		// warnings and errors belong there, not its lifecycle lines.
+		client, err = unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: sandbox.SelfExe, Args: []string{"--log-level", "warn"}, Stderr: os.Stderr})
 	}
 	if err != nil {
 		return nil, unifiedexec.Failure(err)

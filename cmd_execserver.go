@@ -52,6 +52,7 @@ child process tree and exit 0.`,
 			&cli.StringFlag{Name: "ws-issuer", EnvVars: []string{"CODEX_EXEC_SERVER_WS_ISSUER"}, Usage: "`ISSUER` a signed token's iss claim must equal (default: not checked)"},
 			&cli.StringFlag{Name: "ws-audience", EnvVars: []string{"CODEX_EXEC_SERVER_WS_AUDIENCE"}, Usage: "`AUDIENCE` a signed token's aud claim must be or contain (default: not checked)"},
 			&cli.Int64Flag{Name: "ws-max-clock-skew-seconds", Value: 30, EnvVars: []string{"CODEX_EXEC_SERVER_WS_MAX_CLOCK_SKEW_SECONDS"}, Usage: "`SECONDS` of leeway on a signed token's exp and nbf claims"},
+			&cli.StringFlag{Name: "metrics-listen", EnvVars: []string{"CODEX_EXEC_SERVER_METRICS_LISTEN"}, Usage: "serve Prometheus metrics on http://`IP:PORT`/metrics (port 0: ephemeral; the bound address is logged); off when empty"},
 			pprofFlag,
 		},
 		Subcommands: []*cli.Command{generateSchemaCommand()},
@@ -230,6 +231,10 @@ func runExecServer(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
+	perms, err := loadPermissions(logger)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
 	ttl := c.Duration("session-ttl")
 	if ttl == 0 {
 		ttl = -1 // the registry reads 0 as "default"; negative means none
@@ -245,6 +250,7 @@ func runExecServer(c *cli.Context) error {
 			MaxProcesses:    c.Int("max-processes"),
 			BaseEnv:         os.Environ(),
 			Limits:          limits,
+			Permissions:     perms,
 		},
 		Extra:       fshelper.Handlers(),
 		Concurrency: c.Int("concurrent-requests"),
@@ -260,5 +266,10 @@ func runExecServer(c *cli.Context) error {
 		return cli.Exit(err.Error(), 2)
 	}
 	defer stopPprof()
+	stopMetrics, err := startMetrics(c.String("metrics-listen"), &cfg, logger)
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	defer stopMetrics()
 	return execserver.Run(c.Context, cfg, logger)
 }

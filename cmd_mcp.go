@@ -54,7 +54,7 @@ Use it from Codex with, in config.toml:
 }
 
 // mcpEvaluator loads the exec policy of a server once, at start-up: the
-// *.rules files of /etc/codex/rules and $CODEX_HOME/rules (spec §7.1).
+// *.rules files of /etc/codex/rules and $CODEX_HOME/rules (docs/shell-tool.md §7.1).
 // Any error is fatal, so that a typo cannot silently drop a forbidden rule.
 func mcpEvaluator() (shelltool.EvaluateFunc, error) {
 	home, err := execpolicy.UserLayerHome()
@@ -131,11 +131,11 @@ func runExecMCPServer(c *cli.Context) error {
 
 // The --intercept modes of exec-mcp-server.
 const (
-	// interceptPtrace traces every exec of a call in the kernel (spec
-	// §10): any shell, nested execs included. The default.
+	// interceptPtrace traces every exec of a call in the kernel (see
+	// docs/shell-tool.md §10): any shell, nested execs included. The default.
 	interceptPtrace = "ptrace"
 	// interceptWrapper relies on a patched shell execing
-	// codex-execve-wrapper (spec §4-6): only that shell's own execs.
+	// codex-execve-wrapper (docs/shell-tool.md §4-6): only that shell's own execs.
 	interceptWrapper = "wrapper"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// ClientRate is the client side of a large output (issue 8): our
+// ClientRate is the client side of a large output (docs/benchmarking.md §6): our
 // `codex exec run -- head -c SIZE /dev/zero`, read to the end like `| wc
 // -c`, over the supervised stdio child and over --server (WebSocket to our
 // bench server), against our server's own pipe throughput (#4, measured by
@@ -129,7 +129,7 @@ func clientRows(o Metrics) []Row {
 	}
 }
 
-// clientTargets checks issue 8: each client within 2× of the server.
+// clientTargets checks the target of docs/benchmarking.md §6: each client within 2× of the server.
 func clientTargets(rows []Row) []TargetCheck {
 	return []TargetCheck{
 		ratioTarget(rows, "#13 client throughput, codex exec run -- head -c 512M (stdio child)", "codex exec run (stdio) output throughput ≥ 0.5× the server's pipe throughput", 0, 0, 0, 0.5),

@@ -15,7 +15,7 @@ import (
 )
 
 // Floors are the raw costs of the machine, measured with plain Go in the
-// same run as the servers (benchmarks.md §4).
+// same run as the servers (docs/benchmarking.md §4).
 type Floors struct {
 	Spawn         *Latency              `json:"exec_spawn_wait_true"`           // os/exec Run of /bin/true
 	PTYSpawn      *Latency              `json:"pty_spawn_drain_wait_true"`      // creack/pty start + drain + wait

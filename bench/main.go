@@ -1,8 +1,8 @@
 // Command bench drives our exec-server and the reference `codex exec-server`
 // side by side with one WebSocket client, measures the metrics of
-// docs/spec benchmarks.md §3 together with the machine's raw floors (§4), and
+// docs/benchmarking.md §3 together with the machine's raw floors (docs/benchmarking.md §4), and
 // reports both servers, the floors and the ratios ours/reference and
-// ours/floor, with pass/fail against the targets of §6.
+// ours/floor, with pass/fail against the targets of docs/benchmarking.md §6.
 //
 // Usage:
 //

@@ -127,7 +127,7 @@ func interceptRows(m *MCPResult) []Row {
 	}
 }
 
-// interceptTargets checks issue 10's target: ours-ptrace per-exec
+// interceptTargets checks the mcp target of docs/benchmarking.md §6: ours-ptrace per-exec
 // overhead ≤ 0.5× the reference's wrapper overhead.
 func interceptTargets(rows []Row) []TargetCheck {
 	return []TargetCheck{

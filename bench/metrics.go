@@ -18,7 +18,7 @@ type ServerResult struct {
 	Errors  map[string]string `json:"errors,omitempty"`
 }
 
-// Metrics are benchmarks.md §3 #1–#11.
+// Metrics are docs/benchmarking.md §3 #1–#11.
 type Metrics struct {
 	SpawnPipe            *Latency       `json:"spawn_latency_pipe,omitempty"`      // #1 tty:false
 	SpawnPTY             *Latency       `json:"spawn_latency_pty,omitempty"`       // #1 tty:true
@@ -45,7 +45,7 @@ type Metrics struct {
 	Cycles               *Cycles        `json:"connect_cycles,omitempty"`            // robustness: connect → start → drop (ours only)
 }
 
-// Checks are the correctness observations made on every run (§3, end).
+// Checks are the correctness observations made on every run (docs/benchmarking.md §3, end).
 type Checks struct {
 	ExitCodeErrors    int      `json:"exit_code_errors"`
 	ExitCodeNotes     []string `json:"exit_code_notes,omitempty"`

@@ -38,7 +38,7 @@ type Row struct {
 	PerRound  bool     `json:"per_round_median,omitempty"`
 }
 
-// TargetCheck is one target of benchmarks.md §6.
+// TargetCheck is one target of docs/benchmarking.md §6.
 type TargetCheck struct {
 	Target   string `json:"target"`
 	Measured string `json:"measured"`
@@ -302,7 +302,7 @@ func ratioTarget(rows []Row, metric, target string, maxRef, maxFloor, minRef, mi
 	return tc
 }
 
-// evalTargets checks benchmarks.md §6 for our server.
+// evalTargets checks docs/benchmarking.md §6 for our server.
 func evalTargets(rows []Row, b *Bench) []TargetCheck {
 	t := []TargetCheck{
 		ratioTarget(rows, "#1 spawn latency p50, pipes", "spawn latency p50 ≤ 0.25× ref and ≤ 1.5× os/exec floor", 0.25, 1.5, 0, 0),
@@ -399,7 +399,7 @@ func (rep *Report) print(w io.Writer) {
 	for _, r := range rep.Ratios {
 		fmt.Fprintf(w, "%-70s %-8s %10s %10s %10s %10s %10s\n", r.Metric, r.Unit, fmtVal(r.Ours), fmtVal(r.Ref), fmtVal(r.Floor), fmtRatio(r.OursRef), fmtRatio(r.OursFloor))
 	}
-	fmt.Fprintln(w, "\ntargets (benchmarks.md §6):")
+	fmt.Fprintln(w, "\ntargets (docs/benchmarking.md §6):")
 	for _, t := range rep.Targets {
 		fmt.Fprintf(w, "  %-4s %s: %s\n", fmtPass(t.Pass), t.Target, t.Measured)
 	}
@@ -475,7 +475,7 @@ func (rep *Report) markdown() string {
 	} {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", l.name, fmtLat(l.ou), fmtLat(l.re), fmtLat(l.fl))
 	}
-	fmt.Fprintf(&b, "\nTargets (benchmarks.md §6), ours:\n\n| target | measured | result |\n|---|---|---|\n")
+	fmt.Fprintf(&b, "\nTargets (docs/benchmarking.md §6), ours:\n\n| target | measured | result |\n|---|---|---|\n")
 	for _, t := range rep.Targets {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.Target, t.Measured, fmtPass(t.Pass))
 	}

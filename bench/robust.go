@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// The robustness rows (issue 7, "Limits and server robustness"): the memory
+// The robustness rows (docs/benchmarking.md §6): the memory
 // a server spends on a stalled client with many writers, on one large
 // fs/readFile, and on many connect → start → drop cycles.
 
@@ -409,7 +409,7 @@ func robustRows(o, r Metrics) []Row {
 	return rows
 }
 
-// robustTargets are the issue-7 targets of the robustness metrics.
+// robustTargets are the targets (docs/benchmarking.md §6) of the robustness metrics.
 func robustTargets(o Metrics) []TargetCheck {
 	sm := TargetCheck{Target: "stalled client, 50 × 100 MiB: server RSS growth ≤ 64 MiB, every byte delivered", Measured: "not measured"}
 	if s := o.StallMany; s != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 // workspaceWritePermissions is the permission profile the 0.169.0 client
-// sends in --sandbox workspace-write mode (protocol.md §8.1).
+// sends in --sandbox workspace-write mode (docs/protocol.md §8.1).
 const workspaceWritePermissions = `{"type":"managed",` +
 	`"file_system":{"type":"restricted","entries":[` +
 	`{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},` +

@@ -87,7 +87,7 @@ func checkDgramProbe(t *testing.T, out string, code int, received func() []strin
 	}
 }
 
-// Issue 7 escape 9: no datagram from a network-off sandbox reaches a host
+// docs/sandbox.md §4.4, §7: no datagram from a network-off sandbox reaches a host
 // AF_UNIX socket outside its roots, while DGRAM socketpairs keep working.
 func TestEscapeUnixDatagram(t *testing.T) {
 	path, received := hostDgramSocket(t)

@@ -26,7 +26,7 @@ print("request", res(libc.syscall(request_key, b"user", desc, None, 0)))
 print("add", res(libc.syscall(add_key, b"user", b"planted-" + desc, b"x", 1, ctypes.c_long(-4))))
 `
 
-// Issue 7 escape 5: a sandboxed command must not reach the host's kernel
+// docs/sandbox.md §4.4: a sandboxed command must not reach the host's kernel
 // keyring, in every filter mode (network off, network on, and network on
 // with full write, which installs no network filter).
 func TestEscapeKeyring(t *testing.T) {

@@ -36,7 +36,7 @@ if r == 0:
     libc.ptrace(17, 1, None, None)  # PTRACE_DETACH
 `
 
-// Issue 7 escape 5 (second half): a sandboxed command must not take the
+// docs/sandbox.md §4.2, §4.4: a sandboxed command must not take the
 // helper's fds (pidfd_getfd), probe them (kcmp) or trace the helper, with
 // the network off or on (the network-on filter allows ptrace).
 func TestEscapePidfdGetfd(t *testing.T) {

@@ -30,7 +30,7 @@ func replaceWithScript(t *testing.T, path, marker string) {
 	}
 }
 
-// Issue 7 escape 4: a script renamed over the server's own executable must
+// docs/sandbox.md §4.1: a script renamed over the server's own executable must
 // never run as the sandbox helper (or the fs helper): every re-exec uses a
 // handle on the running image, not the path.
 func TestEscapeReplacedServerBinary(t *testing.T) {
@@ -70,7 +70,7 @@ func TestEscapeReplacedServerBinary(t *testing.T) {
 	}
 }
 
-// Issue 7 escape 4, supervised variant: `codex exec run` restarts its
+// docs/sandbox.md §4.1, supervised variant: `codex exec run` restarts its
 // exec-server child after the child died; the restart must not run a
 // script renamed over the binary meanwhile.
 func TestEscapeReplacedBinaryExecRunRestart(t *testing.T) {

@@ -87,7 +87,7 @@ func runOnPTY(t *testing.T, cmd *exec.Cmd, ctrlC string) (string, int) {
 	return out.String(), code
 }
 
-// Issue 7 escape 7: `codex sandbox` runs the command in a session of its
+// docs/sandbox.md §8: `codex sandbox` runs the command in a session of its
 // own, and TIOCSTI/TIOCLINUX are denied whatever the terminal.
 func TestEscapeTIOCSTISandboxCLI(t *testing.T) {
 	for _, mode := range []string{"read-only", "workspace-write"} {

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Issue 8 item 6: a Ctrl-C at a real terminal (SIGINT to the whole
+// docs/client.md §13: a Ctrl-C at a real terminal (SIGINT to the whole
 // foreground process group) reaches the command once: its INT trap runs
 // and `exec run` exits 130; the supervised server, in a group of its own,
 // is not hit. The command sleeps in short steps: a signal that lands
@@ -96,7 +96,7 @@ func waitLine(t *testing.T, lines <-chan string, want string) {
 	}
 }
 
-// Issue 8 item 6: shells' 127/126, env(1)'s 125 for the working
+// docs/client.md §13: shells' 127/126, env(1)'s 125 for the working
 // directory, and ssh's 255 with one line for connection and
 // authentication failures (the server's 401 reason shown).
 func TestExecRunFailureCodes(t *testing.T) {
@@ -157,7 +157,7 @@ func garbageServer(t *testing.T) string {
 	return "ws" + strings.TrimPrefix(srv.URL, "http")
 }
 
-// Issue 8 item 6: `-n` and an unreadable stdin are not forwarded, so a
+// docs/client.md §13: `-n` and an unreadable stdin are not forwarded, so a
 // read loop around `exec run` keeps its input, and the command reads
 // /dev/null.
 func TestExecRunNoStdin(t *testing.T) {
@@ -178,7 +178,7 @@ func TestExecRunNoStdin(t *testing.T) {
 	}
 }
 
-// Issue 8 item 6: the run ends with the command: `exec run -- yes | head
+// docs/client.md §13: the run ends with the command: `exec run -- yes | head
 // -1` through --server leaves no yes running on the server.
 func TestExecRunLeavesNothingRunning(t *testing.T) {
 	t.Parallel()
@@ -202,7 +202,7 @@ func TestExecRunLeavesNothingRunning(t *testing.T) {
 	}
 }
 
-// Issue 8 item 6: a server that dies mid-command is reported within
+// docs/client.md §13: a server that dies mid-command is reported within
 // --recovery-timeout, with exit 255.
 func TestExecRunServerLostWithinRecoveryTimeout(t *testing.T) {
 	t.Parallel()

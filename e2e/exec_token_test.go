@@ -26,7 +26,7 @@ func execRun(t *testing.T, env []string, args ...string) (string, string, int) {
 	return stdout.String(), stderr.String(), code
 }
 
-// Issue 7 escape 10: the bearer token of `codex exec run` can come from a
+// docs/operations.md §2: the bearer token of `codex exec run` can come from a
 // file or the environment, so that it never shows in ps; --token still
 // works but warns.
 func TestExecRunTokenSources(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestFilesystemOverWebSocket replays the apply_patch and view_image steps
-// of the real client (protocol.md §9.2) with URI paths.
+// of the real client (docs/protocol.md §9.2) with URI paths.
 func TestFilesystemOverWebSocket(t *testing.T) {
 	s := startServer(t)
 	c := dial(t, s.URL, nil)

@@ -53,8 +53,8 @@ func upgradeHeaders(auth string) map[string]string {
 // A server in signed-bearer-token mode accepts a good HS256 token (raw
 // handshake, and `exec run` with the token from the environment or minted
 // from the secret file) and refuses the others with 401 and the
-// reference's body; /readyz is not gated; neither tokens nor the secret
-// reach the debug log.
+// reference's body; /readyz is not gated; the refusals are logged with
+// their reasons, but neither tokens nor the secret reach the debug log.
 func TestSignedBearerAuth(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -118,6 +118,9 @@ func TestSignedBearerAuth(t *testing.T) {
 		if sig := tok[strings.LastIndex(tok, ".")+1:]; strings.Contains(logs, tok) || (sig != "" && strings.Contains(logs, sig)) {
 			t.Errorf("the debug log shows a token:\n%s", logs)
 		}
+	}
+	if !strings.Contains(logs, "websocket authentication rejected") || !strings.Contains(logs, "websocket jwt audience mismatch") {
+		t.Errorf("the log does not show the refusals and their reasons:\n%s", logs)
 	}
 	if strings.Contains(logs, jwtSecret) {
 		t.Errorf("the debug log shows the secret:\n%s", logs)

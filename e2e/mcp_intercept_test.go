@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The kernel-level interception (shell-escalation.md §10) through the
+// The kernel-level interception (docs/shell-tool.md §10) through the
 // built binary's exec-mcp-server with no flags: Debian's /bin/bash, every
 // exec of the call traced.
 

@@ -128,7 +128,7 @@ func (s *mcpServer) call(t *testing.T, id int, command, workdir, profile, cwd st
 
 const disabledProfile = `{"type":"disabled"}`
 
-// TestMCPShellCall: a call runs Debian's Bash and reports the §3.3
+// TestMCPShellCall: a call runs Debian's Bash and reports the docs/shell-tool.md §3.3
 // result: arrival-order output, the exit code, SIGPIPE at its default
 // although the server's parent ignored it.
 func TestMCPShellCall(t *testing.T) {

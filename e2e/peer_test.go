@@ -24,7 +24,7 @@ IFS= read -r -t 10 line <&3
 echo "STATUS ${line%%$'\r'}"`, host, port, req)
 }
 
-// Escape 8 (issue 7): a sandboxed command with the network on connects to
+// The peer check (docs/sandbox.md §7): a sandboxed command with the network on connects to
 // the server that started it and would get an unsandboxed process through
 // it; with --ws-token-file it reads the token too. Both must fail, while an
 // unsandboxed child of the server and the test client still connect.

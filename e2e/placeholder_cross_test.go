@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Placeholders shared across processes (issue 7 escape 3, follow-up): two
+// Placeholders shared across processes (docs/sandbox.md §4.3 step 5): two
 // independent processes on one host, each sandboxing a run in the same
 // writable root, must neither fail each other's runs nor unshadow each
 // other's protected names.

@@ -36,7 +36,7 @@ else:
     os.waitpid(pid, 0)
 `
 
-// Red team (issue 7 review of the merged fixes): a sandboxed command leaves
+// Red team (docs/sandbox.md §4.3 step 8): a sandboxed command leaves
 // its cgroup leaf with clone3(CLONE_INTO_CGROUP), so everything tied to the
 // leaf stops applying to the child:
 //   - network on: the peer check no longer recognises it and the upgrade

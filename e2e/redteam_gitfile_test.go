@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Red team (issue 7 review of the merged fixes): the planner reads `.git`
+// Red team (docs/sandbox.md §3.4): the planner reads `.git`
 // pointer files on the host with os.ReadFile, following symlinks and with
 // no size bound (insideParentRepo → gitdirOf, defaultCarves → gitdirOf).
 // A sandboxed command in the client profile can write the parent of its

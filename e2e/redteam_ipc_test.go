@@ -23,7 +23,7 @@ else:
 print("RMID", libc.shmctl(shmid, 0, None))
 `
 
-// Red team (issue 7 review of the merged fixes): sandboxed commands share
+// Red team (docs/sandbox.md §7): sandboxed commands share
 // the host's IPC namespace and run as uid 0 (without capabilities, but
 // the owner of every root-owned IPC object). A sandboxed command, network
 // off, reads a mode-0600 System V shared memory segment of a host root

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Red team (issue 7 review of the merged fixes), a variant of escape 8: the
+// Red team (docs/sandbox.md §7), a variant of the peer check: the
 // peer check refuses only the sandboxes this server started itself. A
 // command run with `codex sandbox --network` (the same helper, the same
 // promise) connects to an exec-server on the same host and is upgraded,

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Red team (issue 7 review of the merged fixes): sandboxed commands run as
+// Red team (docs/sandbox.md §4.4): sandboxed commands run as
 // uid 0 (no capabilities), so every file they make in a writable root is
 // owned by root, and an owner may set the set-user-ID bit without any
 // capability; Landlock does not cover chmod, and the host's /tmp (and the

@@ -52,7 +52,7 @@ func writeSecret(t *testing.T, dir, rel string) {
 	}
 }
 
-// TestDenyReadSurvivesRenames is escape 6 of issue 7: run 1 renames the
+// TestDenyReadSurvivesRenames is the renaming case of docs/sandbox.md §4.3 step 6: run 1 renames the
 // folders that lead to denied files (a parent, a grand-parent, a folder
 // three levels up), links and copies the masked paths; run 2 of the same
 // policy then reads the secrets under the names run 1 gave them. No secret

@@ -63,7 +63,7 @@ func assertSelfIntact(t *testing.T, root, what string, want []byte) {
 }
 
 // TestSandboxCannotReplaceOwnBinary is the read-only half of escape 4 of
-// issue 7: our executable lies inside the workspace (a repository used as
+// docs/sandbox.md §6: our executable lies inside the workspace (a repository used as
 // its own workspace). A sandboxed process/start, a sandboxed fs/writeFile
 // and `codex sandbox` each try to overwrite, replace or move it; every
 // attempt must fail and the file must stay the same, and a later sandboxed

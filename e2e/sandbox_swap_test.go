@@ -10,7 +10,7 @@ import (
 )
 
 // clientSandbox is the exact sandbox object the 0.169.0 client sends in
-// workspace-write mode (protocol.md §8.1): the project, /tmp and $TMPDIR
+// workspace-write mode (docs/protocol.md §8.1): the project, /tmp and $TMPDIR
 // writable, .git/.agents/.codex/.aws read-only.
 func clientSandbox(root string) map[string]any {
 	sb := workspaceSandbox(root, "restricted")
@@ -27,7 +27,7 @@ func clientSandbox(root string) map[string]any {
 	return sb
 }
 
-// swapLayout is the shape of escapes 1 and 2 of issue 7: a project at
+// swapLayout is the shape of the symlink cases of docs/sandbox.md §3.4: a project at
 // <tmp>/p/proj (so its parent lies in the writable /tmp) and a victim
 // directory outside every writable root.
 type swapLayout struct {

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// workspaceSandbox is the sandbox object of protocol.md §8.1 for a
+// workspaceSandbox is the sandbox object of docs/protocol.md §8.1 for a
 // workspace-write turn, without the /tmp and $TMPDIR entries so that the
 // rest of /tmp counts as "outside".
 func workspaceSandbox(root string, network string) map[string]any {

@@ -99,7 +99,7 @@ func TestStdioTransport(t *testing.T) {
 		}
 	}
 	// The answer comes first and closed last; exited may precede the
-	// output it raced with (protocol.md §6.10).
+	// output it raced with (docs/protocol.md §6.10).
 	got := strings.Join(methods, ",")
 	if got != "response,process/output,process/exited,process/closed" && got != "response,process/exited,process/output,process/closed" {
 		t.Fatalf("order %v", methods)

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Every load error text of the spec (§7.2), through LoadFiles.
+// Every load error text (docs/shell-tool.md §7.2), through LoadFiles.
 func TestLoadErrors(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{`prefix_rule(pattern=["git"], decision="ask")`, "invalid decision: ask"},

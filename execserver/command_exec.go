@@ -19,7 +19,7 @@ import (
 )
 
 // commandExecDrain is how long the output readers get after the exit
-// (unifiedexec.md §13.4).
+// (docs/protocol.md §12.4).
 const commandExecDrain = 2 * time.Second
 
 // cmdExecs is the connection's table of addressable command/exec runs: ids
@@ -96,7 +96,7 @@ func limitsOf(p *wire.CommandExecParams) execLimits {
 	return l
 }
 
-// commandExec handles command/exec (§13.2 to §13.4). The run answers
+// commandExec handles command/exec (docs/protocol.md §12.2 to §12.4). The run answers
 // asynchronously, so later requests of the connection are not held up.
 func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, error) {
 	p, pol, err := decodeCommandExec(h, req)
@@ -106,15 +106,15 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 	if err := wire.ValidateCommandExec(p, h.experimental.Load()); err != nil {
 		return nil, err
 	}
-	ep, rerr := resolveExecPolicy(p, pol)
+	spec := execSpec(h, p)
+	ep, rerr := resolveExecPolicy(p, pol, h.reg.cfg.Permissions, spec.Dir, serverCwd())
 	if rerr != nil {
 		return nil, rerr
 	}
 	if err := wire.ValidateCommandExecSize(p); err != nil {
 		return nil, err
 	}
-	spec := execSpec(h, p)
-	if err := sandboxSpec(ep, &spec, serverCwd()); err != nil {
+	if err := sandboxSpec(ep, &spec); err != nil {
 		return nil, err
 	}
 	if p.TTY {

@@ -12,11 +12,11 @@ import (
 )
 
 // maxDelta is the largest outputDelta payload, as the reference coalesces
-// its reads into deltas of up to 64 KiB (§13.4).
+// its reads into deltas of up to 64 KiB (docs/protocol.md §12.4).
 const maxDelta = 64 << 10
 
 // execOutput collects or streams the output of one command/exec, applying
-// the per-stream cap (unifiedexec.md §13.4).
+// the per-stream cap (docs/protocol.md §12.4).
 type execOutput struct {
 	c      *rpc.Conn
 	id     string

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/codexec/codex/config"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
@@ -16,12 +17,13 @@ import (
 // netDisabledVar tells a child that its network is restricted.
 const netDisabledVar = "CODEX_SANDBOX_NETWORK_DISABLED"
 
-// execPolicy is the sandbox a command/exec asked for, parsed (§13.3).
+// execPolicy is the sandbox a command/exec asked for, resolved (docs/protocol.md §12.3).
 type execPolicy struct {
-	none    bool            // runs with no sandbox at all
-	netOff  bool            // with none: an external sandbox restricts the network
-	profile sandbox.Profile // otherwise
-	atCwd   bool            // the policy cwd is the request cwd, not the server's
+	none      bool            // runs with no sandbox at all
+	netOff    bool            // with none: an external sandbox restricts the network
+	profile   sandbox.Profile // otherwise
+	policyCwd string          // anchors the profile
+	roots     []string        // workspace roots; nil: the policy cwd
 }
 
 // camelPolicyMembers are the members of a v2 SandboxPolicy; others,
@@ -56,52 +58,78 @@ func parseExecPolicy(raw map[string]any) (sandbox.Policy, *rpc.Error) {
 	return pol, nil
 }
 
-// resolveExecPolicy is check 7 of §13.2: the profile name or the policy,
-// or the default permissions (":read-only": no configuration is read yet).
-func resolveExecPolicy(p *wire.CommandExecParams, pol *sandbox.Policy) (execPolicy, *rpc.Error) {
-	if pol != nil {
+// resolveExecPolicy is check 7 of docs/protocol.md §12.2: the sandbox policy (anchored at
+// the server cwd), the named profile (anchored at the request cwd), or the
+// configured default permissions (at the server cwd). An explicit profile
+// or policy keeps the configured deny-read entries and glob scan depth.
+func resolveExecPolicy(p *wire.CommandExecParams, pol *sandbox.Policy, perms *config.Permissions, cwd, serverCwd string) (execPolicy, *rpc.Error) {
+	var ep execPolicy
+	switch {
+	case pol != nil:
+		ep.policyCwd = serverCwd
 		switch pol.Mode {
 		case sandbox.PolicyDangerFullAccess:
-			return execPolicy{none: true}, nil
+			ep.none = true
 		case sandbox.PolicyExternalSandbox:
-			return execPolicy{none: true, netOff: !pol.NetworkAccess}, nil
+			ep.none, ep.netOff = true, !pol.NetworkAccess
+		default:
+			ep.profile = pol.Profile()
 		}
-		return execPolicy{profile: pol.Profile()}, nil
-	}
-	name := ":read-only"
-	if p.PermissionProfile != nil {
-		name = *p.PermissionProfile
-	}
-	switch name {
-	case ":danger-full-access":
-		return execPolicy{none: true}, nil
-	case ":read-only", ":workspace":
-		prof, err := sandbox.NamedProfile(name)
+	default:
+		name, policyCwd := perms.DefaultName(), serverCwd
+		if p.PermissionProfile != nil {
+			name, policyCwd = *p.PermissionProfile, cwd
+		}
+		r, err := perms.Resolve(name, policyCwd)
 		if err != nil {
-			return execPolicy{}, rpc.Errorf(rpc.CodeInternalError, "exec failed: %v", err)
+			return execPolicy{}, rpc.Errorf(rpc.CodeInvalidRequest, "invalid permission profile: %v", err)
 		}
-		return execPolicy{profile: prof, atCwd: p.PermissionProfile != nil}, nil
+		ep = execPolicy{none: r.Disabled, profile: r.Profile, policyCwd: policyCwd, roots: r.WorkspaceRoots}
+		if p.PermissionProfile == nil {
+			return ep, nil // the configured profile itself
+		}
 	}
-	if strings.HasPrefix(name, ":") {
-		return execPolicy{}, rpc.Errorf(rpc.CodeInvalidRequest, "invalid permission profile: default_permissions refers to unknown built-in profile `%s`", name)
+	return keepProtections(ep, perms, serverCwd), nil
+}
+
+// keepProtections adds the configured deny-read entries to an explicit
+// profile or policy, compiled for the request's policy cwd and for the
+// server cwd (the workspace they were configured for), so that a request
+// anchored elsewhere cannot read the server workspace's denied files
+// either. A request that asked for no sandbox gets one that only masks
+// them: full write, full network, the denied paths hidden.
+func keepProtections(ep execPolicy, perms *config.Permissions, serverCwd string) execPolicy {
+	deny, depth := perms.Protections(ep.policyCwd)
+	if ep.policyCwd != serverCwd {
+		more, _ := perms.Protections(serverCwd)
+		deny = append(deny, more...)
 	}
-	return execPolicy{}, rpc.Errorf(rpc.CodeInvalidRequest, "invalid permission profile: default_permissions requires a `[permissions]` table")
+	if len(deny) == 0 {
+		return ep
+	}
+	if ep.none {
+		ep.none = false
+		ep.profile = sandbox.Managed(sandbox.NetworkEnabled, sandbox.SpecialEntry(sandbox.SpecialRoot, sandbox.AccessWrite))
+	}
+	prof := ep.profile
+	prof.Entries = append(slices.Clip(prof.Entries), deny...)
+	if prof.GlobScanMaxDepth == nil {
+		prof.GlobScanMaxDepth = depth
+	}
+	ep.profile = prof
+	return ep
 }
 
 // sandboxSpec puts the plan of ep into spec, with the network variable in
-// its env; serverCwd anchors a sandboxPolicy and the default permissions.
-func sandboxSpec(ep execPolicy, spec *proc.Spec, serverCwd string) error {
+// its env.
+func sandboxSpec(ep execPolicy, spec *proc.Spec) error {
+	if ep.netOff {
+		spec.Env = append(slices.DeleteFunc(spec.Env, func(kv string) bool { return strings.HasPrefix(kv, netDisabledVar+"=") }), netDisabledVar+"=1")
+	}
 	if ep.none {
-		if ep.netOff {
-			spec.Env = append(slices.DeleteFunc(spec.Env, func(kv string) bool { return strings.HasPrefix(kv, netDisabledVar+"=") }), netDisabledVar+"=1")
-		}
 		return nil
 	}
-	cwd := serverCwd
-	if ep.atCwd {
-		cwd = spec.Dir
-	}
-	plan, env, err := planFor(&sandbox.Sandbox{Permissions: ep.profile, Cwd: cwd}, spec.Dir, spec.Env, true)
+	plan, env, err := planFor(&sandbox.Sandbox{Permissions: ep.profile, Cwd: ep.policyCwd, WorkspaceRoots: ep.roots}, spec.Dir, spec.Env, true)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@
 // connection. A dropped connection detaches the session: its processes keep
 // running, their output keeps being retained, and notifications are not
 // queued. initialize {resumeSessionId} re-attaches it within the TTL; at
-// expiry, and at shutdown, every process tree is SIGKILLed (§5.2, §7.8).
+// expiry, and at shutdown, every process tree is SIGKILLed (docs/protocol.md §5.2, §7.8).
 //
 // Each process has one seq counter from 1, shared by output chunks, the exit
 // and the close, so a run is output…, exited(n), closed(n+1). Seq assignment
@@ -19,17 +19,17 @@
 // that does not read blocks the producer (and so the child) instead of
 // growing memory. The newest 1 MiB (configurable) and at most 50 000 chunks
 // are retained for process/read; evictions are counted and reported with
-// includeTruncation. A closed process stays readable for 80 s (§7.5, §7.6).
+// includeTruncation. A closed process stays readable for 80 s (docs/protocol.md §7.5, §7.6).
 //
 // Binder puts the handshake gate in front of every method (params are
-// decoded first, then the handshake is checked, §5.1); control requests
+// decoded first, then the handshake is checked, docs/protocol.md §5.1); control requests
 // (terminate, signal, resize, environment/*) are answered at once, even
-// while a long-poll process/read is parked (§1.5). The process/start answer
+// while a long-poll process/read is parked (docs/protocol.md §1.5). The process/start answer
 // is written before the process's first notification.
 //
 // # command/exec
 //
-// The one-shot family of unifiedexec.md §13 (command/exec, its write,
+// The one-shot family of docs/protocol.md §12 (command/exec, its write,
 // resize and terminate follow-ups, and outputDelta notifications) belongs
 // to the connection, not to the session: its process ids are the
 // connection's, and closing the connection kills its commands. Each run is

@@ -10,8 +10,8 @@ import (
 	"github.com/codexec/codex/wire"
 )
 
-// environmentInfo describes the machine the server runs on (protocol.md
-// §6.3). Capabilities stay empty until the matching features exist: the
+// environmentInfo describes the machine the server runs on (
+// docs/protocol.md §6.3). Capabilities stay empty until the matching features exist: the
 // client then never sends what we do not implement.
 func environmentInfo(version string, env []string) wire.EnvironmentInfo {
 	cwd, _ := os.Getwd()

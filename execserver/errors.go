@@ -15,7 +15,7 @@ import (
 // package wire. Decisions use the codes (errors.Is), never the texts.
 
 // errProcessSandbox maps a sandbox parse or resolution failure of
-// process/start to -32602 (protocol.md §3).
+// process/start to -32602 (docs/protocol.md §3).
 func errProcessSandbox(err error) error {
 	var we *rpc.Error
 	switch {
@@ -31,7 +31,7 @@ func errProcessSandbox(err error) error {
 }
 
 // errSpawn maps a failed spawn to -32603 with the OS error text and [ext]
-// data {"op","errno"} (protocol.md §3): op is "chdir" when the working
+// data {"op","errno"} (docs/protocol.md §3): op is "chdir" when the working
 // directory failed and "exec" otherwise, errno the OS error number. Errors
 // that carry no errno get no data.
 func errSpawn(err error) error {

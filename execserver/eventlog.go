@@ -7,7 +7,7 @@ import (
 )
 
 // Limits on the output retained per process for process/read
-// (protocol.md §7.6). The byte cap is server configuration.
+// (docs/protocol.md §7.6). The byte cap is server configuration.
 const (
 	DefaultRetainedBytes  = 1 << 20
 	DefaultRetainedChunks = 50_000
@@ -139,7 +139,7 @@ func (l *eventLog) retainedText() (stdout, stderr []byte) {
 	return stdout, stderr
 }
 
-// readResult is the outcome of a read (protocol.md §6.6).
+// readResult is the outcome of a read (docs/protocol.md §6.6).
 type readResult struct {
 	Chunks           []outChunk
 	NextSeq          uint64

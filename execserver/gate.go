@@ -3,8 +3,10 @@ package execserver
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
@@ -12,7 +14,7 @@ import (
 )
 
 // Binder builds the handler of each exec-server connection: the handshake
-// gate (protocol.md §5.1) in front of the process methods and of any extra
+// gate (docs/protocol.md §5.1) in front of the process methods and of any extra
 // methods (the fs/* bindings), all sharing one Registry.
 type Binder struct {
 	reg   *Registry
@@ -30,17 +32,37 @@ func NewBinder(reg *Registry, extra map[string]rpc.HandlerFunc, logger *zap.Logg
 }
 
 // Bind is an rpc.Options.Bind function. When the connection ends, its
-// session is detached.
+// session is detached. The opening and the close of the connection are
+// logged at info, the close with its session (if it got one) and how long
+// it lasted.
 func (b *Binder) Bind(c *rpc.Conn) rpc.Handler {
 	h := &connHandler{b: b, reg: b.reg, c: c, stdin: newStdinBudget(c, b.reg.cfg.StdinParkBytes)}
+	opened := time.Now()
+	peer := connPeer(c.Label())
+	b.log.Info("connection opened", zap.String("peer", peer))
 	c.Go(h.stdin.run)
 	c.Go(func(ctx context.Context) {
 		<-ctx.Done()
+		fields := []zap.Field{zap.String("peer", peer)}
 		if s := h.sess.Load(); s != nil {
+			fields = append(fields, zap.String("session", s.id))
 			b.reg.detach(s, c)
 		}
+		b.log.Info("connection closed", append(fields, zap.Int64("duration_ms", time.Since(opened).Milliseconds()))...)
 	})
 	return h
+}
+
+// connPeer returns the peer of a connection from its framer label: the
+// remote address of a WebSocket connection, "stdio" for the stdio one.
+func connPeer(label string) string {
+	if peer, ok := strings.CutPrefix(label, wire.LabelWebSocketPrefix); ok {
+		return peer
+	}
+	if label == wire.LabelStdio {
+		return "stdio"
+	}
+	return label
 }
 
 // Handshake states of a connection.
@@ -111,7 +133,7 @@ func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error)
 }
 
 // Preempt answers control requests at once, even while earlier requests of
-// the connection still wait (protocol.md §1.5). Before the handshake nothing
+// the connection still wait (docs/protocol.md §1.5). Before the handshake nothing
 // is preempted, so handshake errors come back in wire order.
 //
 // A control request for a process whose process/start was received but not

@@ -30,8 +30,8 @@ var (
 )
 
 // gracefulTerminate is the cause of a graceful process/terminate: SIGTERM
-// to the process group now, SIGKILL to the tree after grace (protocol.md
-// §10.3). It matches errTerminated.
+// to the process group now, SIGKILL to the tree after grace (
+// docs/protocol.md §10.3). It matches errTerminated.
 type gracefulTerminate struct{ grace time.Duration }
 
 func (g *gracefulTerminate) Error() string        { return "process/terminate (graceful)" }
@@ -101,7 +101,7 @@ type watcher struct {
 	grace   *time.Timer      // the pending SIGKILL of a graceful terminate, or nil
 	graceC  <-chan time.Time // grace.C while armed
 	killed  bool             // the tree was SIGKILLed: at most once
-	logged  bool             // the cause was logged: once
+	cause   error            // the first cause acted on, logged once; nil if none
 }
 
 // watch publishes the exit and the close of the process, in that order,
@@ -117,16 +117,40 @@ func (e *entry) watch(p *proc.Process) {
 	defer e.cancel(nil) // releases e.ctx from its session's
 	defer w.stopGrace()
 	w.until(p.ExitFlushed())
+	exitedAt := time.Now()
 	<-e.started
 	code := p.ExitCode()
 	denied := false
 	if e.sandboxed {
 		stdout, stderr := e.log.retainedText()
-		denied = sandbox.LikelyDenied(code, stdout, stderr) // protocol.md §8.4
+		denied = sandbox.LikelyDenied(code, stdout, stderr) // docs/protocol.md §8.4
+		if denied {
+			e.sess.reg.cfg.Metrics.SandboxDenied()
+		}
 	}
 	e.emitExited(code, denied)
 	w.until(p.OutputDone())
+	e.logEnded(p, exitedAt.Sub(e.startedAt), denied, w.cause)
 	e.finish(p)
+}
+
+// logEnded logs the end of the process at info: its exit code, the
+// signal that killed it if one did, how long it ran (from the request),
+// the bytes it wrote, and the server's cause for ending it, if any.
+func (e *entry) logEnded(p *proc.Process, ran time.Duration, denied bool, cause error) {
+	fields := make([]zap.Field, 0, 8)
+	fields = append(fields, zap.String("processId", e.id), zap.Int("pid", p.Pid()), zap.Int("exit_code", p.ExitCode()))
+	if sig := p.ExitSignal(); sig != 0 {
+		fields = append(fields, zap.String("signal", unix.SignalName(sig)))
+	}
+	fields = append(fields, zap.Int64("duration_ms", ran.Milliseconds()), zap.Int64("bytes_out", e.bytesOut.Load()))
+	if denied {
+		fields = append(fields, zap.Bool("sandbox_denied", true))
+	}
+	if cause != nil {
+		fields = append(fields, zap.String("cause", cause.Error()))
+	}
+	e.sess.log.Info("process ended", fields...)
 }
 
 // until acts on causes and on the grace timer until done is closed.
@@ -159,15 +183,12 @@ func (w *watcher) until(done <-chan struct{}) {
 
 // act ends the process for cause: a graceful terminate sends SIGTERM to the
 // group and (re)arms the SIGKILL after its grace; any other cause kills
-// the tree at once. The first cause is logged.
+// the tree at once. The first cause is logged now at debug, and again in
+// the info line of the process's end.
 func (w *watcher) act(cause error) {
-	if !w.logged {
-		w.logged = true
-		level := zap.InfoLevel
-		if errors.Is(cause, errTerminated) || errors.Is(cause, errStartCancelled) {
-			level = zap.DebugLevel // asked for by the client
-		}
-		w.e.sess.log.Log(level, "ending process", zap.String("process", w.e.id), zap.String("cause", cause.Error()))
+	if w.cause == nil {
+		w.cause = cause
+		w.e.sess.log.Debug("ending process", zap.String("process", w.e.id), zap.String("cause", cause.Error()))
 	}
 	var g *gracefulTerminate
 	if !errors.As(cause, &g) {
@@ -215,6 +236,7 @@ func (e *entry) finish(p *proc.Process) {
 	s.mu.Lock()
 	s.live--
 	s.mu.Unlock()
+	s.reg.cfg.Metrics.ProcessClosed()
 	e.emitClosed()
 	p.Close()
 	s.mu.Lock()

@@ -12,7 +12,7 @@ import (
 )
 
 // method is one bound method: its params are decoded before the handshake
-// check (protocol.md §5.1), then it runs.
+// check (docs/protocol.md §5.1), then it runs.
 type method struct {
 	control bool // answered at once, even while other requests wait
 	run     func(ctx context.Context, h *connHandler, req *rpc.Request) (any, error)
@@ -124,7 +124,7 @@ func read(_ context.Context, h *connHandler, req *rpc.Request, p *wire.ReadParam
 		return readResult2Wire(res, p.IncludeTruncation), nil
 	}
 	// Park the long poll; it must not hold up the connection's other
-	// requests (protocol.md §1.5).
+	// requests (docs/protocol.md §1.5).
 	wait := time.Duration(min(*p.WaitMs, uint64(24*time.Hour/time.Millisecond))) * time.Millisecond
 	h.c.Go(func(ctx context.Context) {
 		timer := time.NewTimer(wait)
@@ -190,7 +190,7 @@ func write(_ context.Context, h *connHandler, req *rpc.Request, p *wire.WritePar
 	if len(p.Chunk) > 0 {
 		// A full queue parks the answer, not the connection: the write
 		// waits in order behind the others of this process, and is
-		// answered once its bytes are queued (protocol.md §1.5, §6.7).
+		// answered once its bytes are queued (docs/protocol.md §1.5, §6.7).
 		cost := parkCost(len(p.Chunk))
 		queued, err := pr.WriteAsync(p.Chunk, func() bool { return h.stdin.reserve(cost) }, func(err error) {
 			h.stdin.release(cost)
@@ -230,7 +230,7 @@ func writeStatus(err error) (any, error) {
 	return nil, wire.OSError(rpc.CodeInternalError, err)
 }
 
-// closeStdin is process/write with no bytes and closeStdin (§10.2).
+// closeStdin is process/write with no bytes and closeStdin (docs/protocol.md §10.2).
 func closeStdin(ctx context.Context, h *connHandler, req *rpc.Request, p *wire.ProcessIDParams) (any, error) {
 	return write(ctx, h, req, &wire.WriteParams{ProcessID: p.ProcessID, CloseStdin: true})
 }

@@ -3,10 +3,12 @@ package execserver
 import (
 	"context"
 	"errors"
+	"github.com/codexec/codex/config"
 	"net"
 	"sync"
 	"time"
 
+	"github.com/codexec/codex/metrics"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/google/uuid"
@@ -37,6 +39,12 @@ type SessionConfig struct {
 	// Limits apply to every process's cgroup leaf; zero fields mean no
 	// limit (exec-server's flags set its defaults).
 	Limits proc.Limits
+	// Permissions are the configured permission profiles command/exec
+	// resolves names against; nil means none (the default is ":read-only").
+	Permissions *config.Permissions
+	// Metrics receives the counts of processes and sessions; nil records
+	// nothing.
+	Metrics *metrics.Metrics
 }
 
 func (c *SessionConfig) setDefaults() {
@@ -111,6 +119,8 @@ func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 		return nil, errShuttingDown
 	}
 	r.sessions[s.id] = s
+	r.cfg.Metrics.SessionCreated()
+	s.log.Debug("session created")
 	return s, nil
 }
 
@@ -129,6 +139,7 @@ func (r *Registry) resume(id string, c *rpc.Conn) (*Session, error) {
 		s.expiry.Stop()
 		s.expiry = nil
 	}
+	r.cfg.Metrics.SessionResumed()
 	s.log.Info("session resumed")
 	return s, nil
 }
@@ -138,14 +149,16 @@ func (r *Registry) resume(id string, c *rpc.Conn) (*Session, error) {
 func (r *Registry) detach(s *Session, c *rpc.Conn) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !s.attached.CompareAndSwap(c, nil) {
-		return
+	if !s.attached.CompareAndSwap(c, nil) || r.sessions[s.id] != s {
+		return // resumed elsewhere, or ended by Shutdown
 	}
 	if r.cfg.SessionTTL == 0 {
 		delete(r.sessions, s.id)
+		r.cfg.Metrics.SessionEnded(false)
 		s.end(errConnClosed)
 		return
 	}
+	r.cfg.Metrics.SessionDetached()
 	s.log.Debug("session detached", zap.Duration("ttl", r.cfg.SessionTTL))
 	s.expiry = time.AfterFunc(r.cfg.SessionTTL, func() { r.expire(s) })
 }
@@ -159,7 +172,14 @@ func (r *Registry) expire(s *Session) {
 	delete(r.sessions, s.id)
 	s.expiry = nil
 	r.mu.Unlock()
-	s.log.Info("detached session expired; killing its processes")
+	r.cfg.Metrics.SessionEnded(true)
+	// A one-shot client leaves a detached session behind every time: only
+	// one that ran processes is worth an operator's attention.
+	level := zap.DebugLevel
+	if s.ranProcesses() {
+		level = zap.InfoLevel
+	}
+	s.log.Log(level, "detached session expired; killing its processes", zap.Int("processes_killed", s.liveCount()))
 	s.end(errSessionExpired)
 }
 
@@ -169,14 +189,18 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
 	sessions := make([]*Session, 0, len(r.sessions))
+	killed := 0
 	for _, s := range r.sessions {
 		sessions = append(sessions, s)
+		r.cfg.Metrics.SessionEnded(s.expiry != nil)
 		if s.expiry != nil {
 			s.expiry.Stop()
 		}
+		killed += s.liveCount()
 	}
 	r.sessions = map[string]*Session{}
 	r.mu.Unlock()
+	r.log.Info("shutting down", zap.Int("sessions", len(sessions)), zap.Int("processes_killed", killed))
 	for _, s := range sessions {
 		s.end(errShutdown)
 	}

@@ -108,7 +108,8 @@ func serveWebSocket(ctx context.Context, cfg Config, opts rpc.Options, checkPeer
 	fmt.Fprintf(orDiscard(cfg.URLOut), "ws://%s\n", ln.Addr())
 	logger.Info("exec-server listening", zap.String("url", "ws://"+ln.Addr().String()))
 	opts.ParseError = wire.ParseError(true)
-	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: cfg.MaxMessage, TokenSHA256: cfg.TokenSHA256, JWT: cfg.JWT, Logger: logger, CheckPeer: checkPeer, LabelPrefix: wire.LabelWebSocketPrefix}
+	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: cfg.MaxMessage, TokenSHA256: cfg.TokenSHA256, JWT: cfg.JWT, Logger: logger, CheckPeer: checkPeer, LabelPrefix: wire.LabelWebSocketPrefix,
+		OnAuthFailure: cfg.Sessions.Metrics.AuthFailed}
 	return srv.Serve(ctx, ln)
 }
 

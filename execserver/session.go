@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Session is a process table that outlives connections (protocol.md §5.2).
+// Session is a process table that outlives connections (docs/protocol.md §5.2).
 // At most one connection is attached at a time; notifications go only to it,
 // and are dropped while the session is detached.
 //
@@ -32,6 +32,7 @@ type Session struct {
 	mu    sync.Mutex
 	procs map[string]*entry // guarded by mu
 	live  int               // guarded by mu: entries not yet closed
+	ran   bool              // guarded by mu: a process was admitted once
 	ended bool              // guarded by mu: no new processes
 
 	expiry *time.Timer // guarded by reg.mu: runs while detached
@@ -48,6 +49,20 @@ func (s *Session) lookup(id string) *entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.procs[id]
+}
+
+// liveCount returns the number of processes not yet closed.
+func (s *Session) liveCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live
+}
+
+// ranProcesses reports whether a process was ever admitted.
+func (s *Session) ranProcesses() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ran
 }
 
 // end ends the session for cause (TTL expiry, shutdown, the connection's
@@ -99,6 +114,10 @@ type entry struct {
 	p         atomic.Pointer[proc.Process]
 	started   chan struct{} // closed once the start response is queued
 	sandboxed bool
+	argv0     string    // argv[0] as given, for the logs (never the rest: it may hold secrets)
+	tty       bool      // for the logs
+	startedAt time.Time // when process/start was received
+	bytesOut  atomic.Int64
 
 	// ctx is cancelled with the first cause to end the process (see
 	// lifecycle.go); it derives from the session's. Later causes go to
@@ -141,6 +160,8 @@ func (e *entry) emit(s proc.Stream, data []byte) {
 	e.emitMu.Lock()
 	defer e.emitMu.Unlock()
 	seq := e.log.appendOutput(s, data)
+	e.bytesOut.Add(int64(len(data)))
+	e.sess.reg.cfg.Metrics.Output(len(data))
 	if c := e.sess.conn(); c != nil {
 		_ = c.Send(e.sess.ctx, wire.AppendOutputNotification(rpc.AcquireFrameSize(wire.OutputFrameSize(len(data))), e.qid, seq, s.String(), data, appendBase64), true)
 	}

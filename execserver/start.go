@@ -7,14 +7,16 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
+	"go.uber.org/zap"
 )
 
-// start handles process/start (protocol.md §6.5). The response is queued
+// start handles process/start (docs/protocol.md §6.5). The response is queued
 // before the process's first notification: emitters wait on entry.started,
 // which is closed only after Respond.
 //
@@ -22,7 +24,20 @@ import (
 // here (BuildEnv, processPlan), then proc.Start looks the program up in the
 // child's PATH, wraps it in the sandbox helper and forks; nothing comes
 // back to this package before the process runs.
-func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartParams) (any, error) {
+//
+// A start answered with an error is logged at info with the error and
+// counted; one that runs is logged by startProcess.
+func start(ctx context.Context, h *connHandler, req *rpc.Request, p *wire.StartParams) (any, error) {
+	res, err := startProcess(ctx, h, req, p, time.Now())
+	if err != nil && !errors.Is(err, rpc.ErrAsync) {
+		h.reg.cfg.Metrics.StartFailed()
+		h.session().log.Info("process start failed", zap.String("processId", p.ProcessID), zap.String("argv0", argv0(p.Argv)), zap.Error(err))
+	}
+	return res, err
+}
+
+// startProcess is start, for a request received at t0.
+func startProcess(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartParams, t0 time.Time) (any, error) {
 	if len(p.Argv) == 0 {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "argv must not be empty")
 	}
@@ -35,7 +50,7 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	var plan *sandbox.Plan
 	if hasSandbox(p.Sandbox) {
 		// Any sandbox object reports linuxSeccomp, as the reference does,
-		// even when the plan turns out to enforce nothing (protocol.md §8.2).
+		// even when the plan turns out to enforce nothing (docs/protocol.md §8.2).
 		sandboxType = "linuxSeccomp"
 		if plan, env, err = processPlan(p.Sandbox, p.Cwd.Native, env); err != nil {
 			return nil, err
@@ -50,7 +65,8 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 		log:       newEventLog(cfg.RetainedBytes, DefaultRetainedChunks),
 		started:   make(chan struct{}),
 		sandboxed: sandboxType != "none",
-		ctx:       ctx, cancel: cancel, later: newMailbox(),
+		argv0:     p.Argv[0], tty: p.TTY, startedAt: t0,
+		ctx: ctx, cancel: cancel, later: newMailbox(),
 	}
 	if plan != nil {
 		// Handles on the protected names and the shared placeholders are
@@ -79,6 +95,9 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	}
 	e.p.Store(pr)
 	e.setState(stateRunning)
+	h.reg.cfg.Metrics.ProcessStarted(time.Since(t0))
+	s.log.Info("process started", zap.String("processId", p.ProcessID), zap.Int("pid", pr.Pid()),
+		zap.String("argv0", e.argv0), zap.Bool("tty", e.tty), zap.Bool("sandboxed", e.sandboxed))
 	h.reg.wg.Add(1)
 	go func() {
 		defer h.reg.wg.Done()
@@ -93,6 +112,15 @@ func start(_ context.Context, h *connHandler, req *rpc.Request, p *wire.StartPar
 	_ = h.c.Respond(req.ID, wire.StartResult{ProcessID: p.ProcessID, SandboxType: sandboxType}, nil)
 	close(e.started)
 	return nil, rpc.ErrAsync
+}
+
+// argv0 returns argv[0], or "" for an empty argv. Only it is logged: the
+// arguments may hold secrets.
+func argv0(argv []string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	return argv[0]
 }
 
 // startSize returns the terminal size of process/start: zero without a
@@ -127,6 +155,7 @@ func (s *Session) admit(id string, e *entry, limit int) error {
 	}
 	s.procs[id] = e
 	s.live++
+	s.ran = true
 	return nil
 }
 
@@ -148,7 +177,7 @@ func hasSandbox(raw json.RawMessage) bool {
 // processPlan resolves the sandbox object of process/start into the plan
 // the helper enforces, or nil when the profile restricts nothing. It also
 // returns the child environment, with CODEX_SANDBOX_NETWORK_DISABLED=1 when
-// the network is off (protocol.md §7.3).
+// the network is off (docs/protocol.md §7.3).
 func processPlan(raw json.RawMessage, cwd string, env []string) (*sandbox.Plan, []string, error) {
 	sb, err := sandbox.ParseSandbox(raw)
 	if err != nil {
@@ -165,7 +194,7 @@ func planFor(sb *sandbox.Sandbox, cwd string, env []string, forceNetEnv bool) (*
 	plan, err := sandbox.Resolve(sb.Permissions, sandbox.NewContext(sb, cwd, tmp), sandbox.PurposeProcess)
 	if errors.Is(err, sandbox.ErrSymlinkCrossing) {
 		// The command runs and fails with the reason on stderr, as with the
-		// reference (sandbox.md §7 item 14).
+		// reference (docs/sandbox.md §3.4).
 		return &sandbox.Plan{Refusal: err.Error()}, env, nil
 	}
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/codexec/codex/rpc"
 )
 
-// The sandboxed filesystem helper (protocol.md §8.3): for a filesystem call
+// The sandboxed filesystem helper (docs/protocol.md §8.3): for a filesystem call
 // whose sandbox must be enforced, the server re-executes its own binary
 // under that sandbox; the child reads one request line from stdin, performs
 // the operation in-process and writes one response line to stdout.
@@ -98,7 +98,7 @@ func errorResponse(e *rpc.Error) helperResponse {
 }
 
 // decodeHelperOutput turns the helper's stdout into the method's result or
-// its wire error (protocol.md §8.3 texts).
+// its wire error (docs/protocol.md §8.3 texts).
 func decodeHelperOutput(operation string, stdout []byte) (json.RawMessage, error) {
 	var resp helperResponse
 	if err := json.Unmarshal(stdout, &resp); err != nil {

@@ -1,5 +1,5 @@
 // Package fshelper implements the filesystem methods of the exec-server
-// (protocol.md §6.11): plain, bounded filesystem operations and their
+// (docs/protocol.md §6.11): plain, bounded filesystem operations and their
 // JSON-RPC bindings.
 //
 // # Operations
@@ -42,13 +42,13 @@
 // Handlers returns the fs/* request handlers. They decode params with the rpc
 // codec (so path errors are the codec's -32602 errors), run the operation and
 // map failures to wire errors with WireError, the single place that applies the
-// error table of protocol.md §3.
+// error table of docs/protocol.md §3.
 //
 // A call whose sandbox must be enforced (a restricted filesystem policy
-// without full-disk write, protocol.md §8.2) does not run in the server: it
+// without full-disk write, docs/protocol.md §8.2) does not run in the server: it
 // runs in our own binary re-executed as the sandbox helper in `--fs-helper`
 // mode, which reads one JSON request line on stdin and writes one response
-// line (ChildMain, §8.3). A denied write then fails as in the reference,
+// line (ChildMain, docs/protocol.md §8.3). A denied write then fails as in the reference,
 // with -32603 Read-only file system (os error 30). Every other call runs
 // directly.
 package fshelper

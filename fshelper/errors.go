@@ -10,7 +10,7 @@ import (
 )
 
 // Validation errors of the filesystem operations. Their texts are the exact
-// wire messages of protocol.md §3 (package wire); WireError sends them as -32600, except
+// wire messages of docs/protocol.md §3 (package wire); WireError sends them as -32600, except
 // ErrTooManyEntries, which the protocol lists as -32603. Operations return
 // them unwrapped or wrapped with %w; decisions use errors.Is.
 var (
@@ -61,7 +61,7 @@ func (e *NotFileError) Error() string { return fmt.Sprintf(wire.MsgNotFileFmt, e
 // Is reports whether target is ErrNotFile.
 func (e *NotFileError) Is(target error) bool { return target == ErrNotFile }
 
-// WireError maps an error of this package to the wire error of protocol.md §3.
+// WireError maps an error of this package to the wire error of docs/protocol.md §3.
 // It is the only place where filesystem failures get their codes:
 //
 //   - an *rpc.Error anywhere in the chain is returned as is;
@@ -99,7 +99,7 @@ func WireError(err error) *rpc.Error {
 	return rpc.Errorf(rpc.CodeInternalError, "%s", err.Error())
 }
 
-// errnoCode is the filesystem error mapping of protocol.md §3, keyed the way
+// errnoCode is the filesystem error mapping of docs/protocol.md §3, keyed the way
 // Rust's std decodes an errno into an io::ErrorKind.
 func errnoCode(errno syscall.Errno) int {
 	switch errno {

@@ -2,7 +2,7 @@ package fshelper
 
 import "time"
 
-// Limits of protocol.md §11.
+// Limits of docs/protocol.md §11.
 const (
 	// MaxReadSize is the largest file ReadFile returns: 512 MiB.
 	MaxReadSize = 512 << 20

@@ -35,7 +35,7 @@ var pathMethods = []struct{ method, params string }{
 }
 
 // TestBadPaths runs every method with the rejected path forms of
-// protocol.md §4; nothing touches the filesystem.
+// docs/protocol.md §4; nothing touches the filesystem.
 func TestBadPaths(t *testing.T) {
 	bad := []struct {
 		name, path string

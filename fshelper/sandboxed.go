@@ -16,7 +16,7 @@ import (
 )
 
 // sandboxedCall runs one fs method in a sandboxed `--fs-helper` child when
-// the request's sandbox must be enforced (protocol.md §8.2-§8.3): its
+// the request's sandbox must be enforced (docs/protocol.md §8.2-§8.3): its
 // filesystem policy is restricted and does not grant full-disk write. It
 // returns handled = false when the operation should run directly.
 func sandboxedCall(ctx context.Context, method string, params json.RawMessage) (result any, handled bool, err error) {
@@ -52,7 +52,7 @@ func sandboxedCall(ctx context.Context, method string, params json.RawMessage) (
 }
 
 // fsSandboxError maps a sandbox parse or resolution failure of an fs
-// method to -32600 (protocol.md §3).
+// method to -32600 (docs/protocol.md §3).
 func fsSandboxError(err error) error {
 	switch {
 	case errors.Is(err, sandbox.ErrUnenforceable):
@@ -64,7 +64,7 @@ func fsSandboxError(err error) error {
 }
 
 // helperEnv is the environment of the fs helper: only the temp and path
-// variables of the server (protocol.md §8.3).
+// variables of the server (docs/protocol.md §8.3).
 func helperEnv() []string {
 	var env []string
 	for _, k := range []string{"PATH", "TMPDIR", "TMP", "TEMP"} {

@@ -14,12 +14,12 @@
 // fork), starts with default signal handlers and an empty signal mask, and
 // inherits no fd other than 0, 1 and 2. Argv[0] is resolved with execvp
 // semantics against the PATH of the child's environment. Environment and
-// working directory are exactly those of the Spec (protocol.md §7.1-§7.3).
+// working directory are exactly those of the Spec (docs/protocol.md §7.1-§7.3).
 //
 // A PTY child has the slave as fds 0-2 and as controlling terminal; the
 // parent closes its slave copy right after the start and reads the master,
 // whose EIO is EOF. Pipe children have separate stdout and stderr pipes and
-// either a stdin pipe or /dev/null (§7.2, §7.4).
+// either a stdin pipe or /dev/null (docs/protocol.md §7.2, §7.4).
 //
 // An idle child costs no OS thread and no buffer: the exit is awaited by
 // polling its pidfd in the Go netpoller, and output is read through
@@ -30,7 +30,7 @@
 //
 // # Exit, EOF and kill semantics
 //
-// Exit and output EOF are independent (style.md §3.5). Exited is closed when
+// Exit and output EOF are independent (docs/development.md §3.5). Exited is closed when
 // the direct child is reaped; ExitCode is then its status, 128+N after
 // signal N, or -1. OutputDone is closed when every stream reached EOF, which
 // a background descendant holding stdout can delay indefinitely: a normal
@@ -41,7 +41,7 @@
 // Signal goes to the process group. Kill sends SIGKILL to the whole tree:
 // the process group and, with a TreeKiller, every descendant including the
 // ones that called setsid (cgroup v2 leaf per process, or a subreaper /proc
-// walk where cgroup2 is unavailable; see TreeKiller and §7.8). After a
+// walk where cgroup2 is unavailable; see TreeKiller and docs/protocol.md §7.8). After a
 // Kill, output that has not reached EOF within KillGrace is force-closed,
 // so OutputDone always fires. Close kills what still runs, waits for every
 // goroutine of the process and reaps it: no zombies are left behind.

@@ -21,7 +21,7 @@ var nonInheritable = []string{
 // reach a child through inheritance, even with ignoreDefaultExcludes: the
 // tokens our binary reads (the exec client's CODEX_*TOKEN* variables), so a
 // server started from a shell that holds one does not hand it to commands
-// (issue 7, escape 8). A client may still set them explicitly.
+// (docs/protocol.md §7.3). A client may still set them explicitly.
 var serverSecrets = []string{"CODEX_*TOKEN*"}
 
 var coreNames = []string{"PATH", "SHELL", "TMPDIR", "TEMP", "TMP", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "USER"}

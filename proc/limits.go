@@ -1,7 +1,7 @@
 package proc
 
 // Limits are resource limits applied to the cgroup leaf of every process
-// (issue 7: a fork bomb or a runaway allocation inside one command must
+// (docs/operations.md §4: a fork bomb or a runaway allocation inside one command must
 // not take the host down). The zero value limits nothing.
 type Limits struct {
 	// MaxPids is pids.max of each leaf: the tasks (processes and threads)

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Peer identification (issue 7, escape 8). A sandboxed command with the
+// Peer identification (docs/sandbox.md §7). A sandboxed command with the
 // network on shares the server's network namespace, so it can connect to
 // the server's own WebSocket listener and ask for an unsandboxed process.
 // CheckPeer finds the process behind the other end of a local TCP

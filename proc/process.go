@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -16,8 +17,8 @@ import (
 // after a successful Start, call Close to kill what is left, join the
 // process's goroutines and release its fds and cgroup leaf. Exited and
 // OutputDone report the two independent ends of a process: the direct child
-// being reaped, and every output stream reaching EOF (protocol.md §7.8 and
-// style.md §3.5).
+// being reaped, and every output stream reaching EOF (docs/protocol.md §7.8 and
+// docs/development.md §3.5).
 //
 // All methods are safe for concurrent use. Close must not be called from
 // the OutputFunc, which runs on a goroutine that Close waits for.
@@ -52,10 +53,11 @@ type Process struct {
 	graceTimer *time.Timer // armed by Kill while output is open; stopped at EOF
 	unfinished int         // of {exit, output EOF}; at 0 the cgroup leaf is released
 
-	exitCode    int           // written by the wait goroutine before exited is closed
-	exited      chan struct{} // closed once the direct child is reaped
-	exitFlushed chan struct{} // closed after exited, once the pre-exit output was delivered
-	outputDone  chan struct{} // closed once every reader goroutine returned
+	exitCode    int            // written by the wait goroutine before exited is closed
+	exitSignal  syscall.Signal // likewise: the signal that ended the child, 0 if it exited
+	exited      chan struct{}  // closed once the direct child is reaped
+	exitFlushed chan struct{}  // closed after exited, once the pre-exit output was delivered
+	outputDone  chan struct{}  // closed once every reader goroutine returned
 
 	stdin stdinQueue
 

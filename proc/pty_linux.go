@@ -18,7 +18,7 @@ import (
 // controlling terminal), the master is the parent's only stream.
 //
 // The master must be non-blocking and netpoller-owned, so that a read parks
-// a goroutine rather than an OS thread and Close unblocks it (style.md §3.6).
+// a goroutine rather than an OS thread and Close unblocks it (docs/development.md §3.6).
 // pty.Open leaves it in blocking mode (its ioctls go through File.Fd), so we
 // keep a non-blocking duplicate and close the original. The slave, in
 // contrast, must be blocking: the child shares its open file description.

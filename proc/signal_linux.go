@@ -16,7 +16,7 @@ import (
 )
 
 // ClaimIgnoredSignals makes sure children start with every signal at its
-// default disposition (protocol.md §7.4), even when the server inherited
+// default disposition (docs/protocol.md §7.4), even when the server inherited
 // some ignored (nohup, a background job of a non-interactive shell, a
 // supervisor). execve passes SIG_IGN on, and the Go runtime keeps an
 // inherited SIG_IGN, so without this every child would ignore them too.

@@ -255,7 +255,7 @@ func wrapSandbox(spec *Spec, path string, pts *os.File) (*sandbox.WrappedCommand
 	}
 	plan.Dir, plan.Env = spec.Dir, spec.Env
 	// Writable roots are bound at their canonical paths, so a symlinked cwd
-	// runs in its canonical location (sandbox.md §7 item 22).
+	// runs in its canonical location (docs/sandbox.md §3.4).
 	if d, err := filepath.EvalSymlinks(spec.Dir); err == nil {
 		plan.Dir = d
 	}

@@ -14,7 +14,7 @@ import (
 type Stream uint8
 
 // The output streams of a process. A pipe-mode process has StreamStdout and
-// StreamStderr; a PTY process has only StreamPTY (protocol.md §7.4).
+// StreamStderr; a PTY process has only StreamPTY (docs/protocol.md §7.4).
 const (
 	StreamStdout Stream = iota
 	StreamStderr
@@ -123,7 +123,7 @@ var (
 	ErrQueueFull = errors.New("proc: stdin queue is full")
 )
 
-// Defaults and limits (protocol.md §11).
+// Defaults and limits (docs/protocol.md §11).
 const (
 	// DefaultRows and DefaultCols are the PTY size when Spec leaves it zero.
 	DefaultRows, DefaultCols = 24, 80

@@ -26,7 +26,7 @@ const (
 )
 
 // TreeKiller kills whole process trees, including descendants that called
-// setsid and so escaped their process group (protocol.md §7.8 [ext]).
+// setsid and so escaped their process group (docs/protocol.md §7.8 [ext]).
 //
 // In cgroup mode every process starts directly inside its own cgroup v2
 // leaf (CLONE_INTO_CGROUP) under a directory the TreeKiller owns, and a kill

@@ -107,7 +107,7 @@ func TestTreeKillSetsidDescendant(t *testing.T) {
 	}
 }
 
-// TestTreeKillShellSetsid is the scenario of protocol.md §7.8 with the
+// TestTreeKillShellSetsid is the scenario of docs/protocol.md §7.8 with the
 // setsid(1) tool, where it exists.
 func TestTreeKillShellSetsid(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {

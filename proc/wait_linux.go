@@ -6,6 +6,7 @@
 package proc
 
 import (
+	"syscall"
 	"unsafe"
 
 	"go.uber.org/zap"
@@ -64,7 +65,7 @@ func (p *Process) waitPidfd(pidfd int) (code int, ok bool) {
 			return false // still running
 		}
 		p.reaped, reaped = true, true
-		code = si.exitCode()
+		code, p.exitSignal = si.exitCode(), si.signal()
 		return true
 	})
 	if err != nil && !reaped {
@@ -90,6 +91,7 @@ func (p *Process) waitBlocking() int {
 	if err := waitid(unix.P_PID, p.pid, &si, unix.WEXITED|unix.WNOHANG); err != nil || si.pid == 0 {
 		return -1
 	}
+	p.exitSignal = si.signal()
 	return si.exitCode()
 }
 
@@ -114,7 +116,7 @@ const (
 	cldDumped = 3
 )
 
-// exitCode maps a CLD_* code to the exit code of protocol.md §7.7.
+// exitCode maps a CLD_* code to the exit code of docs/protocol.md §7.7.
 func (si *siginfo) exitCode() int {
 	switch si.code {
 	case cldExited:
@@ -123,6 +125,14 @@ func (si *siginfo) exitCode() int {
 		return 128 + int(si.status)
 	}
 	return -1
+}
+
+// signal returns the signal that ended the child, or 0 if it exited.
+func (si *siginfo) signal() syscall.Signal {
+	if si.code == cldKilled || si.code == cldDumped {
+		return syscall.Signal(si.status)
+	}
+	return 0
 }
 
 // waitid is waitid(2) with a siginfo that exposes the SIGCHLD fields.

@@ -10,7 +10,7 @@ import (
 )
 
 // Path is a filesystem path received as a `file://` URI or, as the older
-// design documents allow, a plain absolute path (protocol.md §4). It keeps the
+// design documents allow, a plain absolute path (docs/protocol.md §4). It keeps the
 // form it arrived in so that derived response paths can use the same form.
 // The zero value is an empty, unset path.
 type Path struct {

@@ -38,7 +38,7 @@ type Framer interface {
 	Label() string
 }
 
-// NewStdioFramer frames newline-delimited JSON over r and w (protocol.md §1.4).
+// NewStdioFramer frames newline-delimited JSON over r and w (docs/protocol.md §1.4).
 // Lines may end in "\n" or "\r\n"; blank lines are skipped; a line above
 // maxSize bytes gives ErrTooLarge.
 func NewStdioFramer(r io.Reader, w io.Writer, closer io.Closer, label string, maxSize int64) Framer {
@@ -129,7 +129,7 @@ func (f *stdioFramer) Close(bool) error {
 }
 
 // NewWebSocketFramer frames one JSON message per WebSocket message over c
-// (protocol.md §1.2). Text and binary frames are both read as JSON; the
+// (docs/protocol.md §1.2). Text and binary frames are both read as JSON; the
 // server always writes text frames. The library's own read limit is disabled
 // so that an oversize message can be answered before the close.
 func NewWebSocketFramer(c *websocket.Conn, label string, maxSize int64) Framer {

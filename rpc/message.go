@@ -106,7 +106,7 @@ type envelope struct {
 
 var errNotObject = errors.New("expected a JSON object")
 
-// DecodeMessage classifies one message (protocol.md §2): a *Request (which may
+// DecodeMessage classifies one message (docs/protocol.md §2): a *Request (which may
 // be a notification) or a *Response. Any failure is a parse error for the
 // caller to answer with id -1. The result does not alias data (the
 // framers lend data: see lender).

@@ -21,7 +21,7 @@ const (
 // however it was wrapped.
 //
 // Data is the optional structured "data" member (nil: absent). The server
-// sets it only where protocol.md documents it, so clients can match on it
+// sets it only where docs/protocol.md documents it, so clients can match on it
 // instead of the message text.
 type Error struct {
 	Code    int             `json:"code"`

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/codexec/codex/rpc"
+	"go.uber.org/zap"
 )
 
 // jwtSecret is a 40-byte test secret.
@@ -219,7 +220,7 @@ func FuzzWebSocketAuthorization(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	srv := &rpc.WebSocketServer{JWT: v}
+	srv := &rpc.WebSocketServer{JWT: v, Logger: zap.NewNop()}
 	f.Add("Bearer garbage")
 	f.Add("bearer  " + hs256(`{"exp":1}`) + "  ")
 	f.Add("Basic x")

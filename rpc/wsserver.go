@@ -18,7 +18,7 @@ import (
 )
 
 // WebSocketServer serves JSON-RPC over WebSocket on one listener
-// (protocol.md §1.2): the upgrade on "/", a readiness probe on "/readyz",
+// (docs/protocol.md §1.2): the upgrade on "/", a readiness probe on "/readyz",
 // 404 elsewhere, 403 for any request with an Origin header, and optional
 // bearer-token authentication of the upgrade.
 type WebSocketServer struct {
@@ -45,6 +45,9 @@ type WebSocketServer struct {
 	// LabelPrefix starts each connection's framer label, followed by the
 	// peer address. Empty means "websocket ".
 	LabelPrefix string
+	// OnAuthFailure, when set, is called for every upgrade refused with
+	// 401 (the server counts them).
+	OnAuthFailure func()
 
 	mu     sync.Mutex
 	conns  map[*Conn]struct{} // guarded by mu
@@ -105,7 +108,7 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg, ok := s.authorize(r); !ok {
-		plainError(w, http.StatusUnauthorized, msg)
+		s.rejectAuth(w, r, msg)
 		return
 	}
 	// Counted before the upgrade, so that Serve waits for a connection
@@ -141,10 +144,9 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(s.conns, c)
 		s.mu.Unlock()
 	}()
-	s.Logger.Debug("connection opened", zap.String("peer", r.RemoteAddr))
+	// The connection's opening and close are logged by its Bind.
 	s.keepAlive(c, wc)
 	c.Wait()
-	s.Logger.Debug("connection closed", zap.String("peer", r.RemoteAddr))
 }
 
 // peerAllowed runs CheckPeer and answers 403 if it refuses the peer.
@@ -175,7 +177,7 @@ func (s *WebSocketServer) connOptions(peer string) Options {
 }
 
 // keepAlive pings every PingInterval until the connection ends. A missing
-// pong is ignored (protocol.md §1.2).
+// pong is ignored (docs/protocol.md §1.2).
 func (s *WebSocketServer) keepAlive(c *Conn, wc *websocket.Conn) {
 	every := s.PingInterval
 	if every == 0 {
@@ -200,7 +202,17 @@ func (s *WebSocketServer) keepAlive(c *Conn, wc *websocket.Conn) {
 	})
 }
 
-// authorize checks the bearer token of the upgrade request (protocol.md
+// rejectAuth answers 401 with reason, logs the refusal at info with the
+// peer and the reason (never the token), and reports it to OnAuthFailure.
+func (s *WebSocketServer) rejectAuth(w http.ResponseWriter, r *http.Request, reason string) {
+	s.Logger.Info("websocket authentication rejected", zap.String("peer", r.RemoteAddr), zap.String("reason", reason))
+	if s.OnAuthFailure != nil {
+		s.OnAuthFailure()
+	}
+	plainError(w, http.StatusUnauthorized, reason)
+}
+
+// authorize checks the bearer token of the upgrade request (docs/protocol.md
 // §1.3) and returns the 401 body on failure.
 func (s *WebSocketServer) authorize(r *http.Request) (string, bool) {
 	if s.TokenSHA256 == nil && s.JWT == nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // errCapsRetained is the reference's text for a capability drop that did
-// not take (sandbox.md §4.8).
+// not take (docs/sandbox.md §4.8).
 //
 //lint:ignore ST1005 the exact text the reference prints
 var errCapsRetained = errors.New("Linux sandbox retained effective or permitted capabilities")
@@ -41,8 +41,8 @@ func prctlOn(allThreads bool, option, arg2 uintptr) error {
 
 // dropCapabilities clears the ambient set, empties the bounding set (so an
 // execve as uid 0 gains nothing back), and sets the effective, permitted
-// and inheritable sets to zero (on every thread with allThreads; sandbox.md
-// §4.3 step 9).
+// and inheritable sets to zero (on every thread with allThreads;
+// docs/sandbox.md §4.3 step 9).
 // It then checks with capget and fails with errCapsRetained if anything is
 // left. Inside a user namespace the same applies to the namespace's
 // capabilities.

@@ -7,7 +7,7 @@ package sandbox
 type ChildOptions struct {
 	// FSHelper is the fs helper operation that the helper runs
 	// in-process, after enforcement, for a plan with FSHelper set
-	// (sandbox.md §4.7): main passes fshelper.ChildMain. It returns the
+	// (docs/sandbox.md §4.7): main passes fshelper.ChildMain. It returns the
 	// exit status. If nil, such a plan fails with status 1 before anything
 	// is enforced.
 	FSHelper func() int

@@ -14,7 +14,7 @@ import (
 )
 
 // networkDisabledEnv is added to the command's environment when the plan
-// turns the network off (sandbox.md §4.2).
+// turns the network off (docs/sandbox.md §4.2).
 const networkDisabledEnv = "CODEX_SANDBOX_NETWORK_DISABLED"
 
 // defaultPath is the search path when the command's environment has no

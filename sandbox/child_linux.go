@@ -40,7 +40,7 @@ type childArgs struct {
 // It runs in the child that Wrap describes, never in the server: the
 // restrictions it applies are irreversible and process-wide. It locks its
 // OS thread, reads the plan from the inherited fd, builds the mount view
-// (sandbox.md §4.3), drops every capability, sets no_new_privs, applies
+// (docs/sandbox.md §4.3), drops every capability, sets no_new_privs, applies
 // Landlock and the seccomp filter, then runs the command: as PID 1 of its
 // PID namespace it forks and execs it, reaps every child and returns the
 // command's status (128+N for a death by signal N); without a PID namespace
@@ -192,7 +192,7 @@ func readPlan(fd int) (Plan, error) {
 }
 
 // enforce applies the plan to the helper process, in the order of
-// sandbox.md §4.3. It returns the protected-create watcher (nil without
+// docs/sandbox.md §4.3. It returns the protected-create watcher (nil without
 // protected paths).
 func enforce(p *Plan) (*protectWatcher, error) {
 	if (p.needsMounts() || p.PTSFD != 0) && !p.NewMountNS {

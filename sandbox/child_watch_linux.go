@@ -14,13 +14,13 @@ import (
 )
 
 // protectedCreateMessage is the reference's text when a protected path
-// had to be removed (sandbox.md §4.8).
+// had to be removed (docs/sandbox.md §4.8).
 const protectedCreateMessage = "sandbox blocked creation of protected workspace metadata path %s\n"
 
 // protectPoll is how often the watcher looks for protected paths.
 const protectPoll = 5 * time.Millisecond
 
-// protectWatcher is the protected-create watcher (sandbox.md §4.3 step 5):
+// protectWatcher is the protected-create watcher (docs/sandbox.md §4.3 step 5):
 // paths that did not exist at the start (a missing .git, .agents, .codex
 // under a writable root) are removed as soon as they appear, and a run
 // that created one cannot succeed. Its methods are safe for concurrent use.

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 )
 
-// Context is what a profile is resolved against (sandbox.md §3.1). All
+// Context is what a profile is resolved against (docs/sandbox.md §3.1). All
 // paths are absolute native paths; empty means unknown.
 type Context struct {
 	// Cwd is the policy cwd: it anchors relative deny globs, is the
@@ -34,7 +34,7 @@ type Context struct {
 	Secrets []string
 }
 
-// NewContext builds the context of sandbox.md §3.1 for a wire sandbox
+// NewContext builds the context of docs/sandbox.md §3.1 for a wire sandbox
 // object (nil means none): the policy cwd is policyContext.cwd, else the
 // sandbox cwd, else commandCwd; the workspace roots are
 // policyContext.workspaceRoots, else workspaceRoots, else [policy cwd]; the
@@ -99,7 +99,7 @@ type Purpose int
 const (
 	// PurposeProcess is a command started by process/start.
 	PurposeProcess Purpose = iota
-	// PurposeFSHelper is the sandboxed fs helper (sandbox.md §4.7): the
+	// PurposeFSHelper is the sandboxed fs helper (docs/sandbox.md §4.7): the
 	// network is always restricted, and our own binary and the minimal
 	// platform set stay readable.
 	PurposeFSHelper

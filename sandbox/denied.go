@@ -6,7 +6,7 @@ import (
 )
 
 // denialKeywords are the lower-case texts that mark a sandbox denial in a
-// command's output (protocol.md §8.4).
+// command's output (docs/protocol.md §8.4).
 var denialKeywords = []string{
 	"operation not permitted",
 	"permission denied",

@@ -1,5 +1,5 @@
 // Package sandbox holds the sandbox policy model and its Linux enforcement
-// (sandbox.md).
+// (docs/sandbox.md).
 //
 // # Policy
 //

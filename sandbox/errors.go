@@ -6,7 +6,7 @@ import (
 )
 
 // Sentinels of the policy layer. Binding packages map them to wire codes
-// with errors.Is (style.md §3 pattern 3).
+// with errors.Is (docs/development.md §3.3).
 var (
 	// ErrInvalidPolicy marks a sandbox object, profile or legacy policy that
 	// does not parse or is not allowed. The wire maps it to -32602 on
@@ -15,12 +15,12 @@ var (
 	ErrInvalidPolicy = errors.New("invalid sandbox policy")
 
 	// ErrUnenforceable marks a policy that this executor cannot enforce
-	// (sandbox.md §4.1). Its text is the process/start message; fs methods
+	// (docs/sandbox.md §4.1). Its text is the process/start message; fs methods
 	// say "filesystem sandbox cannot be enforced on this executor" instead.
 	ErrUnenforceable = errors.New("sandbox intent cannot be enforced on this executor")
 
 	// ErrSymlinkCrossing marks a read-only or deny-read path that is reached
-	// through a symlink inside a writable root (sandbox.md §3.4). The
+	// through a symlink inside a writable root (docs/sandbox.md §3.4). The
 	// reference reports it from inside the helper: the command fails with
 	// exit 1 and the text on stderr.
 	ErrSymlinkCrossing = errors.New("sandbox path crosses writable symlink")
@@ -61,7 +61,7 @@ func invalidCause(cause error) error {
 	return &InvalidPolicyError{Msg: cause.Error(), Cause: cause}
 }
 
-// SymlinkCrossingError is the fail-closed refusal of sandbox.md §3.4: Path
+// SymlinkCrossingError is the fail-closed refusal of docs/sandbox.md §3.4: Path
 // (a read-only carve-out or a deny path) is reached through Symlink, which
 // lives inside a writable root and could be re-pointed by the command.
 type SymlinkCrossingError struct {

@@ -6,7 +6,7 @@ import (
 )
 
 // globMatcher matches slash-separated relative paths against a git-style
-// glob (sandbox.md §3.5): `*` and `?` never cross `/`, a `**` component
+// glob (docs/sandbox.md §3.5): `*` and `?` never cross `/`, a `**` component
 // matches any number of components (at least one when it ends the
 // pattern), `[...]` is a class (`!` or `^` negates) and an unclosed `[` is
 // a literal, a backslash escapes, and `{a,b}` alternates.

@@ -11,7 +11,7 @@ import (
 // maxGlobMatches caps deny-glob expansion; more matches is fatal.
 const maxGlobMatches = 8192
 
-// anchorGlob makes a deny glob absolute (sandbox.md §3.5): `~/…` at the
+// anchorGlob makes a deny glob absolute (docs/sandbox.md §3.5): `~/…` at the
 // home directory, relative patterns at the policy cwd. Without the anchor
 // it fails closed.
 func anchorGlob(pattern string, ctx Context) (string, error) {
@@ -37,7 +37,7 @@ type globScan struct {
 }
 
 // expandDenyGlobs expands the profile's deny globs into the existing paths
-// they match (sandbox.md §3.5). Each absolute pattern is split at its first
+// they match (docs/sandbox.md §3.5). Each absolute pattern is split at its first
 // `*?[]`; the static prefix's directory is the search root (a root of "/"
 // is skipped as too broad). The walk includes dotfiles, does not follow
 // symlinked directories, and matches non-directories; a match that crosses

@@ -29,7 +29,7 @@ type landlockAccess struct {
 	Handled, ReadDir, WriteDir, WriteFile landlock.AccessFSSet
 }
 
-// landlockAccessFor is the best-effort downgrade (sandbox.md §4.5): a pure
+// landlockAccessFor is the best-effort downgrade (docs/sandbox.md §4.5): a pure
 // function of the kernel's ABI level. ABI 1 handles the basic rights, 2
 // adds refer (without it, moves between directories are always denied), 3
 // truncate, 5 ioctl on devices (without it, terminal ioctls on PTYs fail).

@@ -10,7 +10,7 @@ import (
 )
 
 // TestLandlockAccessFor is the best-effort downgrade table over fake ABI
-// levels (sandbox.md §4.5).
+// levels (docs/sandbox.md §4.5).
 func TestLandlockAccessFor(t *testing.T) {
 	for _, tc := range []struct {
 		abi                             int

@@ -12,7 +12,7 @@ import (
 // spelling.
 type PolicyMode string
 
-// Legacy policy kinds (sandbox.md §2.2).
+// Legacy policy kinds (docs/sandbox.md §2.2).
 const (
 	PolicyDangerFullAccess PolicyMode = "danger-full-access"
 	PolicyReadOnly         PolicyMode = "read-only"
@@ -22,7 +22,7 @@ const (
 
 // Policy is a legacy SandboxPolicy, the single-enum form that predates
 // PermissionProfile. It is still accepted everywhere and converted with
-// Profile (sandbox.md §3.6).
+// Profile (docs/sandbox.md §3.6).
 type Policy struct {
 	Mode PolicyMode
 	// WritableRoots are extra absolute writable directories
@@ -36,8 +36,8 @@ type Policy struct {
 }
 
 // ParsePolicy parses a legacy SandboxPolicy in the core spelling
-// (kebab-case tags, snake_case fields, sandbox.md §2.2) or the app-server
-// v2 spelling (camelCase, §2.3). Every field defaults. The restricted forms
+// (kebab-case tags, snake_case fields, docs/sandbox.md §2.2) or the app-server
+// v2 spelling (camelCase, docs/sandbox.md §2.3). Every field defaults. The restricted forms
 // of the intermediate read-access fields are rejected with the reference's
 // messages; their fullAccess form is accepted and dropped. Errors wrap
 // ErrInvalidPolicy.
@@ -131,7 +131,7 @@ func rejectRestrictedRead(raw json.RawMessage, msg string) error {
 	return invalidf("%s", msg)
 }
 
-// Profile converts the legacy policy per sandbox.md §3.6.
+// Profile converts the legacy policy per docs/sandbox.md §3.6.
 func (p Policy) Profile() Profile {
 	if p.Mode == PolicyExternalSandbox {
 		return ExternalSandbox(p.NetworkAccess)

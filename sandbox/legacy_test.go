@@ -19,7 +19,7 @@ func TestParsePolicy(t *testing.T) {
 		in   string
 		want sandbox.Policy
 	}{
-		// Core spelling (sandbox.md §2.2), verbatim.
+		// Core spelling (docs/sandbox.md §2.2), verbatim.
 		{`{"type":"danger-full-access"}`, sandbox.Policy{Mode: sandbox.PolicyDangerFullAccess}},
 		{`{"type":"read-only"}`, sandbox.Policy{Mode: sandbox.PolicyReadOnly}},
 		{`{"type":"read-only","network_access":true}`, sandbox.Policy{Mode: sandbox.PolicyReadOnly, NetworkAccess: true}},
@@ -27,7 +27,7 @@ func TestParsePolicy(t *testing.T) {
 			ws([]string{"/opt/cache"}, false, false, false)},
 		{`{"type":"external-sandbox","network_access":"enabled"}`, sandbox.Policy{Mode: sandbox.PolicyExternalSandbox, NetworkAccess: true}},
 		{`{"type":"external-sandbox"}`, sandbox.Policy{Mode: sandbox.PolicyExternalSandbox}},
-		// App-server v2 spelling (§2.3), verbatim.
+		// App-server v2 spelling (docs/sandbox.md §2.3), verbatim.
 		{`{"type":"dangerFullAccess"}`, sandbox.Policy{Mode: sandbox.PolicyDangerFullAccess}},
 		{`{"type":"readOnly","networkAccess":false}`, sandbox.Policy{Mode: sandbox.PolicyReadOnly}},
 		{`{"type":"workspaceWrite","writableRoots":["/abs/dir"],"networkAccess":false,"excludeTmpdirEnvVar":false,"excludeSlashTmp":false}`,
@@ -77,7 +77,7 @@ func TestParsePolicyErrors(t *testing.T) {
 }
 
 // TestLegacyConversion is checklist item 27: every legacy policy converts
-// as in sandbox.md §3.6, and back where the mapping is exact.
+// as in docs/sandbox.md §3.6, and back where the mapping is exact.
 func TestLegacyConversion(t *testing.T) {
 	t.Parallel()
 	rootRead := sandbox.SpecialEntry(sandbox.SpecialRoot, sandbox.AccessRead)

@@ -14,7 +14,7 @@ type ModeOptions struct {
 
 // ModeProfile is the one mapping of a sandbox mode name ("read-only",
 // "workspace-write" or "danger-full-access", as the CLI flags and the
-// legacy policy spell them) to its profile (sandbox.md §3.6). Any other
+// legacy policy spell them) to its profile (docs/sandbox.md §3.6). Any other
 // name is an error naming it.
 func ModeProfile(mode string, o ModeOptions) (Profile, error) {
 	switch PolicyMode(mode) {

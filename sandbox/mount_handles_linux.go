@@ -118,7 +118,7 @@ func openPlanned(p *Plan, dirfd int, rel, path, what string) (int, error) {
 }
 
 // mountPlaceholders shadows each placeholder of the plan with an empty
-// read-only tmpfs of mode 555 (sandbox.md §4.3 step 5), so that creating
+// read-only tmpfs of mode 555 (docs/sandbox.md §4.3 step 5), so that creating
 // anything there fails with EROFS. The mountpoints are the empty
 // directories the server made on the host. A placeholder that cannot be
 // mounted on (no mountpoint, no new mount API) is left to the watcher and

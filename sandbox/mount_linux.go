@@ -13,7 +13,7 @@ import (
 )
 
 // setupMounts builds the command's view of the filesystem inside the
-// helper's private mount namespace (sandbox.md §4.3 steps 1-4 and 6-8). It
+// helper's private mount namespace (docs/sandbox.md §4.3 steps 1-4 and 6-8). It
 // must only ever run in a fresh mount namespace: every change here would
 // otherwise hit the host.
 //

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Pins and read-only files (sandbox.md §4.3, between steps 4 and 6).
+// Pins and read-only files (docs/sandbox.md §4.3, between steps 4 and 6).
 //
 // A mask or a read-only bind covers one dentry. Everything above it inside
 // a writable root can still be renamed, so a command could move the

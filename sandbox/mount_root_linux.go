@@ -19,7 +19,7 @@ type rootAlias struct {
 
 // pivotRestrictedRoot makes the process root a new tmpfs that holds only
 // clones of the readable roots, the writable roots, /dev and /proc (the
-// `minimal` case, sandbox.md §4.3; the rest of the sequence then runs
+// `minimal` case, docs/sandbox.md §4.3; the rest of the sequence then runs
 // inside it). Everything else of the host becomes unreachable: the old
 // root is detached after pivot_root.
 //

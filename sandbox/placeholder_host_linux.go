@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Placeholders shared across processes (sandbox.md §4.3 step 5).
+// Placeholders shared across processes (docs/sandbox.md §4.3 step 5).
 //
 // A placeholder is an empty directory without write bits, made on the host
 // with mkdirat below a verified handle on its parent; every sandbox helper

@@ -5,7 +5,7 @@ import "github.com/codexec/codex/internal/fsat"
 // Plan is everything the sandbox helper child needs to enforce a policy
 // for one command. The server computes it (Resolve, a pure function of a
 // profile and a context) and passes it as JSON through an inherited fd; the
-// helper only applies it (sandbox.md §4.1). A Plan is an immutable value.
+// helper only applies it (docs/sandbox.md §4.1). A Plan is an immutable value.
 //
 // This type is the contract between resolution (policy.go, resolve*.go) and
 // enforcement (child*.go). Add fields only with a comment saying who sets
@@ -19,7 +19,7 @@ type Plan struct {
 	Env  []string `json:"env"`
 
 	// FSHelper asks the helper to run the fs helper operation in-process
-	// (after enforcement) instead of executing Argv (sandbox.md §4.7).
+	// (after enforcement) instead of executing Argv (docs/sandbox.md §4.7).
 	FSHelper bool `json:"fsHelper,omitempty"`
 
 	// Namespaces to create at spawn time (set by the server through
@@ -35,7 +35,7 @@ type Plan struct {
 	// reachable, and none the command makes outlives it.
 	NewIPCNS bool `json:"newIpcNs,omitempty"`
 
-	// Mount layer (sandbox.md §4.3). ReadOnlyRoot makes "/" read-only
+	// Mount layer (docs/sandbox.md §4.3). ReadOnlyRoot makes "/" read-only
 	// recursively; WritableRoots are then re-bound read-write, shallowest
 	// first, each with its read-only carve-outs.
 	ReadOnlyRoot  bool           `json:"readOnlyRoot,omitempty"`
@@ -48,7 +48,7 @@ type Plan struct {
 	DenyPaths []string `json:"denyPaths,omitempty"`
 	// ProtectedCreate are paths that do not exist and must not come into
 	// existence during the run (missing .git/.agents/.codex under a
-	// writable root; protected-create watcher, sandbox.md §4.3 step 5).
+	// writable root; protected-create watcher, docs/sandbox.md §4.3 step 5).
 	ProtectedCreate []string `json:"protectedCreate,omitempty"`
 	// ReadOnlyFiles are regular files inside the writable area that the
 	// command must not change, rename or replace: our own executable
@@ -73,7 +73,7 @@ type Plan struct {
 	// KeepFD, when not 0, is the one inherited descriptor besides 0-2
 	// that the command keeps, at the same number: the MCP shell tool's
 	// escalate socket, which the command's execve wrapper uses to ask the
-	// server about each exec (shell-escalation.md §4). The spawner sets it
+	// server about each exec (docs/shell-tool.md §4). The spawner sets it
 	// to KeepFDFor(plan) and appends the socket to ExtraFiles after the
 	// plan's own files. The helper refuses to run the command unless that
 	// fd is open and is a Unix socket, keeps it open (without close-on-exec)
@@ -83,7 +83,7 @@ type Plan struct {
 
 	// TraceExecFD, when not 0, puts every exec of the command under a
 	// ptrace tracer (the MCP shell tool's kernel-level interception,
-	// shell-escalation.md §10). The spawner sets it to KeepFDFor(plan)
+	// docs/shell-tool.md §10). The spawner sets it to KeepFDFor(plan)
 	// (KeepFD must then be 0), passes the read end of a pipe there, and
 	// writes one byte to the pipe once its tracer has seized every thread
 	// of the helper. The helper reads that byte before enforcing anything
@@ -95,10 +95,10 @@ type Plan struct {
 	// detach, trace, nor rewrite another process of the call.
 	TraceExecFD int `json:"traceExecFd,omitempty"`
 
-	// Landlock rules (sandbox.md §4.5); nil means no Landlock.
+	// Landlock rules (docs/sandbox.md §4.5); nil means no Landlock.
 	Landlock *LandlockRules `json:"landlock,omitempty"`
 
-	// Seccomp selects the network filter (sandbox.md §4.4).
+	// Seccomp selects the network filter (docs/sandbox.md §4.4).
 	Seccomp SeccompMode `json:"seccomp,omitempty"`
 
 	// NetworkDisabled adds CODEX_SANDBOX_NETWORK_DISABLED=1 to Env.
@@ -107,11 +107,11 @@ type Plan struct {
 	// Refusal, when set by the server, makes the helper print it on stderr
 	// and exit 1 without running the command: how a policy that cannot be
 	// enforced safely (a carve-out reached through a writable symlink,
-	// sandbox.md §3.4) is reported, as the reference reports it from its
+	// docs/sandbox.md §3.4) is reported, as the reference reports it from its
 	// helper.
 	Refusal string `json:"refusal,omitempty"`
 
-	// Handles and placeholders (issue 7, escapes 1-3).
+	// Handles and placeholders (docs/sandbox.md §3.4, §4.3).
 	//
 	// Identities holds, by path, the identity (device and inode) of every
 	// writable root and read-only carve-out Resolve saw, and of every
@@ -122,7 +122,7 @@ type Plan struct {
 	Identities map[string]fsat.ID `json:"identities,omitempty"`
 	// Placeholders are the missing protected names of ProtectedCreate
 	// that are shadowed instead of watched (.codex of the cwd root,
-	// .agents, .git outside a parent repository; sandbox.md §4.3 step 5):
+	// .agents, .git outside a parent repository; docs/sandbox.md §4.3 step 5):
 	// the helper mounts an empty read-only tmpfs of mode 555 on each, so
 	// creating one fails with EROFS. Their empty mountpoints are made or
 	// shared on the host before the start and let go after the run
@@ -151,12 +151,12 @@ type LandlockRules struct {
 	WriteFiles []string `json:"writeFiles,omitempty"`
 }
 
-// SeccompMode is the network filter a plan installs (sandbox.md §4.4).
+// SeccompMode is the network filter a plan installs (docs/sandbox.md §4.4).
 // The helper always installs at least the base filter (keyring,
 // pidfd_getfd, kcmp, io_uring, TIOCSTI/TIOCLINUX), SeccompNone included.
 type SeccompMode string
 
-// Seccomp modes (sandbox.md §4.4).
+// Seccomp modes (docs/sandbox.md §4.4).
 const (
 	// SeccompNone selects no network filter: only the base filter.
 	SeccompNone               SeccompMode = ""

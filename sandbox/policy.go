@@ -2,7 +2,7 @@ package sandbox
 
 import "path/filepath"
 
-// ProfileType is the `type` tag of a PermissionProfile (sandbox.md §2.1).
+// ProfileType is the `type` tag of a PermissionProfile (docs/sandbox.md §2.1).
 type ProfileType string
 
 // Profile types. The zero value means managed.
@@ -32,7 +32,7 @@ const (
 )
 
 // Access is what an entry grants. Ties at equal depth resolve deny > write >
-// read (sandbox.md §3.2).
+// read (docs/sandbox.md §3.2).
 type Access string
 
 // Access modes. On input "none" is accepted as an alias of "deny".
@@ -74,7 +74,7 @@ const (
 // know are kept verbatim and ignored, like SpecialUnknown.
 type SpecialKind string
 
-// Special path kinds (sandbox.md §2.1). current_working_directory is
+// Special path kinds (docs/sandbox.md §2.1). current_working_directory is
 // parsed as SpecialProjectRoots.
 const (
 	SpecialRoot         SpecialKind = "root"
@@ -125,7 +125,7 @@ type Entry struct {
 // skip reports whether a missing path of this entry is to be ignored.
 func (e Entry) skip() bool { return e.MissingPathBehavior == MissingSkip }
 
-// Profile is a PermissionProfile (sandbox.md §2.1), the canonical policy
+// Profile is a PermissionProfile (docs/sandbox.md §2.1), the canonical policy
 // form. The zero value is the default profile: managed, restricted, no
 // entries, network restricted, which denies everything. A Profile is an
 // immutable value; constructors and parsers return fresh slices.
@@ -180,7 +180,7 @@ func (p Profile) FullNetwork() bool {
 	return p.Type == ProfileDisabled || p.Network == NetworkEnabled
 }
 
-// FullDiskRead reports the full-disk read predicate of sandbox.md §3.3:
+// FullDiskRead reports the full-disk read predicate of docs/sandbox.md §3.3:
 // root readable and no deny entry at all.
 func (p Profile) FullDiskRead() bool {
 	if !p.Restricted() {
@@ -198,7 +198,7 @@ func (p Profile) FullDiskRead() bool {
 	return root && !deny
 }
 
-// FullDiskWrite reports the full-disk write predicate of sandbox.md §3.3:
+// FullDiskWrite reports the full-disk write predicate of docs/sandbox.md §3.3:
 // root writable and no entry that narrows it.
 func (p Profile) FullDiskWrite() bool {
 	if !p.Restricted() {
@@ -325,11 +325,11 @@ func isSpecial(path EntryPath, kind SpecialKind) bool {
 
 // FSNeedsSandbox reports whether an fs operation under p must run in the
 // sandboxed fs helper: the policy is restricted and does not grant
-// full-disk write (protocol.md §8.2). Otherwise it runs directly.
+// full-disk write (docs/protocol.md §8.2). Otherwise it runs directly.
 func FSNeedsSandbox(p Profile) bool { return p.Restricted() && !p.FullDiskWrite() }
 
 // ProcessNeedsHelper reports whether a process under p needs the sandbox
-// helper to enforce something (sandbox.md §3.7): with the network
+// helper to enforce something (docs/sandbox.md §3.7): with the network
 // restricted, unless the file system is external; with the network
 // enabled, only for a restricted file system without full-disk write (or
 // with deny globs to mask).

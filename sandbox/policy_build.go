@@ -37,7 +37,7 @@ func Managed(network Network, entries ...Entry) Profile {
 }
 
 // DangerFullAccess is the legacy danger-full-access policy as a profile:
-// unrestricted file system, network enabled (sandbox.md §3.6).
+// unrestricted file system, network enabled (docs/sandbox.md §3.6).
 func DangerFullAccess() Profile {
 	return Profile{Type: ProfileManaged, FileSystem: FileSystemUnrestricted, Network: NetworkEnabled}
 }
@@ -54,7 +54,7 @@ func ReadOnly(network bool) Profile {
 }
 
 // WorkspaceWrite is the legacy workspace-write policy as a profile
-// (sandbox.md §3.6): root readable; the project roots, /tmp (unless
+// (docs/sandbox.md §3.6): root readable; the project roots, /tmp (unless
 // excludeSlashTmp), $TMPDIR (unless excludeTmpdirEnvVar) and each of
 // writableRoots writable; the project roots' .git, .agents and .codex
 // read-only with missing_path_behavior "skip". The project roots are the
@@ -89,7 +89,7 @@ func networkOf(enabled bool) Network {
 	return NetworkRestricted
 }
 
-// NamedProfile maps the built-in profile names of sandbox.md §2.5:
+// NamedProfile maps the built-in profile names of docs/sandbox.md §2.5:
 // ":read-only", ":workspace" and ":danger-no-sandbox". User profiles from
 // the Codex config are out of scope and rejected.
 func NamedProfile(name string) (Profile, error) {

@@ -8,9 +8,9 @@ import (
 )
 
 // ParseProfile parses a PermissionProfile in any accepted shape
-// (sandbox.md §2.1): the tagged managed/disabled/external forms, the
+// (docs/sandbox.md §2.1): the tagged managed/disabled/external forms, the
 // legacy untagged shapes, and the standalone `kind`-tagged file-system
-// policy of §2.4 as the file_system member. Unknown members and unknown
+// policy of docs/sandbox.md §2.4 as the file_system member. Unknown members and unknown
 // special kinds are ignored. Errors wrap ErrInvalidPolicy.
 func ParseProfile(raw json.RawMessage) (Profile, error) {
 	obj, err := object(raw, "permission profile")
@@ -311,7 +311,7 @@ type (
 	}
 )
 
-// MarshalJSON writes the canonical wire form (sandbox.md §2.1): tagged,
+// MarshalJSON writes the canonical wire form (docs/sandbox.md §2.1): tagged,
 // snake_case, entry paths as file:// URIs, access "deny" for denials.
 func (p Profile) MarshalJSON() ([]byte, error) {
 	out := profileJSON{Type: ProfileManaged, Network: p.Network}

@@ -7,7 +7,7 @@ import (
 )
 
 // Sandbox is the wire `sandbox` object of process/start and the fs methods
-// (protocol.md §8.1). Paths are native absolute paths; empty means absent.
+// (docs/protocol.md §8.1). Paths are native absolute paths; empty means absent.
 // The windows* members and useLegacyLandlock are accepted and ignored.
 type Sandbox struct {
 	Permissions    Profile

@@ -11,7 +11,7 @@ import (
 )
 
 // clientWorkspaceWrite is exactly what the 0.169.0 client sends in
-// `--sandbox workspace-write` mode (protocol.md §8.1).
+// `--sandbox workspace-write` mode (docs/protocol.md §8.1).
 const clientWorkspaceWrite = `{"permissions":{
    "type":"managed",
    "file_system":{"type":"restricted","entries":[

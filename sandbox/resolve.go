@@ -6,20 +6,20 @@ import (
 )
 
 // Resolve compiles a profile and a context into the plan the helper
-// enforces (sandbox.md §3). It is a pure function apart from the stats,
+// enforces (docs/sandbox.md §3). It is a pure function apart from the stats,
 // symlink reads and directory walks needed to look at the filesystem; it
 // never changes anything. The plan's command fields (Argv, Arg0, Dir, Env)
 // are left for the caller.
 //
-// The result follows the mode matrix of §3.7: external profiles enforce
+// The result follows the mode matrix of docs/sandbox.md §3.7: external profiles enforce
 // nothing; unrestricted ones only filter the network when it is
 // restricted; restricted ones get a mount layer (read-only root, writable
 // roots with carve-outs, deny masks, watched missing metadata) in new
 // mount and PID namespaces, plus a network namespace when the network is
 // restricted and a user namespace when not root, Landlock rules, and the
-// seccomp mode of §4.4. For PurposeFSHelper the network is always
+// seccomp mode of docs/sandbox.md §4.4. For PurposeFSHelper the network is always
 // restricted and, under a restricted read policy, the minimal platform set
-// stays readable (§4.7).
+// stays readable (docs/sandbox.md §4.7).
 //
 // Paths listed in WritableRoots[].ReadOnly and DenyPaths exist; missing
 // protected paths go to ProtectedCreate instead. Errors: a
@@ -145,7 +145,7 @@ func landlockRules(writable []WritableRoot, readable []string, fullBase bool) *L
 	return rules
 }
 
-// seccompMode selects the filter of sandbox.md §4.4 for an enforced
+// seccompMode selects the filter of docs/sandbox.md §4.4 for an enforced
 // profile: Restricted with the network off, VmSocketRestricted with the
 // network on and a restricted file system, none with full network and
 // full-disk write.

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 )
 
-// resolvedEntry is an entry resolved to one absolute path (sandbox.md
-// §3.2 step 1). A project_roots entry yields one per workspace root.
+// resolvedEntry is an entry resolved to one absolute path (
+// docs/sandbox.md §3.2 step 1). A project_roots entry yields one per workspace root.
 type resolvedEntry struct {
 	path   string
 	access Access
@@ -48,7 +48,7 @@ func resolveEntries(p Profile, ctx Context) []resolvedEntry {
 	return out
 }
 
-// accessOf applies the exact rule of sandbox.md §3.2 to a clean absolute
+// accessOf applies the exact rule of docs/sandbox.md §3.2 to a clean absolute
 // path: the deepest matching entry wins, ties go deny > write > read, and
 // no match means deny.
 func accessOf(entries []resolvedEntry, path string) Access {
@@ -65,8 +65,8 @@ func accessOf(entries []resolvedEntry, path string) Access {
 	return best
 }
 
-// Access returns what the profile grants on path (sandbox.md §3.2),
-// without the derived protections of §3.4 (metadata, defaults) and
+// Access returns what the profile grants on path (docs/sandbox.md §3.2),
+// without the derived protections of docs/sandbox.md §3.4 (metadata, defaults) and
 // without globs: unrestricted and external profiles grant write; a
 // restricted one gives the deepest matching entry's access, ties resolving
 // deny > write > read, and deny when nothing matches. A relative path is

@@ -156,7 +156,7 @@ func platformDefaults() []string {
 }
 
 // devFiles are the device nodes that stay read-write under Landlock
-// (sandbox.md §4.5; random and urandom as bubblewrap's --dev makes them).
+// (docs/sandbox.md §4.5; random and urandom as bubblewrap's --dev makes them).
 func devFiles() []string {
 	return []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
 }

@@ -39,7 +39,7 @@ type carve struct {
 	skip bool // missing is fine: watch nothing
 }
 
-// collectRoots computes the writable roots (sandbox.md §3.4): write
+// collectRoots computes the writable roots (docs/sandbox.md §3.4): write
 // entries that are actually writable, canonicalised, de-duplicated, and
 // existing.
 //
@@ -295,7 +295,7 @@ func mergeCarves(cands []carve) []carve {
 }
 
 // placeholderFor reports whether a missing protected path is shadowed by
-// a read-only placeholder (sandbox.md §4.3 step 5): .codex right below the
+// a read-only placeholder (docs/sandbox.md §4.3 step 5): .codex right below the
 // cwd's root, .agents and .git right below any directory root, except a
 // .git whose root sits inside a parent git repository (a placeholder would
 // break `git rev-parse`). The others stay watched.

@@ -10,7 +10,7 @@ import (
 	"github.com/codexec/codex/sandbox"
 )
 
-// TestRootThroughWritableSymlinkRefused is escape 1 of issue 7 at the
+// TestRootThroughWritableSymlinkRefused is the symlink case of docs/sandbox.md §3.4 at the
 // resolution level: a workspace whose path crosses a symlink inside
 // another writable root is refused before anything is remapped, whether it
 // is a writable root or only the cwd.

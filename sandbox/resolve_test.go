@@ -211,8 +211,8 @@ func TestProcessNeedsHelper(t *testing.T) {
 	}
 }
 
-// TestModeMatrix covers the mode matrix of sandbox.md §3.7 and the seccomp
-// selection of §4.4 (checklist item 28).
+// TestModeMatrix covers the mode matrix of docs/sandbox.md §3.7 and the seccomp
+// selection of docs/sandbox.md §4.4 (checklist item 28).
 func TestModeMatrix(t *testing.T) {
 	t.Parallel()
 	dir := tempDir(t)

@@ -49,7 +49,7 @@ const (
 
 // seccompAlwaysDenied are denied by every filter the helper installs (the
 // base filter included): io_uring can create sockets without socket(2)
-// (sandbox.md §4.4); the kernel keyring is shared with the host (a
+// (docs/sandbox.md §4.4); the kernel keyring is shared with the host (a
 // command would read the host's keys and plant its own); pidfd_getfd and
 // kcmp reach into other processes' file tables, the helper's included.
 var seccompAlwaysDenied = []string{
@@ -104,7 +104,7 @@ var seccompNetDenied = []string{
 	"shutdown", "sendto", "sendmmsg", "recvmmsg", "getsockopt", "setsockopt",
 }
 
-// seccompProgram builds the filter for mode (sandbox.md §4.4): a foreign
+// seccompProgram builds the filter for mode (docs/sandbox.md §4.4): a foreign
 // architecture kills the process; x32 numbers and denied syscalls return
 // EPERM; everything else is allowed.
 //

@@ -8,7 +8,7 @@ import (
 )
 
 // secrets are the server's own files that no sandboxed command may read
-// (issue 7, escape 8): the WebSocket token file. A process-wide set, filled
+// (docs/sandbox.md §7): the WebSocket token file. A process-wide set, filled
 // once at start-up by the server's command line, read by NewContext.
 var secrets struct {
 	mu    sync.Mutex

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of our exec-server against the reference
-# `codex exec-server` 0.169.0 (docs: spec benchmarks.md; driver: ./bench).
+# `codex exec-server` 0.169.0 (docs: docs/benchmarking.md; driver: ./bench).
 #
 #   scripts/bench.sh [bench flags...]      e.g. scripts/bench.sh -quick -md out.md -json out.json
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Finds, or installs with npm, the patched Bash of @openai/codex-shell-tool-mcp@0.97.0
-# (spec shell-escalation.md §2.1) and prints its path. Never installs into the
+# (docs/shell-tool.md §2.1) and prints its path. Never installs into the
 # repository: the cache folder is ${TMPDIR:-/tmp}/codex-shell-tool-mcp-0.97.0, the
 # one ../shared/realclient/mcp.sh --ref uses too.
 #

@@ -122,7 +122,7 @@ func (h *handler) start(id rpc.ID, a *shellArgs, workdir string, plan *sandbox.P
 }
 
 // checkDir reports a workdir that is not a directory with the -32603
-// error of spec §3.3, worded like the reference's OS errors.
+// error of docs/shell-tool.md §3.3, worded like the reference's OS errors.
 func checkDir(dir string) error {
 	fi, err := os.Stat(dir)
 	if err == nil && !fi.IsDir() {
@@ -148,7 +148,7 @@ func osErrorText(err error) string {
 	return fmt.Sprintf("%s (os error %d)", s, int(en))
 }
 
-// elicitParams are the params of elicitation/create (spec §7.6), in the
+// elicitParams are the params of elicitation/create (docs/shell-tool.md §7.6), in the
 // reference's order.
 type elicitParams struct {
 	Meta struct {

@@ -11,7 +11,7 @@ import (
 
 // EvaluateFunc judges a command (program + arguments) by the .rules
 // policy: the decision, and whether an explicit rule (not the heuristic
-// fallback) drove it (spec §7.4; (*execpolicy.Policy).Evaluate fits).
+// fallback) drove it (docs/shell-tool.md §7.4; (*execpolicy.Policy).Evaluate fits).
 type EvaluateFunc func(cmd []string) (d execpolicy.Decision, policyDriven bool)
 
 // ElicitAction is the user's answer to an elicitation.
@@ -28,7 +28,7 @@ const (
 // means no usable answer (a JSON-RPC error, the connection gone, ctx done).
 type ElicitFunc func(ctx context.Context, message string) (ElicitAction, error)
 
-// The Deny reasons of spec §7.4.
+// The Deny reasons of docs/shell-tool.md §7.4.
 const (
 	reasonForbidden = "Execution forbidden by policy"
 	reasonDeclined  = "User declined execution"
@@ -36,7 +36,7 @@ const (
 )
 
 // PolicyDecider is the escalate.Decider of one shell call: it turns the
-// policy's verdict on each exec into Run, Escalate or Deny (spec §7.4),
+// policy's verdict on each exec into Run, Escalate or Deny (docs/shell-tool.md §7.4),
 // asking the user through Elicit for `prompt`, with the call's stopwatch
 // paused while the question is pending.
 //
@@ -98,7 +98,7 @@ func (d *PolicyDecider) ask(ctx context.Context, r escalate.Request, driven bool
 	return deny(reasonDeclined) // decline, and any answer we do not know
 }
 
-// elicitMessage is the question of spec §7.6.
+// elicitMessage is the question of docs/shell-tool.md §7.6.
 func elicitMessage(r escalate.Request) string {
 	var args []string
 	if len(r.Argv) > 1 {

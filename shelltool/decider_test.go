@@ -10,7 +10,7 @@ import (
 	"github.com/codexec/codex/shelltool/escalate"
 )
 
-// TestPolicyDecider is the decision table of spec §7.4 with a fake policy
+// TestPolicyDecider is the decision table of docs/shell-tool.md §7.4 with a fake policy
 // and a fake user.
 func TestPolicyDecider(t *testing.T) {
 	req := escalate.Request{File: "/usr/bin/git", Argv: []string{"g", "init", "."}, Workdir: "/w"}
@@ -70,7 +70,7 @@ func TestPolicyDecider(t *testing.T) {
 }
 
 // TestPolicyDeciderPreservePaths: with PreserveProgramPaths the full path
-// is the program (spec §7.4 example).
+// is the program (docs/shell-tool.md §7.4 example).
 func TestPolicyDeciderPreservePaths(t *testing.T) {
 	var got []string
 	d := &PolicyDecider{PreserveProgramPaths: true, Evaluate: func(cmd []string) (execpolicy.Decision, bool) {

@@ -72,7 +72,7 @@ type initializeParams struct {
 	} `json:"capabilities"`
 }
 
-// initializeResult is the initialize result of spec §3.1, in its order.
+// initializeResult is the initialize result of docs/shell-tool.md §3.1, in its order.
 type initializeResult struct {
 	ProtocolVersion string          `json:"protocolVersion"`
 	Capabilities    json.RawMessage `json:"capabilities"`

@@ -8,7 +8,7 @@ import (
 )
 
 // MaxOutput is the cap on a call's output, in bytes of UTF-8 text
-// (spec §3.3: 1 MiB).
+// (docs/shell-tool.md §3.3: 1 MiB).
 const MaxOutput = 1 << 20
 
 // output is the text of a call's combined stdout and stderr, in arrival

@@ -20,10 +20,10 @@ import (
 
 // DefaultGrace is how long a call waits for the end of its output after
 // Bash exited, for what a background process still holding the pipe
-// writes (spec §3.3).
+// writes (docs/shell-tool.md §3.3).
 const DefaultGrace = 100 * time.Millisecond
 
-// BashRunner runs shell calls with a patched Bash (spec §4): under our
+// BashRunner runs shell calls with a patched Bash (docs/shell-tool.md §4): under our
 // sandbox helper when the call has a plan, with the call's escalate socket
 // kept open across the helper's exec, stdin /dev/null, stdout and stderr
 // on one pipe, and the wrapper variables set. The zero value is not
@@ -183,7 +183,7 @@ func (b *BashRunner) command(c *Call, sock, stdout *os.File) (*exec.Cmd, func(),
 
 // callEnv is base without the wrapper protocol's variables, plus them
 // for this call: the socket's fd number and the wrapper for both the old
-// and the new patched-shell variable (spec §4.2).
+// and the new patched-shell variable (docs/shell-tool.md §2.1).
 func callEnv(base []string, fd int, wrapper string) []string {
 	env := make([]string, 0, len(base)+3)
 	for _, kv := range base {
@@ -212,7 +212,7 @@ func exitCode(ps *os.ProcessState) int {
 	return ps.ExitCode()
 }
 
-// errNoBash is the start-up error without a Bash (spec §2.1).
+// errNoBash is the start-up error without a Bash (docs/shell-tool.md §2.1).
 var errNoBash = errors.New("CODEX_BASH_PATH must be set")
 
 // ResolveBash returns the Bash to use: flag, else $CODEX_BASH_PATH; an

@@ -14,7 +14,7 @@ import (
 	"github.com/codexec/codex/shelltool/escalate"
 )
 
-// patchedBash is the npm package's patched Bash for this OS (spec §2.1):
+// patchedBash is the npm package's patched Bash for this OS (docs/shell-tool.md §2.1):
 // $CODEX_TEST_PATCHED_BASH, which `make test` sets from
 // scripts/patched-bash.sh (installing it with npm), else the Debian 12
 // build in the script's default cache folder.

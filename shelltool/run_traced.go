@@ -21,8 +21,8 @@ import (
 // own, unpatched.
 const DefaultTracedBash = "/bin/bash"
 
-// TracedRunner runs shell calls with kernel-level exec interception (spec
-// §10): Bash (any build; or another POSIX shell, run with -c instead of
+// TracedRunner runs shell calls with kernel-level exec interception (see
+// docs/shell-tool.md §10): Bash (any build; or another POSIX shell, run with -c instead of
 // --norc -c when the call is not a login one) under our sandbox helper, which traps every
 // execve and execveat of the call for a ptrace Session of this server;
 // each is judged by the call's Decider (the same decision path as the

@@ -14,7 +14,7 @@ import (
 // ProtocolVersion is the newest MCP protocol version this server speaks.
 const ProtocolVersion = "2025-06-18"
 
-// instructions is the initialize result's instructions text (spec §3.1).
+// instructions is the initialize result's instructions text (docs/shell-tool.md §3.1).
 const instructions = "This server provides a tool to execute shell commands and return their output."
 
 // maxMessage bounds one inbound MCP message.

@@ -179,7 +179,7 @@ func TestProtocolErrors(t *testing.T) {
 	}
 }
 
-// TestCallResultBytes: the result of spec §3.3, isError false for a
+// TestCallResultBytes: the result of docs/shell-tool.md §3.3, isError false for a
 // non-zero exit, nothing HTML-escaped.
 func TestCallResultBytes(t *testing.T) {
 	c := startServer(t, Config{})
@@ -323,7 +323,7 @@ func TestCancelledAndEOF(t *testing.T) {
 }
 
 // TestElicitation: a prompt asks the client with the exact request of
-// spec §7.6 (ids from 0, progressToken = id) and follows the answer; a
+// docs/shell-tool.md §7.6 (ids from 0, progressToken = id) and follows the answer; a
 // client without the capability is never asked.
 func TestElicitation(t *testing.T) {
 	got := make(chan escalate.Decision, 1)

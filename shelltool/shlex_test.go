@@ -2,7 +2,7 @@ package shelltool
 
 import "testing"
 
-// TestShellJoin: the spec's examples of the reference's joining (§7.6).
+// TestShellJoin: examples of the reference's joining (docs/shell-tool.md §7.6).
 func TestShellJoin(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"a b", `'a b'`},

@@ -11,7 +11,7 @@ import (
 )
 
 // MetaSandboxState is the key of the per-call sandbox state in a
-// tools/call's params._meta (Codex 0.169.0, spec §3.5).
+// tools/call's params._meta (Codex 0.169.0, docs/shell-tool.md §3.5).
 const MetaSandboxState = "codex/sandbox-state"
 
 // sandboxState is the sandbox a call runs under: a permission profile and
@@ -23,7 +23,7 @@ type sandboxState struct {
 }
 
 // defaultState is read-only with the call's workdir as the policy cwd
-// (spec §3.5).
+// (docs/shell-tool.md §3.5).
 func defaultState() sandboxState { return sandboxState{profile: sandbox.ReadOnly(false)} }
 
 // updateParams are the params of codex/sandbox-state/update. Only the
@@ -39,7 +39,7 @@ type updateParams struct {
 // parseUpdate parses the params of codex/sandbox-state/update: the legacy
 // sandboxPolicy (core kebab-case, and the v2 camelCase spelling as our
 // extension) and the required sandboxCwd. Errors are the wire errors of
-// spec §3.5.
+// docs/shell-tool.md §3.5.
 func parseUpdate(raw json.RawMessage) (sandboxState, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return sandboxState{}, rpc.Errorf(rpc.CodeInvalidParams, "missing params for sandbox state request")

@@ -10,7 +10,7 @@ import (
 	"github.com/codexec/codex/sandbox"
 )
 
-// TestParseMetaState: the per-call state of Codex 0.169.0 (spec §3.5),
+// TestParseMetaState: the per-call state of Codex 0.169.0 (docs/shell-tool.md §3.5),
 // absent states, and unusable ones (errors, never a silent fallback).
 func TestParseMetaState(t *testing.T) {
 	real := `{"codex/sandbox-state":{"permissionProfile":{"type":"managed","file_system":{"type":"restricted","entries":[{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},{"path":{"type":"path","path":"/ws"},"access":"write"},{"path":{"type":"special","value":{"kind":"slash_tmp"}},"access":"write"},{"path":{"type":"special","value":{"kind":"tmpdir"}},"access":"write"},{"path":{"type":"path","path":"/ws/.git"},"access":"read","missing_path_behavior":"skip"}]},"network":"restricted"},"codexLinuxSandboxExe":"/usr/lib/codex/codex","sandboxCwd":"file:///ws","useLegacyLandlock":false,"useMxc":false},"codex/sandbox-state-meta":{"sandboxCwd":"file:///ws"},"codex/sandbox-launcher":{"codexExecutable":"/usr/lib/codex/codex"}}`

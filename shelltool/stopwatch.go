@@ -30,7 +30,7 @@ func (RealClock) Now() time.Time { return time.Now() }
 func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // Stopwatch measures a call's running time against its limit
-// (shell-escalation.md §3.4). Time spent paused does not count; pauses
+// (docs/shell-tool.md §3.4). Time spent paused does not count; pauses
 // may overlap and the clock resumes when the last one ends. When the
 // running time reaches the limit, the stopwatch calls expire once.
 //

@@ -10,10 +10,10 @@ import (
 const ToolName = "shell"
 
 // toolsList is the tools/list result, byte for byte the reference's
-// (spec §3.2; testdata/tools_list.golden.json).
+// (docs/shell-tool.md §3.2; testdata/tools_list.golden.json).
 var toolsList = json.RawMessage(`{"tools":[{"name":"shell","description":"Runs a shell command and returns its output. You MUST provide the workdir as an absolute path.","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ExecParams","type":"object","properties":{"command":{"description":"The bash string to execute.","type":"string"},"workdir":{"description":"The working directory to execute the command in. Must be an absolute path.","type":"string"},"timeout_ms":{"description":"The timeout for the command in milliseconds.","type":"integer","format":"uint64","minimum":0,"nullable":true},"login":{"description":"Launch Bash with -lc instead of -c: defaults to true.","type":"boolean","nullable":true}},"required":["command","workdir"]}}]}`)
 
-// DefaultTimeout is the timeout of a call without timeout_ms (spec §3.4).
+// DefaultTimeout is the timeout of a call without timeout_ms (docs/shell-tool.md §3.4).
 const DefaultTimeout = 10 * time.Second
 
 // shellArgs are the arguments of the shell tool (decodeShellArgs).
@@ -50,7 +50,7 @@ type Result struct {
 	TimedOut bool
 }
 
-// toolResult encodes r as the tools/call result of spec §3.3: one text
+// toolResult encodes r as the tools/call result of docs/shell-tool.md §3.3: one text
 // item holding the JSON object, isError false. Nothing is HTML-escaped, as
 // with the reference's encoder.
 func toolResult(r Result) json.RawMessage {

@@ -2,15 +2,15 @@ package unifiedexec
 
 import "strconv"
 
-// OutputMaxBytes is the cap of every per-process HeadTailBuffer (§2).
+// OutputMaxBytes is the cap of every per-process HeadTailBuffer (docs/client.md §2).
 const OutputMaxBytes = 1 << 20
 
-// OutputMaxTokens is the token budget for sandbox-denial snippets (§2).
+// OutputMaxTokens is the token budget for sandbox-denial snippets (docs/client.md §2).
 const OutputMaxTokens = OutputMaxBytes / 4
 
 // HeadTailBuffer is a capped byte buffer that keeps a stable prefix (the
 // head) and a rolling suffix (the tail), counting the bytes it dropped in
-// between (unifiedexec.md §6). The head budget is max/2 (floor) and the tail
+// between (docs/client.md §6). The head budget is max/2 (floor) and the tail
 // budget is the rest.
 //
 // A HeadTailBuffer is not safe for concurrent use; callers lock around it.

@@ -19,7 +19,7 @@ import (
 // ClientName is the clientName sent in initialize.
 const ClientName = "codex-go-unifiedexec"
 
-// Timeouts of unifiedexec.md §2.
+// Timeouts of docs/client.md §2.
 const (
 	ConnectTimeout    = 10 * time.Second
 	InitializeTimeout = 10 * time.Second
@@ -62,7 +62,7 @@ type DialOptions struct {
 	// oddities); nil means none.
 	Logger *slog.Logger
 	// ResumeSessionID, when set, reattaches to that detached session
-	// (protocol.md §5.2) instead of creating one: its processes keep
+	// (docs/protocol.md §5.2) instead of creating one: its processes keep
 	// running, their output since the detach is read by seq (Client.Read),
 	// and they are addressed by id. Dial fails with a *WireError
 	// (rpc.ErrInvalidRequest) when the session is unknown or expired.

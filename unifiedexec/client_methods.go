@@ -20,7 +20,7 @@ import (
 // connection is lost during the call, the others fail with ErrTransport.
 // Wire errors come back as *WireError, which also matches *rpc.Error.
 
-// Start registers a Process and sends process/start (protocol.md §6.5). The
+// Start registers a Process and sends process/start (docs/protocol.md §6.5). The
 // id is registered before the request, so no notification is missed; it
 // is unregistered when the start fails. Start is never replayed.
 func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
@@ -101,7 +101,7 @@ type ReadRequest struct {
 	Wait      time.Duration
 }
 
-// Read sends process/read (protocol.md §6.6). It is retried once after a
+// Read sends process/read (docs/protocol.md §6.6). It is retried once after a
 // recovered connection loss.
 func (c *Client) Read(ctx context.Context, r ReadRequest) (wire.ReadResult, error) {
 	wait := uint64(r.Wait / time.Millisecond)
@@ -144,7 +144,7 @@ func (c *Client) CloseStdin(ctx context.Context, processID string) (string, erro
 	return res.Status, err
 }
 
-// Signal names a signal of process/signal (protocol.md §6.8). The server
+// Signal names a signal of process/signal (docs/protocol.md §6.8). The server
 // accepts SignalInterrupt; it answers another name with -32602.
 type Signal string
 

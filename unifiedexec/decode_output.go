@@ -11,7 +11,7 @@ import (
 
 // Process notifications are the client's hot path: one per output read of
 // the server, most of their bytes a base64 chunk. predecode reads the shape
-// the server writes (protocol.md §6.10; the hand-built encoder of the
+// the server writes (docs/protocol.md §6.10; the hand-built encoder of the
 // server) in one pass over the frame and decodes the chunk straight into
 // the event's buffer. Anything it is not sure about (escapes, unknown or
 // repeated members, numbers in another form, odd base64) it declines, and

@@ -1,5 +1,5 @@
 // Package unifiedexec is the client side of the exec-server protocol
-// (protocol.md, unifiedexec.md): a Client that connects to a server over
+// (docs/protocol.md, docs/client.md): a Client that connects to a server over
 // WebSocket (Dial) or supervises a `codex exec-server --listen stdio` child
 // (Supervise), typed calls for every server method, and Process handles in
 // the style of os/exec.
@@ -32,7 +32,7 @@
 // routed by processId to the Process handle and published strictly in seq
 // order: an out-of-order notification is parked until every lower seq has
 // been published, duplicates are dropped, notifications for unknown ids are
-// ignored, and closed is always the last event (unifiedexec.md §3.2).
+// ignored, and closed is always the last event (docs/client.md §3.2).
 // Callbacks see the same order, on the process's own goroutine.
 //
 // # Recovery
@@ -40,7 +40,7 @@
 // When a WebSocket connection drops, the Client reconnects with
 // resumeSessionId for up to 25 s (100 ms between attempts), then catches up
 // every live process with process/read from its last published seq, so no
-// output is lost or duplicated (unifiedexec.md §11). Calls made while
+// output is lost or duplicated (docs/client.md §11). Calls made while
 // recovering wait for the outcome. In-flight process/start, process/signal,
 // process/terminate and fs writes are never replayed; they fail with an
 // error wrapping ErrTransport. process/write always carries a writeId, so

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Event sources of ExecCommandBegin and ExecCommandEnd (§8.1).
+// Event sources of ExecCommandBegin and ExecCommandEnd (docs/client.md §8.1).
 const (
 	SourceAgent                  = "agent"
 	SourceUserShell              = "user_shell"
@@ -33,7 +33,7 @@ func ChannelSink(ch chan<- ToolEvent) ToolEventSink {
 	return func(e ToolEvent) { ch <- e }
 }
 
-// ExecCommandBeginEvent is exec_command_begin (§8.1), emitted once per
+// ExecCommandBeginEvent is exec_command_begin (docs/client.md §8.1), emitted once per
 // exec_command after a successful spawn.
 type ExecCommandBeginEvent struct {
 	CallID           string          `json:"call_id"`
@@ -49,7 +49,7 @@ type ExecCommandBeginEvent struct {
 // ToolEventType returns "exec_command_begin".
 func (*ExecCommandBeginEvent) ToolEventType() string { return "exec_command_begin" }
 
-// ExecCommandOutputDeltaEvent is exec_command_output_delta (§8.2): at most
+// ExecCommandOutputDeltaEvent is exec_command_output_delta (docs/client.md §8.2): at most
 // 8192 bytes of valid UTF-8 (unless no valid prefix exists), base64 on the
 // wire. Stream is always "stdout" because the streams are merged.
 type ExecCommandOutputDeltaEvent struct {
@@ -61,7 +61,7 @@ type ExecCommandOutputDeltaEvent struct {
 // ToolEventType returns "exec_command_output_delta".
 func (*ExecCommandOutputDeltaEvent) ToolEventType() string { return "exec_command_output_delta" }
 
-// ExecCommandEndEvent is exec_command_end (§8.3), emitted exactly once per
+// ExecCommandEndEvent is exec_command_end (docs/client.md §8.3), emitted exactly once per
 // process. On failure ExitCode is -1, Stderr holds the message and
 // AggregatedOutput is the message or transcript + "\n" + message.
 type ExecCommandEndEvent struct {
@@ -84,7 +84,7 @@ type ExecCommandEndEvent struct {
 // ToolEventType returns "exec_command_end".
 func (*ExecCommandEndEvent) ToolEventType() string { return "exec_command_end" }
 
-// TerminalInteractionEvent is terminal_interaction (§8.4), one per
+// TerminalInteractionEvent is terminal_interaction (docs/client.md §8.4), one per
 // write_stdin call, empty polls included.
 type TerminalInteractionEvent struct {
 	CallID    string `json:"call_id"`
@@ -96,7 +96,7 @@ type TerminalInteractionEvent struct {
 func (*TerminalInteractionEvent) ToolEventType() string { return "terminal_interaction" }
 
 // ModelWarningEvent is a model-visible warning, such as the process-count
-// warning of §9. The caller records it for the model.
+// warning of docs/client.md §9. The caller records it for the model.
 type ModelWarningEvent struct {
 	Message string `json:"message"`
 }
@@ -119,7 +119,7 @@ func (c *callInfo) begin() *ExecCommandBeginEvent {
 	}
 }
 
-// end builds the End event from the transcript (§8.3). A non-empty failure
+// end builds the End event from the transcript (docs/client.md §8.3). A non-empty failure
 // selects the failure variant.
 func (c *callInfo) end(transcript string, exitCode *int, failure string, d time.Duration, policy TruncationPolicy) *ExecCommandEndEvent {
 	pid := c.processID

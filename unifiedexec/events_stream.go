@@ -3,7 +3,7 @@ package unifiedexec
 import "unicode/utf8"
 
 // deltaStreamer turns a process's output into ExecCommandOutputDelta events
-// and records every emitted byte in the call's transcript (§8.2). It is
+// and records every emitted byte in the call's transcript (docs/client.md §8.2). It is
 // owned by one goroutine (the process pump); transcript reads happen after
 // the pump signalled "drained".
 type deltaStreamer struct {

@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultOutputBytesCap is the default per-stream capture cap of a Process
-// (unifiedexec.md §2 OutputMaxBytes).
+// (docs/client.md §2 OutputMaxBytes).
 const DefaultOutputBytesCap = 1 << 20
 
 // EventKind is the kind of a process event.
@@ -27,7 +27,7 @@ const (
 	EventClosed
 )
 
-// Event is one process notification (protocol.md §6.10). Output events
+// Event is one process notification (docs/protocol.md §6.10). Output events
 // carry Stream ("stdout", "stderr" or "pty") and Data; exited events carry
 // ExitCode and SandboxDenied.
 type Event struct {
@@ -63,7 +63,7 @@ type StartOptions struct {
 	Argv []string
 	// Cwd is a file:// URI or an absolute path; empty means the server's cwd.
 	Cwd string
-	// Env is laid over the environment chosen by EnvPolicy (protocol.md §7.3).
+	// Env is laid over the environment chosen by EnvPolicy (docs/protocol.md §7.3).
 	// When both Env and EnvPolicy are nil, the child gets the caller's
 	// environment (os.Environ of this program), as with os/exec; a non-nil
 	// empty map with a nil EnvPolicy gives an empty environment.
@@ -76,7 +76,7 @@ type StartOptions struct {
 	Size *wire.Size
 	// PipeStdin keeps stdin writable in pipe mode (otherwise /dev/null).
 	PipeStdin bool
-	// Sandbox is the wire sandbox object (protocol.md §8.1); nil means none.
+	// Sandbox is the wire sandbox object (docs/protocol.md §8.1); nil means none.
 	Sandbox []byte
 	// ProcessID is the wire id; empty means a fresh "<n>-<uuid>".
 	ProcessID string
@@ -175,7 +175,7 @@ func (p *Process) lastSeq() uint64 {
 }
 
 // deliver parks evs and publishes every event that is next in seq order
-// (unifiedexec.md §3.2). Events at or below the last published seq, and
+// (docs/client.md §3.2). Events at or below the last published seq, and
 // everything after closed, are dropped.
 func (p *Process) deliver(evs []Event) {
 	p.dmu.Lock()
@@ -312,7 +312,7 @@ func (p *Process) WaitExit(ctx context.Context) (ExitStatus, error) {
 	return p.status, p.err
 }
 
-// Snapshot is the yield-window collection of unifiedexec.md §3.5 and §5.4:
+// Snapshot is the yield-window collection of docs/client.md §3.5 and §5.4:
 // it waits until the process exits (then up to 50 ms more for trailing
 // output), yield has passed or ctx is done, and then returns the output
 // gathered so far with the state. It never kills
@@ -324,7 +324,7 @@ func (p *Process) Snapshot(ctx context.Context, yield time.Duration) (Snapshot, 
 	select {
 	case <-p.exitedCh:
 		// Trailing output may still be in flight after the exit: wait for
-		// the close, but at most 50 ms and never past the deadline (§5.4).
+		// the close, but at most 50 ms and never past the deadline (docs/client.md §5.4).
 		grace := time.NewTimer(min(50*time.Millisecond, max(time.Until(deadline), 0)))
 		defer grace.Stop()
 		select {
@@ -383,7 +383,7 @@ func statusError(id, status string) error {
 }
 
 // CloseStdin closes the process's stdin after every earlier write has been
-// delivered (process/closeStdin, protocol.md §10.2). For a PTY it writes
+// delivered (process/closeStdin, docs/protocol.md §10.2). For a PTY it writes
 // the terminal's EOF character (Ctrl-D) instead. Against a server without
 // the extension (-32601) it fails with the wire error.
 func (p *Process) CloseStdin(ctx context.Context) error {

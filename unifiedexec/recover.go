@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// resume runs the recover-with-resume loop of unifiedexec.md §11 on the
+// resume runs the recover-with-resume loop of docs/client.md §11 on the
 // monitor goroutine: reconnect, initialize {resumeSessionId}, and catch up
 // every live process, pacing attempts by 100 ms until deadline has passed.
 // Notifications of the new connection are routed from the moment it is
@@ -93,7 +93,7 @@ func (c *Client) catchUp(ctx context.Context, conn *rpc.Conn) error {
 }
 
 // recoveredEvents turns a catch-up read after seq last into events
-// (unifiedexec.md §11 step 3.3). A missing seq is allowed only for the exit
+// (docs/client.md §11 step 3.3). A missing seq is allowed only for the exit
 // event, which is synthesised; any other gap is an error.
 func recoveredEvents(last uint64, res wire.ReadResult) ([]Event, error) {
 	if res.Failure != nil {

@@ -44,7 +44,7 @@ type RunOptions struct {
 	// terminal size for the start and for each SIGWINCH.
 	TTY  bool
 	Size func() (rows, cols uint16, ok bool)
-	// Permissions is a sandbox permission profile (protocol.md §8.1) applied
+	// Permissions is a sandbox permission profile (docs/protocol.md §8.1) applied
 	// with Cwd as the only workspace root; nil means no sandbox.
 	Permissions json.RawMessage
 	// Stdin is copied to the command; EOF closes its stdin. Nil means the
@@ -144,7 +144,7 @@ func (o RunOptions) startOptions(cwd string) (StartOptions, *forwarder, error) {
 	return opts, out, nil
 }
 
-// wireSandbox builds the process/start sandbox object (protocol.md §8.1)
+// wireSandbox builds the process/start sandbox object (docs/protocol.md §8.1)
 // with cwd (a URI or an absolute path) as cwd and only workspace root.
 func wireSandbox(perms json.RawMessage, cwd string) ([]byte, error) {
 	path, err := rpc.ParsePath(cwd)

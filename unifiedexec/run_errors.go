@@ -14,7 +14,7 @@ import (
 )
 
 // osErrorSuffix matches the errno of a spawn failure on the wire:
-// "<strerror> (os error N)" (protocol.md §3).
+// "<strerror> (os error N)" (docs/protocol.md §3).
 var osErrorSuffix = regexp.MustCompile(`\(os error ([0-9]+)\)$`)
 
 // wireErrno returns the errno of a -32603 spawn failure, or 0 when err is
@@ -37,7 +37,7 @@ func wireErrno(err error) syscall.Errno {
 
 // startFailure maps a failed process/start of program in cwd to the
 // RunError a shell would give. The wire gives the same ENOENT for a
-// missing program and a missing cwd (protocol.md §7.1), so an ENOENT,
+// missing program and a missing cwd (docs/protocol.md §7.1), so an ENOENT,
 // ENOTDIR or EACCES is told apart by asking the server about cwd.
 func startFailure(ctx context.Context, c *Client, program, cwd string, err error) *RunError {
 	errno := wireErrno(err)

@@ -9,14 +9,14 @@ import (
 	"time"
 )
 
-// Store limits (§2, §9).
+// Store limits (docs/client.md §2, §9).
 const (
 	MaxProcesses           = 64
 	WarningProcesses       = 60
 	protectedRecentEntries = 8
 )
 
-// storeEntry is one live unified-exec process (§9).
+// storeEntry is one live unified-exec process (docs/client.md §9).
 type storeEntry struct {
 	id       int
 	proc     *execProcess
@@ -45,7 +45,7 @@ func newProcessStore(deterministic bool) *processStore {
 	}
 }
 
-// reserve picks and reserves a new id (§4.4): uniformly random in
+// reserve picks and reserves a new id (docs/client.md §4.4): uniformly random in
 // [1000, 100000) until unused, or max(max(reserved), 999) + 1 in
 // deterministic mode.
 func (s *processStore) reserve() int {
@@ -152,7 +152,7 @@ type pruneCandidate struct {
 	Exited   bool
 }
 
-// pickPrune chooses the entry to prune (§9): the 8 most recently used are
+// pickPrune chooses the entry to prune (docs/client.md §9): the 8 most recently used are
 // protected; among the rest, in LRU order, the first exited one, else the
 // least recently used one. Ties are broken by id.
 func pickPrune(cands []pruneCandidate) (int, bool) {
@@ -175,7 +175,7 @@ func pickPrune(cands []pruneCandidate) (int, bool) {
 	return 0, false
 }
 
-// processCountWarning is the model-visible warning of §9.
+// processCountWarning is the model-visible warning of docs/client.md §9.
 func processCountWarning(n int) string {
 	return fmt.Sprintf("The maximum number of unified exec processes you can keep open is %d and you currently have %d processes open. Reuse older processes or close them to prevent automatic pruning of old processes", WarningProcesses, n)
 }

@@ -25,13 +25,13 @@ type ToolsConfig struct {
 	// AllowLoginShell allows `login`; it is also the default of `login`.
 	AllowLoginShell bool
 	// BaseEnv is the child's base environment before the forced variables
-	// (§2). Nil: empty.
+	// (docs/client.md §2). Nil: empty.
 	BaseEnv map[string]string
 	// ServerEnv is the server-side base environment; only variables that
-	// differ from it are sent in env (§5.1). Nil: empty, so everything is
+	// differ from it are sent in env (docs/client.md §5.1). Nil: empty, so everything is
 	// sent and nothing is excluded.
 	ServerEnv map[string]string
-	// CodexEnv holds the CODEX_* variables of §2 (CODEX_THREAD_ID,
+	// CodexEnv holds the CODEX_* variables of docs/client.md §2 (CODEX_THREAD_ID,
 	// CODEX_SESSION_ID, CODEX_VERSION, …), applied after the forced ones.
 	// CODEX_TOOL_CALL_ID is always set from the call id.
 	CodexEnv map[string]string
@@ -48,7 +48,7 @@ type ToolsConfig struct {
 }
 
 // Tools implements the exec_command and write_stdin tools over a Backend
-// (§4, §5). All methods are safe for concurrent use. Background processes
+// (docs/client.md §4, §5). All methods are safe for concurrent use. Background processes
 // survive calls and turns; call Close at session shutdown, which terminates
 // them and waits for the goroutines Tools started.
 type Tools struct {
@@ -93,7 +93,7 @@ type ExecCommandCall struct {
 	Env map[string]string
 }
 
-// ExecCommand runs exec_command (§5.2). A sandbox denial is reported in
+// ExecCommand runs exec_command (docs/client.md §5.2). A sandbox denial is reported in
 // the output's Denied member, not as an error. Errors are
 // *CreateProcessError, *ProcessFailedError, ErrMissingCommandLine,
 // ErrLoginShellDisabled or ErrUnavailable; render them with
@@ -130,7 +130,7 @@ func (t *Tools) ExecCommand(ctx context.Context, call ExecCommandCall) (*ExecCom
 	}
 	maxTokens := maxOutputTokens(prm.MaxOutputTokens)
 
-	// §5.1 step 5: a denial seen within the early-exit grace is a failed
+	// docs/client.md §5.1 step 5: a denial seen within the early-exit grace is a failed
 	// spawn: no Begin and no End.
 	if exited, code, denied, failure := p.state(); exited && failure == "" && denied && call.Sandbox != nil {
 		p.openGate(false)
@@ -192,7 +192,7 @@ func (t *Tools) shellFor(prm ExecCommandParams) (shell string, login bool, err e
 }
 
 // spawn builds the request, starts the process and waits up to
-// EarlyExitGrace for an early exit (§5.1).
+// EarlyExitGrace for an early exit (docs/client.md §5.1).
 func (t *Tools) spawn(ctx context.Context, id int, info *callInfo, call ExecCommandCall) (*execProcess, error) {
 	desired := maps.Clone(t.cfg.BaseEnv)
 	if call.Env != nil {
@@ -236,7 +236,7 @@ func (t *Tools) spawn(ctx context.Context, id int, info *callInfo, call ExecComm
 }
 
 // insert stores e, prunes one entry if the store is full, warns the model
-// past WarningProcesses, and starts the exit watcher (§8.4, §9).
+// past WarningProcesses, and starts the exit watcher (docs/client.md §8.4, §9).
 func (t *Tools) insert(e *storeEntry) {
 	pruned, n := t.store.insert(e)
 	if pruned != nil {
@@ -257,7 +257,7 @@ func (t *Tools) insert(e *storeEntry) {
 	}()
 }
 
-// emitEnd emits the entry's one End event once the output drained (§8.3).
+// emitEnd emits the entry's one End event once the output drained (docs/client.md §8.3).
 func (t *Tools) emitEnd(e *storeEntry) {
 	e.endOnce.Do(func() {
 		transcript := e.proc.transcript()
@@ -271,7 +271,7 @@ func (t *Tools) emitEnd(e *storeEntry) {
 }
 
 // release forgets id and cleans the process up in the background: a
-// fire-and-forget process/terminate (§10), then the handle is closed once
+// fire-and-forget process/terminate (docs/client.md §10), then the handle is closed once
 // the pump has drained.
 func (t *Tools) release(id int, p *execProcess) {
 	t.store.release(id)
@@ -313,7 +313,7 @@ func (t *Tools) deniedOutput(start time.Time, info *callInfo, raw []byte, code *
 	return out
 }
 
-// deniedError builds SandboxDenied (§5.1 step 5).
+// deniedError builds SandboxDenied (docs/client.md §5.1 step 5).
 func deniedError(text string, code *int) *SandboxDeniedError {
 	c := -1
 	if code != nil {

@@ -13,7 +13,7 @@ import (
 // process/start, and the returned handle to the started Process.
 //
 // Start must not return before the server answered process/start: the
-// tools emit ExecCommandBegin right after it returns, never before (§5.2).
+// tools emit ExecCommandBegin right after it returns, never before (docs/client.md §5.2).
 // Implementations must be safe for concurrent use.
 type Backend interface {
 	Start(ctx context.Context, req StartRequest) (ProcessHandle, error)
@@ -34,7 +34,7 @@ type ProcessHandle interface {
 	// stream in place of BackendClosed. The channel is closed after the last
 	// event; a channel closed without BackendClosed or BackendFailed is
 	// treated as closed. Events emitted before the call must be replayed
-	// (§3.2), and the sender must not drop events: the tools drain the
+	// (docs/client.md §3.2), and the sender must not drop events: the tools drain the
 	// channel promptly.
 	Events() <-chan BackendEvent
 
@@ -92,17 +92,17 @@ type BackendEvent struct {
 	Message string
 }
 
-// StartRequest is a resolved process/start request (§5.1). The tools fill
+// StartRequest is a resolved process/start request (docs/client.md §5.1). The tools fill
 // every member; an adapter copies them onto wire.StartParams (see Params).
 type StartRequest struct {
 	// ProcessID is "<n>-<uuid v4>"; the model sees only n.
 	ProcessID string
-	// Argv is [shell, "-lc"|"-c", cmd] for POSIX shells (§4.3).
+	// Argv is [shell, "-lc"|"-c", cmd] for POSIX shells (docs/client.md §4.3).
 	Argv []string
 	// Cwd is the absolute working directory.
 	Cwd string
 	// Env holds only the variables that differ from the server-side base
-	// environment; EnvPolicy says how the rest is inherited (§5.1).
+	// environment; EnvPolicy says how the rest is inherited (docs/client.md §5.1).
 	Env       map[string]string
 	EnvPolicy *wire.EnvPolicy
 	// TTY asks for a PTY with writable stdin. Without it the process has no

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Tool-level errors (§12). Their Error strings are the texts the model sees.
+// Tool-level errors (docs/client.md §12). Their Error strings are the texts the model sees.
 var (
 	// ErrWriteToStdin is returned by WriteStdin when the server refused the
 	// write (status unknownProcess, stdinClosed or starting).
@@ -20,7 +20,7 @@ var (
 	// ErrLoginShellDisabled is returned for login:true while login shells are
 	// disabled by Config.AllowLoginShell.
 	//
-	//lint:ignore ST1005 the exact text the model sees (unifiedexec.md §12)
+	//lint:ignore ST1005 the exact text the model sees (docs/client.md §12)
 	ErrLoginShellDisabled = errors.New("login shell is disabled by config; omit `login` or set it to false.")
 	// ErrUnavailable is returned by a Tools without a Backend.
 	ErrUnavailable = errors.New("unified exec is unavailable in this session")

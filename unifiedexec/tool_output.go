@@ -9,7 +9,7 @@ import (
 )
 
 // ExecCommandToolOutput is the result of exec_command and write_stdin
-// (§5.2 step 10). Text renders what the model sees.
+// (docs/client.md §5.2 step 10). Text renders what the model sees.
 type ExecCommandToolOutput struct {
 	// EventCallID is the call id of the exec_command that started the
 	// process; events of a write_stdin are attributed to it.
@@ -35,7 +35,7 @@ type ExecCommandToolOutput struct {
 	Denied *SandboxDeniedError
 }
 
-// StructuredToolOutput is the "code mode" form of a tool output (§7.2).
+// StructuredToolOutput is the "code mode" form of a tool output (docs/client.md §7.2).
 type StructuredToolOutput struct {
 	ChunkID            string  `json:"chunk_id,omitempty"`
 	WallTimeSeconds    float64 `json:"wall_time_seconds"`
@@ -51,7 +51,7 @@ func (o *ExecCommandToolOutput) TruncatedOutput() string {
 	return FormattedTruncate(LossyUTF8(o.RawOutput), TokensPolicy(o.MaxOutputTokens))
 }
 
-// Text renders the tool output of §7.2: the sections joined with "\n".
+// Text renders the tool output of docs/client.md §7.2: the sections joined with "\n".
 func (o *ExecCommandToolOutput) Text() string {
 	var s []string
 	if o.ChunkID != "" {

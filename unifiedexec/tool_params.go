@@ -10,7 +10,7 @@ import (
 	"github.com/codexec/codex/wire"
 )
 
-// Yield windows and limits of the tools (§2).
+// Yield windows and limits of the tools (docs/client.md §2).
 const (
 	MinYieldTime                        = 250 * time.Millisecond
 	MinEmptyYieldTime                   = 5 * time.Second
@@ -27,7 +27,7 @@ const (
 	MaxOutputDeltasPerCall              = 10000
 )
 
-// ExecCommandParams is the JSON arguments of the exec_command tool (§4.1).
+// ExecCommandParams is the JSON arguments of the exec_command tool (docs/client.md §4.1).
 // Optional numbers are pointers so that an absent value takes its default.
 type ExecCommandParams struct {
 	Cmd                   string          `json:"cmd"`
@@ -43,7 +43,7 @@ type ExecCommandParams struct {
 	AdditionalPermissions json.RawMessage `json:"additional_permissions,omitempty"`
 }
 
-// WriteStdinParams is the JSON arguments of the write_stdin tool (§4.2).
+// WriteStdinParams is the JSON arguments of the write_stdin tool (docs/client.md §4.2).
 type WriteStdinParams struct {
 	SessionID       int32  `json:"session_id"`
 	Chars           string `json:"chars,omitempty"`
@@ -92,7 +92,7 @@ func maxOutputTokens(v *int64) int {
 	return int(min(max(*v, 0), 1<<31-1))
 }
 
-// ShellArgv builds the argv for cmd run by shell (§4.3): POSIX shells get
+// ShellArgv builds the argv for cmd run by shell (docs/client.md §4.3): POSIX shells get
 // [shell, "-lc"|"-c", cmd]; PowerShell gets [shell, "-NoProfile"?,
 // "-Command", cmd] (-NoProfile unless login); cmd.exe gets [shell, "/c", cmd].
 func ShellArgv(shell, cmd string, login bool) []string {
@@ -114,7 +114,7 @@ func ShellArgv(shell, cmd string, login bool) []string {
 }
 
 // ApplyForcedEnv sets the ten variables forced on every unified-exec child
-// (§2), overriding inherited values and keeping every other variable.
+// (docs/client.md §2), overriding inherited values and keeping every other variable.
 func ApplyForcedEnv(env map[string]string) {
 	env["NO_COLOR"] = "1"
 	env["TERM"] = "dumb"
@@ -129,7 +129,7 @@ func ApplyForcedEnv(env map[string]string) {
 }
 
 // WireEnv splits the desired child environment into what process/start
-// sends (§5.1): env holds only the variables that are missing from the
+// sends (docs/client.md §5.1): env holds only the variables that are missing from the
 // server-side base or differ from it, and the policy inherits everything
 // else, excluding (with glob characters escaped) the base variables that the
 // child must not see.

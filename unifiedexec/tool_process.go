@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// execProcess wraps a ProcessHandle for the tools (§5.1 step 4): a pump
+// execProcess wraps a ProcessHandle for the tools (docs/client.md §5.1 step 4): a pump
 // goroutine copies every chunk into a HeadTailBuffer that yield windows
 // drain, feeds the delta streamer, and records the exit state.
 type execProcess struct {
@@ -88,7 +88,7 @@ func (p *execProcess) markClosed(failure string) {
 	p.fireExit()
 }
 
-// terminate is §5.1 step 6: fire-and-forget process/terminate, mark the
+// terminate is docs/client.md §5.1 step 6: fire-and-forget process/terminate, mark the
 // output closed, fire the exit signal and stop the pump.
 func (p *execProcess) terminate(ctx context.Context) {
 	_ = p.h.Terminate(ctx)
@@ -200,7 +200,7 @@ func (p *execProcess) run() {
 	}
 }
 
-// collect is the yield window of §5.4: it drains the buffer until the
+// collect is the yield window of docs/client.md §5.4: it drains the buffer until the
 // deadline, returning early once the process has exited and its output is
 // closed (or 50 ms after the exit at most).
 func (p *execProcess) collect(ctx context.Context, deadline time.Time) []byte {

@@ -13,7 +13,7 @@ type WriteStdinCall struct {
 	Params WriteStdinParams
 }
 
-// WriteStdin runs write_stdin (§5.3): it writes chars (if any) to the
+// WriteStdin runs write_stdin (docs/client.md §5.3): it writes chars (if any) to the
 // session's PTY, collects output for the yield window and reports the
 // state. Its EventCallID is the call id of the original exec_command, and
 // it emits one TerminalInteraction. Errors are *UnknownProcessIDError,
@@ -75,7 +75,7 @@ func (t *Tools) WriteStdin(ctx context.Context, call WriteStdinCall) (*ExecComma
 }
 
 // TerminateAll drains the store, clears the reserved ids and terminates
-// every process (§9). It is for session shutdown and an explicit "clean
+// every process (docs/client.md §9). It is for session shutdown and an explicit "clean
 // background terminals" request; each process still gets its End event.
 func (t *Tools) TerminateAll(ctx context.Context) {
 	for _, e := range t.store.drain() {

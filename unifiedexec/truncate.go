@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// BytesPerToken is the fixed bytes-to-tokens ratio of the approximation (§2).
+// BytesPerToken is the fixed bytes-to-tokens ratio of the approximation (docs/client.md §2).
 const BytesPerToken = 4
 
 // TruncationPolicy is a budget for model-visible text: either a number of
@@ -48,7 +48,7 @@ func ApproxTokenCount(s string) int { return ApproxTokensFromBytes(len(s)) }
 
 // FormattedTruncate returns text unchanged when it fits the policy's byte
 // budget, and otherwise "Total output lines: L\n\n" followed by
-// Truncate(text, policy) (§7.1).
+// Truncate(text, policy) (docs/client.md §7.1).
 func FormattedTruncate(text string, p TruncationPolicy) string {
 	if len(text) <= p.ByteBudget() {
 		return text

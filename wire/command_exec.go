@@ -6,7 +6,7 @@ import (
 	"github.com/codexec/codex/rpc"
 )
 
-// The command/exec family (unifiedexec.md §13), served on the exec-server
+// The command/exec family (docs/protocol.md §12), served on the exec-server
 // connection after the handshake.
 const (
 	MethodCommandExec          = "command/exec"
@@ -16,7 +16,7 @@ const (
 	MethodCommandExecOutput    = "command/exec/outputDelta"
 )
 
-// Defaults of command/exec (§13.1).
+// Defaults of command/exec (docs/protocol.md §12.1).
 const (
 	CommandExecDefaultCap       = 1 << 20
 	CommandExecDefaultTimeoutMs = 10_000
@@ -89,7 +89,7 @@ type CommandExecTerminateParams struct {
 	ProcessID string `json:"processId" rpc:"required"`
 }
 
-// ErrInvalidRequestDecode wraps a params decoding message (§13.1).
+// ErrInvalidRequestDecode wraps a params decoding message (docs/protocol.md §12.1).
 func ErrInvalidRequestDecode(msg string) *rpc.Error {
 	return rpc.Errorf(rpc.CodeInvalidRequest, "Invalid request: %s", msg)
 }
@@ -120,7 +120,7 @@ func ErrCommandExecSpawn(detail string) *rpc.Error {
 	return rpc.Errorf(rpc.CodeInternalError, "failed to spawn command: %s", detail)
 }
 
-// ValidateCommandExec applies the checks 1 to 8 of §13.2 that need no state,
+// ValidateCommandExec applies the checks 1 to 8 of docs/protocol.md §12.2 that need no state,
 // in their order; experimental is the connection's experimentalApi
 // capability. Checks 7 (sandbox) and later are the server's.
 func ValidateCommandExec(p *CommandExecParams, experimental bool) *rpc.Error {
@@ -148,7 +148,7 @@ func ValidateCommandExec(p *CommandExecParams, experimental bool) *rpc.Error {
 	return nil
 }
 
-// ValidateCommandExecSize is check 8 of §13.2, after the sandbox checks.
+// ValidateCommandExecSize is check 8 of docs/protocol.md §12.2, after the sandbox checks.
 func ValidateCommandExecSize(p *CommandExecParams) *rpc.Error {
 	if p.Size != nil && (p.Size.Rows == 0 || p.Size.Cols == 0) {
 		return ErrCommandExecSize()

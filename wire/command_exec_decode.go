@@ -11,7 +11,7 @@ import (
 )
 
 // The command/exec family answers undecodable params with serde's messages
-// (§13.1): members are checked in the order they appear, unknown members are
+// (docs/protocol.md §12.1): members are checked in the order they appear, unknown members are
 // ignored, and a missing required member is reported after the others.
 
 // members returns the members of a JSON object in document order. Absent or

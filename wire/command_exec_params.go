@@ -77,7 +77,7 @@ var execFields = map[string]execField{
 	},
 }
 
-// checkPolicyTag accepts only the camelCase tags of 0.169.0 (§13.3).
+// checkPolicyTag accepts only the camelCase tags of 0.169.0 (docs/protocol.md §12.3).
 func checkPolicyTag(policy map[string]any) *rpc.Error {
 	tag, ok := policy["type"]
 	if !ok {
@@ -103,7 +103,7 @@ func rpcDecode(err error) *rpc.Error {
 }
 
 // DecodeCommandExecParams decodes command/exec params with the messages of
-// §13.1 (all -32600 "Invalid request: …").
+// docs/protocol.md §12.1 (all -32600 "Invalid request: …").
 func DecodeCommandExecParams(raw json.RawMessage) (*CommandExecParams, *rpc.Error) {
 	keys, vals, err := members(raw)
 	if err != nil {

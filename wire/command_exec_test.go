@@ -8,7 +8,7 @@ import (
 )
 
 // TestCommandExecValidationOrder checks the decoding messages and the
-// order of the checks of unifiedexec.md §13.2, with the texts the
+// order of the checks of docs/protocol.md §12.2, with the texts the
 // reference answers.
 func TestCommandExecValidationOrder(t *testing.T) {
 	for _, tc := range []struct {

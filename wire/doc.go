@@ -1,4 +1,4 @@
-// Package wire is the exec-server protocol (protocol.md) as Go: every
+// Package wire is the exec-server protocol (docs/protocol.md) as Go: every
 // method name, params, result and notification type, the error codes
 // beyond JSON-RPC's, the client-visible message texts, the transport labels
 // and the hand-written encoders of the process notifications. The server

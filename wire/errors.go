@@ -8,7 +8,7 @@ import (
 )
 
 // Error codes of the exec-server beyond the JSON-RPC ones of package rpc
-// (protocol.md §3).
+// (docs/protocol.md §3).
 const (
 	// CodeNotFound is a filesystem path that does not exist (ENOENT).
 	CodeNotFound = -32004
@@ -45,7 +45,7 @@ func IsUnknownSession(err error) bool { return errors.Is(err, ErrUnknownSession)
 
 // InitializeError classifies the error of an initialize call on a fresh
 // connection. When the call resumed a session, a -32600 answer can only mean
-// that the server does not know the session (protocol.md §6.1: the other
+// that the server does not know the session (docs/protocol.md §6.1: the other
 // -32600 answers of initialize need an earlier initialize on the same
 // connection), so the result also matches ErrUnknownSession. err is kept in
 // the chain either way; nil stays nil.
@@ -62,7 +62,7 @@ func (e *unknownSession) Error() string   { return e.err.Error() }
 func (e *unknownSession) Unwrap() []error { return []error{ErrUnknownSession, e.err} }
 
 // Messages of the handshake and process methods, with the exact texts of
-// protocol.md §3. Ids and method names are clipped (rpc.Clip).
+// docs/protocol.md §3. Ids and method names are clipped (rpc.Clip).
 
 // ErrBeforeInitialize is a method of family called before initialize.
 func ErrBeforeInitialize(family string) *rpc.Error {

@@ -6,7 +6,7 @@ import (
 	"github.com/codexec/codex/rpc"
 )
 
-// Request params and results of the fs/* methods (protocol.md §6.11): the
+// Request params and results of the fs/* methods (docs/protocol.md §6.11): the
 // single source of truth for their JSON shapes. Optional booleans are pointers
 // so that absent and null both mean "use the wire default". Every params
 // struct carries the optional sandbox object as raw JSON (fshelper decides

@@ -2,7 +2,7 @@ package wire
 
 import "github.com/codexec/codex/rpc"
 
-// Messages of the fs/* methods, with the exact texts of protocol.md §3.
+// Messages of the fs/* methods, with the exact texts of docs/protocol.md §3.
 // The filesystem layer (fshelper) builds its errors from them; the codes
 // are chosen there (fshelper.WireError).
 const (

@@ -1,6 +1,6 @@
 package wire
 
-// Method names of the exec-server (protocol.md §6). Requests unless noted.
+// Method names of the exec-server (docs/protocol.md §6). Requests unless noted.
 const (
 	MethodInitialize        = "initialize"
 	MethodInitialized       = "initialized" // notification, client → server

@@ -10,7 +10,7 @@ import (
 
 // The process notifications are the hot path of the server (one per output
 // read), so they are encoded by hand instead of through encoding/json
-// (benchmarks.md §4). The golden tests hold these encoders to the same bytes
+// (docs/benchmarking.md §4). The golden tests hold these encoders to the same bytes
 // as encoding/json of the param types below. quotedID is the process id
 // already encoded as a JSON string (QuoteID).
 

@@ -7,7 +7,7 @@ import (
 )
 
 // This file is the single source of truth for the JSON shapes of the
-// handshake, environment and process/* methods (protocol.md §6). The `rpc`
+// handshake, environment and process/* methods (docs/protocol.md §6). The `rpc`
 // tags are read by rpc.DecodeParams on the server: a member tagged required
 // must be present (and not null).
 
@@ -16,7 +16,7 @@ type InitializeParams struct {
 	ClientName      string  `json:"clientName" rpc:"required"`
 	ResumeSessionID *string `json:"resumeSessionId"`
 	// Capabilities are the client's; experimentalApi unlocks
-	// command/exec.permissionProfile (unifiedexec.md §13.1).
+	// command/exec.permissionProfile (docs/protocol.md §12.1).
 	Capabilities *Capabilities `json:"capabilities,omitempty"`
 }
 
@@ -32,7 +32,7 @@ type Shell struct {
 	Path string `json:"path"`
 }
 
-// EnvironmentInfo is the result of environment/info (protocol.md §6.3).
+// EnvironmentInfo is the result of environment/info (docs/protocol.md §6.3).
 type EnvironmentInfo struct {
 	Shell                Shell           `json:"shell"`
 	ExecutorVersion      string          `json:"executorVersion"`
@@ -55,7 +55,7 @@ type Size struct {
 	Cols uint16 `json:"cols" rpc:"required"`
 }
 
-// EnvPolicy is the `envPolicy` of process/start (protocol.md §7.3).
+// EnvPolicy is the `envPolicy` of process/start (docs/protocol.md §7.3).
 type EnvPolicy struct {
 	Inherit               string            `json:"inherit" rpc:"required"`
 	IgnoreDefaultExcludes bool              `json:"ignoreDefaultExcludes" rpc:"required"`
@@ -64,7 +64,7 @@ type EnvPolicy struct {
 	IncludeOnly           []string          `json:"includeOnly" rpc:"required"`
 }
 
-// StartParams is the params of process/start (protocol.md §6.5). Members
+// StartParams is the params of process/start (docs/protocol.md §6.5). Members
 // that the server accepts and ignores are decoded as raw JSON.
 type StartParams struct {
 	ProcessID             string            `json:"processId" rpc:"required"`
@@ -90,7 +90,7 @@ type StartResult struct {
 	SandboxType string `json:"sandboxType"`
 }
 
-// ReadParams is the params of process/read (protocol.md §6.6).
+// ReadParams is the params of process/read (docs/protocol.md §6.6).
 type ReadParams struct {
 	ProcessID         string  `json:"processId" rpc:"required"`
 	AfterSeq          *uint64 `json:"afterSeq"`
@@ -107,7 +107,7 @@ type ReadChunk struct {
 }
 
 // ReadResult is the result of process/read. The last three members are the
-// truncation extension (§10.4) and appear only when asked for.
+// truncation extension (docs/protocol.md §10.4) and appear only when asked for.
 type ReadResult struct {
 	Chunks           []ReadChunk `json:"chunks"`
 	NextSeq          uint64      `json:"nextSeq"`
@@ -159,7 +159,7 @@ func (r *ReadResult) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(aux.FirstRetainedSeq, &r.FirstRetainedSeq)
 }
 
-// WriteParams is the params of process/write (protocol.md §6.7, §10.2).
+// WriteParams is the params of process/write (docs/protocol.md §6.7, §10.2).
 type WriteParams struct {
 	ProcessID  string    `json:"processId" rpc:"required"`
 	Chunk      rpc.Bytes `json:"chunk" rpc:"required"`
@@ -186,7 +186,7 @@ type SignalParams struct {
 	Signal    string `json:"signal" rpc:"required"`
 }
 
-// TerminateMode is the [ext] mode of process/terminate (§10.3).
+// TerminateMode is the [ext] mode of process/terminate (docs/protocol.md §10.3).
 type TerminateMode struct {
 	Type      string  `json:"type" rpc:"required"`
 	TimeoutMs *uint64 `json:"timeoutMs"`
@@ -203,7 +203,7 @@ type TerminateResult struct {
 	Running bool `json:"running"`
 }
 
-// ResizeParams is the params of process/resize (§10.1).
+// ResizeParams is the params of process/resize (docs/protocol.md §10.1).
 type ResizeParams struct {
 	ProcessID string `json:"processId" rpc:"required"`
 	Size      Size   `json:"size" rpc:"required"`

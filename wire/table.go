@@ -46,7 +46,7 @@ func notification[P any](name string, from Direction) MethodSpec {
 }
 
 // Methods returns every method of the protocol with its params and result
-// types, in the order of protocol.md §6: the one table the JSON Schema is
+// types, in the order of docs/protocol.md §6: the one table the JSON Schema is
 // generated from. A test holds it to the Method constants of this package.
 func Methods() []MethodSpec {
 	return []MethodSpec{

@@ -78,7 +78,7 @@ func (s *server) send(v any) {
 
 // next reads the next message, failing the test on a timeout, on EOF, and
 // on a line that is not a JSON-RPC 2.0 object (every message must carry
-// "jsonrpc":"2.0", spec §3.1).
+// "jsonrpc":"2.0", docs/shell-tool.md §3.1).
 func (s *server) next(timeout time.Duration) msg {
 	s.t.Helper()
 	select {

@@ -1,5 +1,5 @@
 // Package mcp holds the integration tests of the MCP `shell` server in its
-// wrapper mode (spec shell-escalation.md §9): they start the server as a
+// wrapper mode (docs/shell-tool.md §9): they start the server as a
 // child process, speak MCP to it line by line over stdio, answer its
 // elicitation requests from a per-test script, and assert the bytes and
 // results a client sees, the files the commands leave and the processes
@@ -14,7 +14,7 @@
 //
 //	MCP_SERVER_CMD=ref   the 0.97.0 reference server and wrapper from the npm
 //	                     package, with codex 0.97.0's codex-linux-sandbox as
-//	                     its helper; tests of behaviour the spec marks as ours
+//	                     its helper; tests of behaviour docs/shell-tool.md §9.14 lists as ours
 //	                     skip themselves
 //	MCP_SERVER_CMD="prog args…"   any other command, judged as ours
 //	                     (MCP_SERVER_REF=1 judges it as the reference)

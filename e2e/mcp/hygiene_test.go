@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// §9.14, §6.3: a relative program is resolved against the call's workdir,
+// docs/shell-tool.md §9.14, §6.3: a relative program is resolved against the call's workdir,
 // never the server's cwd (the reference runs the server-cwd copy,
 // unsandboxed).
 func TestRelativeProgramResolvedInWorkdir(t *testing.T) {
@@ -30,7 +30,7 @@ func TestRelativeProgramResolvedInWorkdir(t *testing.T) {
 	}
 }
 
-// §9.14, §3.3: stdout and stderr are aggregated in arrival order, escalated
+// docs/shell-tool.md §9.14, §3.3: stdout and stderr are aggregated in arrival order, escalated
 // children's output included (the reference gives all stdout first).
 func TestOutputArrivalOrder(t *testing.T) {
 	t.Parallel()
@@ -43,7 +43,7 @@ func TestOutputArrivalOrder(t *testing.T) {
 	s.escalated("order")
 }
 
-// §9.14, §6.3: an escalated child has only fds 0, 1 and 2, stdin being
+// docs/shell-tool.md §9.14, §6.3: an escalated child has only fds 0, 1 and 2, stdin being
 // Bash's /dev/null (the reference leaks server fds into it).
 func TestEscalatedFdHygiene(t *testing.T) {
 	t.Parallel()
@@ -74,7 +74,7 @@ func envOf(s *server, prefix string) map[string]string {
 	return env
 }
 
-// §5: the wrapper's own variables do not reach an escalated child, and what
+// docs/shell-tool.md §5: the wrapper's own variables do not reach an escalated child, and what
 // the shell exported does.
 func TestEscalatedEnvNoWrapperVariables(t *testing.T) {
 	t.Parallel()
@@ -90,7 +90,7 @@ func TestEscalatedEnvNoWrapperVariables(t *testing.T) {
 	}
 }
 
-// §9.14, §6.3: the escalated child's environment is the request's exactly:
+// docs/shell-tool.md §9.14, §6.3: the escalated child's environment is the request's exactly:
 // a variable the shell unset does not come back from the server's.
 func TestEscalatedEnvExact(t *testing.T) {
 	t.Parallel()
@@ -102,7 +102,7 @@ func TestEscalatedEnvExact(t *testing.T) {
 	}
 }
 
-// §9.14, §3.3: SIGPIPE is at its default in Bash, in programs run in the
+// docs/shell-tool.md §9.14, §3.3: SIGPIPE is at its default in Bash, in programs run in the
 // sandbox and in escalated ones: `yes | head -c1` ends quietly.
 func TestSigpipeDefault(t *testing.T) {
 	t.Parallel()
@@ -119,7 +119,7 @@ func TestSigpipeDefault(t *testing.T) {
 	s.escalated("pipe")
 }
 
-// §9.14, §3.3: a non-login call does not read ~/.bashrc, even under the
+// docs/shell-tool.md §9.14, §3.3: a non-login call does not read ~/.bashrc, even under the
 // sandbox and without SHLVL.
 func TestNoBashrcNoise(t *testing.T) {
 	t.Parallel()
@@ -130,7 +130,7 @@ func TestNoBashrcNoise(t *testing.T) {
 	}
 }
 
-// §9.14, §6.3: argv[0] is passed as the shell gave it, escalated and in the
+// docs/shell-tool.md §9.14, §6.3: argv[0] is passed as the shell gave it, escalated and in the
 // sandbox, and the rule still matches the real program.
 func TestArgv0Kept(t *testing.T) {
 	t.Parallel()

@@ -36,7 +36,7 @@ func (s *server) noStrays(when string) {
 	}
 }
 
-// §9.12, §3.4: a timeout kills Bash and the escalated child still running;
+// docs/shell-tool.md §9.12, §3.4: a timeout kills Bash and the escalated child still running;
 // the result has timed_out true, exit code 124 and the output so far.
 func TestTimeoutKillsEscalatedChild(t *testing.T) {
 	t.Parallel()
@@ -61,7 +61,7 @@ func TestTimeoutKillsEscalatedChild(t *testing.T) {
 	}
 }
 
-// §3.4: timeout_ms 0 expires at once.
+// docs/shell-tool.md §3.4: timeout_ms 0 expires at once.
 func TestTimeoutZero(t *testing.T) {
 	t.Parallel()
 	oursOnly(t, "answers a timeout with -32603")
@@ -75,7 +75,7 @@ func TestTimeoutZero(t *testing.T) {
 	}
 }
 
-// §3.4, §7.6: time spent waiting for the user does not count: a prompt
+// docs/shell-tool.md §3.4, §7.6: time spent waiting for the user does not count: a prompt
 // answered after 1.5 s in a call with a 1 s timeout still runs.
 func TestTimeoutPausedDuringElicitation(t *testing.T) {
 	t.Parallel()
@@ -96,7 +96,7 @@ func TestTimeoutPausedDuringElicitation(t *testing.T) {
 }
 
 // notifications/cancelled ends the call: Bash and its escalated children
-// are killed, and the server goes on serving (spec §3.1, ours).
+// are killed, and the server goes on serving (docs/shell-tool.md §3.1, ours).
 func TestCancelledKillsCall(t *testing.T) {
 	t.Parallel()
 	oursOnly(t, "ignores notifications/cancelled")

@@ -52,8 +52,9 @@ func need(t *testing.T) {
 	}
 }
 
-// oursOnly skips t against the reference: the spec marks the behaviour under
-// test as one where ours deliberately differs.
+// oursOnly skips t against the reference: docs/shell-tool.md (§3.3, §6.3,
+// §9.14) marks the behaviour under test as one where ours deliberately
+// differs.
 func oursOnly(t *testing.T, why string) {
 	t.Helper()
 	need(t)

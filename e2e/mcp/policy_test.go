@@ -19,7 +19,7 @@ type elicitParams struct {
 const wantElicitSchema = `{"type":"object","title":"Execution Permission Request",
   "properties":{"reason":{"type":"string","description":"Optional reason for allowing or denying execution"}}}`
 
-// checkElicitation checks one elicitation request against spec §7.6 and
+// checkElicitation checks one elicitation request against docs/shell-tool.md §7.6 and
 // returns its message.
 func checkElicitation(t *testing.T, m msg) string {
 	t.Helper()
@@ -46,7 +46,7 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// §9.4: a prompt rule for git init under a read-only sandbox asks once;
+// docs/shell-tool.md §9.4: a prompt rule for git init under a read-only sandbox asks once;
 // accepted, git runs escalated (it can write the read-only workspace).
 func TestPromptAcceptedRunsEscalated(t *testing.T) {
 	t.Parallel()
@@ -75,7 +75,7 @@ func TestPromptAcceptedRunsEscalated(t *testing.T) {
 	}
 }
 
-// §9.5: a forbidden program is denied with exit 1; the script goes on.
+// docs/shell-tool.md §9.5: a forbidden program is denied with exit 1; the script goes on.
 func TestForbiddenDenied(t *testing.T) {
 	t.Parallel()
 	s := start(t, opts{})
@@ -95,7 +95,7 @@ func TestForbiddenDenied(t *testing.T) {
 	}
 }
 
-// §9.6: declined and cancelled prompts deny with their exact messages; an
+// docs/shell-tool.md §9.6: declined and cancelled prompts deny with their exact messages; an
 // error answer to the elicitation denies too (exit 1, nothing done).
 func TestPromptDeclineCancelError(t *testing.T) {
 	t.Parallel()

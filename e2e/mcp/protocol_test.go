@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// §3.1: initialize answers the sandbox-state capability, tools, the
+// docs/shell-tool.md §3.1: initialize answers the sandbox-state capability, tools, the
 // instructions, and the protocol version.
 func TestInitializeResult(t *testing.T) {
 	t.Parallel()
@@ -39,7 +39,7 @@ func TestInitializeResult(t *testing.T) {
 	}
 }
 
-// §3.1: ping answers {}; an unknown tool is -32602 "tool not found"; an
+// docs/shell-tool.md §3.1: ping answers {}; an unknown tool is -32602 "tool not found"; an
 // unknown method is -32601.
 func TestProtocolErrors(t *testing.T) {
 	t.Parallel()
@@ -60,7 +60,7 @@ func TestProtocolErrors(t *testing.T) {
 	}
 }
 
-// §3.5: sandbox-state/update without params is -32602.
+// docs/shell-tool.md §3.5: sandbox-state/update without params is -32602.
 func TestSandboxStateUpdateErrors(t *testing.T) {
 	t.Parallel()
 	s := start(t, opts{noUpdate: true})
@@ -75,7 +75,7 @@ func TestSandboxStateUpdateErrors(t *testing.T) {
 	}
 }
 
-// §3.1 (ours): a line that is not JSON is answered with -32700 and the
+// docs/shell-tool.md §3.1 (ours): a line that is not JSON is answered with -32700 and the
 // server carries on.
 func TestParseErrorCarriesOn(t *testing.T) {
 	t.Parallel()
@@ -91,7 +91,7 @@ func TestParseErrorCarriesOn(t *testing.T) {
 	}
 }
 
-// §4: Bash's stdin is /dev/null; login defaults to true (bash -lc), and
+// docs/shell-tool.md §4: Bash's stdin is /dev/null; login defaults to true (bash -lc), and
 // login:false runs a non-login shell.
 func TestBashStdinAndLogin(t *testing.T) {
 	t.Parallel()

@@ -21,7 +21,7 @@ func (s *server) wrote(tag string) (in, out bool) {
 	return errIn == nil, errOut == nil
 }
 
-// §9.13: codex/sandbox-state/update followed at once (without waiting for
+// docs/shell-tool.md §9.13: codex/sandbox-state/update followed at once (without waiting for
 // its answer) by tools/call: the call sees the new policy.
 func TestUpdateThenCallSeesNewPolicy(t *testing.T) {
 	t.Parallel()
@@ -54,7 +54,7 @@ func TestUpdateThenCallSeesNewPolicy(t *testing.T) {
 }
 
 // metaState is params._meta of a tools/call as Codex 0.169.0 sends it
-// (spec §3.5) for the permission profile p.
+// (docs/shell-tool.md §3.5) for the permission profile p.
 func (s *server) metaState(p map[string]any) map[string]any {
 	state := map[string]any{
 		"permissionProfile":    p,
@@ -81,7 +81,7 @@ func special(kind string) map[string]any {
 }
 
 // profiles are the three permission profiles Codex 0.169.0 sends, for the
-// workspace ws (spec §3.5, realclient README).
+// workspace ws (docs/shell-tool.md §3.5, realclient README).
 func profiles(ws string) map[string]map[string]any {
 	restricted := func(entries ...map[string]any) map[string]any {
 		return map[string]any{"type": "managed", "network": "restricted",
@@ -102,7 +102,7 @@ func profiles(ws string) map[string]map[string]any {
 	}
 }
 
-// §9.16: the per-call _meta sandbox state of Codex 0.169.0 is honoured
+// docs/shell-tool.md §9.16: the per-call _meta sandbox state of Codex 0.169.0 is honoured
 // without any update, and wins over the last update.
 func TestMetaSandboxState(t *testing.T) {
 	t.Parallel()
@@ -124,7 +124,7 @@ func TestMetaSandboxState(t *testing.T) {
 	}
 }
 
-// §3.5: with no state at all, a call runs read-only.
+// docs/shell-tool.md §3.5: with no state at all, a call runs read-only.
 func TestDefaultStateReadOnly(t *testing.T) {
 	t.Parallel()
 	oursOnly(t, "cannot run without a sandbox helper from an update")

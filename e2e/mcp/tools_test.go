@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// wantTools is the tools/list result of spec §3.2.
+// wantTools is the tools/list result of docs/shell-tool.md §3.2.
 const wantTools = `{"tools":[{"name":"shell",
   "description":"Runs a shell command and returns its output. You MUST provide the workdir as an absolute path.",
   "inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ExecParams","type":"object",
@@ -27,7 +27,7 @@ func decode(t *testing.T, raw []byte) any {
 	return v
 }
 
-// §9.1: tools/list returns exactly the name, description and schema.
+// docs/shell-tool.md §9.1: tools/list returns exactly the name, description and schema.
 func TestToolsListExact(t *testing.T) {
 	t.Parallel()
 	s := start(t, opts{noUpdate: true})
@@ -41,7 +41,7 @@ func TestToolsListExact(t *testing.T) {
 	}
 }
 
-// §9.2: login is a nullable boolean; timeout_ms a nullable integer with
+// docs/shell-tool.md §9.2: login is a nullable boolean; timeout_ms a nullable integer with
 // format uint64 and minimum 0.
 func TestToolsListSchemaTypes(t *testing.T) {
 	t.Parallel()
@@ -67,7 +67,7 @@ func TestToolsListSchemaTypes(t *testing.T) {
 	}
 }
 
-// §9.3: the result shape of §3.3; isError is false for a non-zero exit. The
+// docs/shell-tool.md §9.3: the result shape of docs/shell-tool.md §3.3; isError is false for a non-zero exit. The
 // text's members come in the order exit_code, output, duration, timed_out.
 func TestCallResultShape(t *testing.T) {
 	t.Parallel()
@@ -117,7 +117,7 @@ func objectKeys(t *testing.T, text string) []string {
 	return keys
 }
 
-// The patched Bash's argv bug (spec §2.1) must not crash the server: two
+// The patched Bash's argv bug (docs/shell-tool.md §2.1) must not crash the server: two
 // consecutive external commands give a result, whatever Bash does with
 // them, and the server keeps serving.
 func TestArgvBugDoesNotCrash(t *testing.T) {

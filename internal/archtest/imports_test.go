@@ -53,8 +53,8 @@ func moduleDeps(t *testing.T, goos string) map[string][]string {
 	return deps
 }
 
-// TestImportDirection enforces the import direction of style.md §2 as
-// issue 8 refines it (rules): on Linux, where the server's dependencies
+// TestImportDirection enforces the import direction of docs/development.md
+// §2 (rules): on Linux, where the server's dependencies
 // are all built in, and on darwin.
 func TestImportDirection(t *testing.T) {
 	for _, goos := range []string{"linux", "darwin"} {

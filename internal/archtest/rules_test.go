@@ -36,15 +36,22 @@ var rules = []rule{
 	{Pkg: "fshelper", Forbid: ours("proc", "execserver", "unifiedexec", "bench")},
 	{Pkg: "proc", Forbid: ours("execserver", "fshelper", "unifiedexec", "bench")},
 	{Pkg: "execserver", Forbid: ours("unifiedexec", "bench")},
+	// config reads config.toml into sandbox profiles; only the server's
+	// start-up and request handling use it.
+	{Pkg: "config", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "bench", "shelltool", "wire")},
 	{Pkg: "unifiedexec", Forbid: append(ours("proc", "execserver", "sandbox", "fshelper", "bench"),
 		creackPTY+"/...", landlock+"/...", psx+"/...")},
-	// The MCP shell tool (issue 9): the policy engine is pure, the exec
+	// The MCP shell tool (docs/development.md §2): the policy engine is pure, the exec
 	// control knows no policy, and neither side of the exec-server
 	// depends on the shell tool.
 	{Pkg: "execpolicy", Only: []string{}},
 	{Pkg: "shelltool/escalate", Forbid: ours("shelltool", "execpolicy", "execserver", "unifiedexec", "fshelper", "bench")},
 	{Pkg: "shelltool", Forbid: ours("execserver", "unifiedexec", "fshelper", "bench")},
 	{Pkg: "execserver", Forbid: ours("shelltool", "shelltool/escalate", "execpolicy")},
+	// Metrics (issue 12): the server reports to them, never the other
+	// way, and the client never pulls in the Prometheus library.
+	{Pkg: "metrics", Only: []string{}},
+	{Pkg: "unifiedexec", Forbid: append(ours("metrics"), "github.com/prometheus/...")},
 }
 
 // ours returns the full import paths of our packages rel.

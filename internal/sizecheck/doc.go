@@ -1,6 +1,6 @@
 // Package sizecheck holds only a test: it keeps the module's non-test Go
 // files under MaxFileLines lines and their functions under MaxFuncLines
-// (style.md: small files and functions).
+// (docs/development.md §2: small files and functions).
 package sizecheck
 
 // The limits the test enforces, counted in source lines. A function is

@@ -12,7 +12,7 @@ import (
 )
 
 // patchedBash is the npm package's Bash with the BASH_EXEC_WRAPPER patch
-// patchedBash is the npm package's patched Bash for this OS (spec §2.1):
+// patchedBash is the npm package's patched Bash for this OS (docs/shell-tool.md §2.1):
 // $CODEX_TEST_PATCHED_BASH, which `make test` sets from
 // scripts/patched-bash.sh (installing it with npm), else the Debian 12
 // build in the script's default cache folder.
@@ -36,7 +36,7 @@ func (m byProgram) Decide(ctx context.Context, r Request) Decision {
 // TestPatchedBash runs a script under the patched Bash with our wrapper
 // and server: each external command is judged, run in place, escalated
 // or denied, and the script goes on. It avoids two external commands in
-// a row, which the npm build's argv bug breaks (spec §2.1).
+// a row, which the npm build's argv bug breaks (docs/shell-tool.md §2.1).
 func TestPatchedBash(t *testing.T) {
 	if _, err := os.Stat(patchedBash); err != nil {
 		t.Skipf("patched Bash absent: %v (run scripts/patched-bash.sh, or make test, which sets CODEX_TEST_PATCHED_BASH)", err)
@@ -80,7 +80,7 @@ func TestPatchedBashArgvBug(t *testing.T) {
 	}
 	d := &fakeDecider{dec: Decision{Action: Run}}
 	child, stop := startServe(t, d)
-	// The exact pattern of spec §2.1: the second ls comes with argv[0] "".
+	// The exact pattern of docs/shell-tool.md §2.1: the second ls comes with argv[0] "".
 	cmd := exec.Command(patchedBash, "--norc", "-c", "ls x; ls y; echo end")
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, WrapperEnv(ourWrapper(t), 3)...)
 	cmd.ExtraFiles = []*os.File{child}

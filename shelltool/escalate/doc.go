@@ -13,7 +13,7 @@
 // call (NewSocketPair), by the descriptor number in
 // CODEX_ESCALATE_SOCKET; it sends a one-byte datagram carrying one end of
 // a fresh stream socketpair and asks its question on the other end
-// (spec shell-escalation.md §5–§6). Serve, in the server, answers every
+// (docs/shell-tool.md §5–§6). Serve, in the server, answers every
 // such session.
 //
 // Stream messages are a u32 little-endian length and a JSON payload, with

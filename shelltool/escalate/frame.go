@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Limits of the escalate socket protocol (spec shell-escalation.md §6.1).
+// Limits of the escalate socket protocol (docs/shell-tool.md §6.1).
 const (
 	// MaxFDs is the largest number of descriptors one message may carry.
 	MaxFDs = 16

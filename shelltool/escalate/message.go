@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 )
 
-// The messages of the escalate stream socket (spec §6.2), with their wire
+// The messages of the escalate stream socket (docs/shell-tool.md §6.2), with their wire
 // encodings.
 
 // wireRequest is EscalateRequest, wrapper → server.

@@ -16,7 +16,7 @@ import (
 // Serve answers the exec requests of one command: it reads datagrams from
 // sock, the server's end of the command's escalate socketpair (see
 // NewSocketPair), and serves each stream socket received (one byte, one
-// descriptor) in a goroutine of its own (spec §6.3): the request is
+// descriptor) in a goroutine of its own (docs/shell-tool.md §6.3): the request is
 // judged by d, Run and Deny are answered, Escalate runs the program with
 // esc on the descriptors the wrapper sends and answers its exit code.
 // A datagram without exactly one descriptor is logged and dropped. A
@@ -104,7 +104,7 @@ func serverConn(sock *os.File) (*os.File, pollConn, error) {
 	return newPollFile(dup, sock.Name())
 }
 
-// serveSession runs the session handler of spec §6.3 on the stream socket
+// serveSession runs the session handler of docs/shell-tool.md §6.3 on the stream socket
 // fd, which it owns and closes.
 func serveSession(ctx context.Context, fd int, d Decider, esc *Escalator, log *zap.Logger) error {
 	f, c, err := newPollFile(fd, "escalate-session")

@@ -25,7 +25,7 @@ const (
 
 // WrapperEnv returns the environment entries that make a patched shell
 // exec wrapper instead of each program and tell the wrapper that the
-// escalate socket is its descriptor fd (spec §4): CODEX_ESCALATE_SOCKET,
+// escalate socket is its descriptor fd (docs/shell-tool.md §4): CODEX_ESCALATE_SOCKET,
 // BASH_EXEC_WRAPPER (the only name the npm 0.97.0 Bash knows) and
 // EXEC_WRAPPER (newer shells).
 func WrapperEnv(wrapper string, fd int) []string {
@@ -36,7 +36,7 @@ func WrapperEnv(wrapper string, fd int) []string {
 	}
 }
 
-// WrapperMain is `codex-execve-wrapper FILE ARGV0 ARGS...` (spec §5), run
+// WrapperMain is `codex-execve-wrapper FILE ARGV0 ARGS...` (docs/shell-tool.md §5), run
 // by a patched shell instead of each program it would exec, inside the
 // sandbox. It asks the server over the escalate socket and then execs
 // FILE itself (Run; it does not return then), has the server run it on

@@ -1,5 +1,5 @@
 // Package ptrace is the kernel-level exec interceptor of the MCP shell
-// tool (shell-escalation.md §10): the server traces every process of a
+// tool (docs/shell-tool.md §10): the server traces every process of a
 // shell call with ptrace, the sandbox's seccomp filter stops each execve
 // and execveat for it (Plan.TraceExecFD), and at that stop the exec is
 // turned into an escalate.Request and judged by the same escalate.Decider

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"github.com/codexec/codex/config"
+	"go.uber.org/zap"
+)
+
+// loadPermissions reads the permission profiles of $CODEX_HOME/config.toml
+// (command/exec resolves profile names against them). A missing file
+// means the defaults; an invalid one is an error: the server must not run
+// with other permissions than its operator wrote.
+func loadPermissions(logger *zap.Logger) (*config.Permissions, error) {
+	path := config.Path()
+	perms, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range perms.Warnings {
+		logger.Warn("configuration", zap.String("warning", w))
+	}
+	logger.Debug("permissions", zap.String("file", path), zap.String("default", perms.DefaultName()))
+	return perms, nil
+}

@@ -1,0 +1,216 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/codexec/codex/sandbox"
+)
+
+// FileName is the configuration file's name inside CODEX_HOME.
+const FileName = "config.toml"
+
+// Path returns $CODEX_HOME/config.toml, CODEX_HOME defaulting to
+// ~/.codex; "" when neither CODEX_HOME nor a home directory is known (a
+// service started with an empty environment has no configuration).
+func Path() string {
+	if home := os.Getenv("CODEX_HOME"); home != "" {
+		return filepath.Join(home, FileName)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(home) {
+		return ""
+	}
+	return filepath.Join(home, ".codex", FileName)
+}
+
+// Error is a configuration error: the file, the line when the TOML syntax
+// is at fault (0 otherwise), the key when a value is, and what is wrong.
+type Error struct {
+	File string
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	case e.Key != "":
+		return fmt.Sprintf("%s: %s: %s", e.File, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Permissions is the permission part of a configuration file. The zero
+// value (and nil) is the configuration of a missing file: the default
+// profile is ":read-only" and no user profile exists.
+type Permissions struct {
+	file        string
+	defaultName string
+	hasTable    bool
+	profiles    map[string]*profileTOML
+	home        string
+	// Warnings are things the file asks for that have no effect here
+	// (unknown keys, unknown special paths).
+	Warnings []string
+}
+
+// Load reads the permission settings of the file at path. A missing file
+// (or path "") gives the defaults; an unreadable or invalid one is an *Error. Every
+// profile is compiled once, so a profile that cannot be used fails here
+// rather than on the first request that names it.
+func Load(path string) (*Permissions, error) {
+	if path == "" {
+		return &Permissions{}, nil
+	}
+	raw := map[string]any{}
+	_, err := toml.DecodeFile(path, &raw)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &Permissions{file: path}, nil
+	case err != nil:
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Error{File: path, Line: pe.Position.Line, Msg: pe.Message}
+		}
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	p := &Permissions{file: path}
+	p.home, _ = os.UserHomeDir()
+	if err := p.read(raw); err != nil {
+		return nil, err
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// File returns the path the settings were read from ("" for nil).
+func (p *Permissions) File() string {
+	if p == nil {
+		return ""
+	}
+	return p.file
+}
+
+// DefaultName is the profile a request without its own permissions runs
+// under: default_permissions, or ":read-only".
+func (p *Permissions) DefaultName() string {
+	if p == nil || p.defaultName == "" {
+		return ReadOnly
+	}
+	return p.defaultName
+}
+
+// errf returns an *Error about key.
+func (p *Permissions) errf(key, format string, args ...any) *Error {
+	return &Error{File: p.file, Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// warnf records a warning about key.
+func (p *Permissions) warnf(key, format string, args ...any) {
+	p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %s: %s", p.file, key, fmt.Sprintf(format, args...)))
+}
+
+// read takes default_permissions and the permissions tables out of the
+// decoded document.
+func (p *Permissions) read(raw map[string]any) error {
+	if v, ok := raw["default_permissions"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return p.errf("default_permissions", "must be a string, not %s", typeName(v))
+		}
+		p.defaultName = s
+	}
+	v, ok := raw["permissions"]
+	if !ok {
+		return nil
+	}
+	table, ok := v.(map[string]any)
+	if !ok {
+		return p.errf("permissions", "must be a table, not %s", typeName(v))
+	}
+	p.hasTable = true
+	p.profiles = map[string]*profileTOML{}
+	for _, name := range sortedKeys(table) {
+		key := "permissions." + quoteKey(name)
+		if strings.HasPrefix(name, ":") {
+			return p.errf(key, "permissions profile `%s` uses a reserved built-in profile prefix", name)
+		}
+		body, ok := table[name].(map[string]any)
+		if !ok {
+			return p.errf(key, "must be a table, not %s", typeName(table[name]))
+		}
+		prof, err := p.readProfile(key, body)
+		if err != nil {
+			return err
+		}
+		p.profiles[name] = prof
+	}
+	return nil
+}
+
+// sortedKeys returns m's keys in order, so errors and warnings are stable.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// quoteKey writes a TOML key as it would appear in a dotted key path.
+func quoteKey(k string) string {
+	for _, r := range k {
+		if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return fmt.Sprintf("%q", k)
+		}
+	}
+	if k == "" {
+		return `""`
+	}
+	return k
+}
+
+// typeName names a decoded TOML value's type for error messages.
+func typeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case map[string]any:
+		return "a table"
+	case []any, []map[string]any:
+		return "an array"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// accessOf parses a file-system access value.
+func accessOf(v any) (sandbox.Access, bool) {
+	s, _ := v.(string)
+	switch s {
+	case "read":
+		return sandbox.AccessRead, true
+	case "write":
+		return sandbox.AccessWrite, true
+	case "none", "deny":
+		return sandbox.AccessDeny, true
+	}
+	return "", false
+}

@@ -1,0 +1,189 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/codexec/codex/sandbox"
+)
+
+// Built-in profile names.
+const (
+	ReadOnly         = ":read-only"
+	Workspace        = ":workspace"
+	DangerFullAccess = ":danger-full-access"
+)
+
+// Resolved is a profile resolved for one policy cwd.
+type Resolved struct {
+	// Disabled means no sandbox at all (":danger-full-access").
+	Disabled bool
+	// Profile is the sandbox profile otherwise.
+	Profile sandbox.Profile
+	// WorkspaceRoots are what `:workspace_roots` means; nil means the
+	// policy cwd alone.
+	WorkspaceRoots []string
+}
+
+// ResolveError is a request naming a profile that cannot be used; its
+// text follows the Codex CLI's.
+type ResolveError struct{ Msg string }
+
+func (e *ResolveError) Error() string { return e.Msg }
+
+func resolveErrorf(format string, args ...any) error {
+	return &ResolveError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Resolve compiles the profile name for the policy cwd cwd: a built-in or
+// a [permissions.<name>] table with its extends chain.
+func (p *Permissions) Resolve(name, cwd string) (Resolved, error) {
+	switch name {
+	case ReadOnly:
+		return Resolved{Profile: sandbox.ReadOnly(false)}, nil
+	case Workspace:
+		return Resolved{Profile: sandbox.WorkspaceWrite(nil, false, false, false)}, nil
+	case DangerFullAccess:
+		return Resolved{Disabled: true}, nil
+	}
+	if strings.HasPrefix(name, ":") {
+		return Resolved{}, resolveErrorf("default_permissions refers to unknown built-in profile `%s`", name)
+	}
+	if p == nil || !p.hasTable {
+		return Resolved{}, resolveErrorf("default_permissions requires a `[permissions]` table")
+	}
+	if _, ok := p.profiles[name]; !ok {
+		return Resolved{}, resolveErrorf("default_permissions refers to undefined profile `%s`", name)
+	}
+	base, prof, err := p.flatten(name)
+	if err != nil {
+		return Resolved{}, err
+	}
+	c, err := p.compile(prof, cwd)
+	if err != nil {
+		return Resolved{}, err
+	}
+	entries := c.entries
+	network := sandbox.NetworkRestricted
+	if base != "" {
+		b, _ := p.Resolve(base, cwd)
+		entries = overlay(b.Profile.Entries, c.entries)
+		network = b.Profile.Network
+	}
+	if prof.network != nil {
+		network = sandbox.NetworkRestricted
+		if c.network {
+			network = sandbox.NetworkEnabled
+		}
+	}
+	out := sandbox.Managed(network, entries...)
+	out.GlobScanMaxDepth = c.depth
+	return Resolved{Profile: out, WorkspaceRoots: c.roots}, nil
+}
+
+// overlay appends child entries to base ones, dropping the base entries
+// a child entry names again: the child's access for that path wins.
+func overlay(base, child []sandbox.Entry) []sandbox.Entry {
+	out := make([]sandbox.Entry, 0, len(base)+len(child))
+	for _, b := range base {
+		if !namedIn(b.Path, child) {
+			out = append(out, b)
+		}
+	}
+	return append(out, child...)
+}
+
+func namedIn(path sandbox.EntryPath, entries []sandbox.Entry) bool {
+	for _, e := range entries {
+		if e.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// flatten follows name's extends chain and merges it, ancestors first. It
+// returns the built-in profile at the chain's root ("" if none).
+func (p *Permissions) flatten(name string) (string, *profileTOML, error) {
+	chain := []string{name}
+	base := ""
+	for cur := name; p.profiles[cur].extends != ""; {
+		next := p.profiles[cur].extends
+		if next == ReadOnly || next == Workspace {
+			base = next
+			break
+		}
+		if strings.HasPrefix(next, ":") {
+			return "", nil, p.errf("permissions."+quoteKey(cur)+".extends", "permissions profile `%s` cannot extend unsupported built-in profile `%s`", cur, next)
+		}
+		if _, ok := p.profiles[next]; !ok {
+			return "", nil, p.errf("permissions."+quoteKey(cur)+".extends", "permissions profile `%s` extends undefined profile `%s`", cur, next)
+		}
+		for _, seen := range chain {
+			if seen == next {
+				return "", nil, p.errf("permissions."+quoteKey(cur)+".extends", "permissions profile inheritance cycle detected: %s -> %s", strings.Join(chain, " -> "), next)
+			}
+		}
+		chain = append(chain, next)
+		cur = next
+	}
+	prof := p.profiles[chain[len(chain)-1]]
+	for i := len(chain) - 2; i >= 0; i-- {
+		prof = merge(prof, p.profiles[chain[i]])
+	}
+	return base, prof, nil
+}
+
+// Protections are the configured default profile's deny-read entries and
+// its glob_scan_max_depth, compiled for the policy cwd cwd. A request
+// that brings its own profile or sandbox policy keeps them: a one-off
+// override must not drop read protections the operator configured.
+func (p *Permissions) Protections(cwd string) ([]sandbox.Entry, *int) {
+	name := p.DefaultName()
+	if p == nil || !p.hasTable || strings.HasPrefix(name, ":") {
+		return nil, nil
+	}
+	r, err := p.Resolve(name, cwd)
+	if err != nil { // validated at load; cannot happen
+		return nil, nil
+	}
+	var deny []sandbox.Entry
+	for _, e := range r.Profile.Entries {
+		if e.Access == sandbox.AccessDeny {
+			deny = append(deny, e)
+		}
+	}
+	if len(deny) == 0 {
+		return nil, nil
+	}
+	return deny, r.Profile.GlobScanMaxDepth
+}
+
+// validate compiles every profile and the default once, so that a broken
+// file fails at load rather than on a request.
+func (p *Permissions) validate() error {
+	for _, name := range sortedKeys(p.profiles) {
+		base, prof, err := p.flatten(name)
+		if err != nil {
+			return err
+		}
+		if _, err := p.compile(prof, "/"); err != nil {
+			return err
+		}
+		if base == "" && len(prof.fs) == 0 {
+			p.warnf("permissions."+quoteKey(name), "defines no filesystem entries: a command under it can read nothing")
+		}
+		for k := range prof.fs {
+			if _, known := specialKinds[k]; strings.HasPrefix(k, ":") && !known {
+				p.warnf("permissions."+quoteKey(name)+".filesystem."+quoteKey(k), "unknown special path, ignored")
+			}
+		}
+	}
+	if _, err := p.Resolve(p.DefaultName(), "/"); err != nil {
+		if re, ok := err.(*ResolveError); ok {
+			return p.errf("default_permissions", "%s", re.Msg)
+		}
+		return err
+	}
+	return nil
+}

@@ -38,11 +38,17 @@ resizes the PTY. No process outlives the run. The exit code is the command's
 found, 255 for connection, authentication and protocol failures, 2 for usage
 errors. The bearer token for --server comes from --token-file or
 $CODEX_EXEC_SERVER_TOKEN (--token works but shows it in ps); it is removed from
-the environment passed on.`,
+the environment passed on. A signed token is sent the same way; a client that
+holds the server's shared secret can instead mint one per connection with
+--token-secret-file (and --token-issuer, --token-audience).`,
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "server", EnvVars: []string{"CODEX_EXEC_SERVER_URL"}, Usage: "exec-server `URL` (ws://HOST:PORT); default: a supervised stdio child"},
 				&cli.StringFlag{Name: "token-file", Usage: "`FILE` holding the bearer token for --server (surrounding whitespace trimmed)"},
 				&cli.StringFlag{Name: "token", Usage: "bearer `TOKEN` for --server; visible to every local user in ps: prefer --token-file or $" + tokenEnv},
+				&cli.StringFlag{Name: "token-secret-file", Usage: "`FILE` holding the shared secret of a --ws-auth signed-bearer-token server: mint an HS256 token for each connection instead of sending a fixed one"},
+				&cli.StringFlag{Name: "token-issuer", Usage: "`ISSUER` in the iss claim of minted tokens (the server's --ws-issuer)"},
+				&cli.StringFlag{Name: "token-audience", Usage: "`AUDIENCE` in the aud claim of minted tokens (the server's --ws-audience)"},
+				&cli.DurationFlag{Name: "token-lifetime", Value: unifiedexec.DefaultTokenLifetime, Usage: "`DURATION` each minted token is valid"},
 				&cli.StringFlag{Name: "cwd", Usage: "working `DIR` of the command (default: the server's)"},
 				&cli.StringSliceFlag{Name: "env", Usage: "`K=V` laid over the server environment (repeatable)"},
 				&cli.BoolFlag{Name: "tty", Usage: "run the command on a PTY"},
@@ -154,11 +160,11 @@ func execConnect(ctx context.Context, cctx *cli.Context, envToken string) (*unif
 		err    error
 	)
 	if url != "" {
-		token, terr := execToken(cctx, envToken)
-		if terr != nil {
-			return nil, terr
+		opts, oerr := execDialOptions(cctx, envToken)
+		if oerr != nil {
+			return nil, oerr
 		}
-		client, err = unifiedexec.Dial(ctx, url, unifiedexec.DialOptions{Token: token, RecoveryTimeout: cctx.Duration("recovery-timeout")})
+		client, err = unifiedexec.Dial(ctx, url, opts)
 	} else {
 		// Our running image, not our path: a command may replace the file
 		// before a restart. The private server shares our stderr: only its

@@ -51,9 +51,13 @@ the commands the server runs.`,
 			&cli.IntFlag{Name: "concurrent-requests", Value: 0, Usage: "requests of one connection handled at once: `N`; 0: in order, with long polls parked and control requests answered at once; 1: strictly serial"},
 			&cli.Int64Flag{Name: "max-pids-per-process", Value: 4096, Usage: "`N` tasks (processes and threads) one command and its descendants may have at once, through its cgroup's pids.max; stops fork bombs; 0: no limit"},
 			&cli.StringFlag{Name: "max-memory-per-process", Value: "50%", Usage: "memory.max of each command's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of physical memory; 0: no limit"},
-			&cli.StringFlag{Name: "ws-auth", Usage: "WebSocket authentication `MODE`: capability-token (needs --ws-token-file or --ws-token-sha256)"},
+			&cli.StringFlag{Name: "ws-auth", Usage: "WebSocket authentication `MODE`: capability-token (needs --ws-token-file or --ws-token-sha256) or signed-bearer-token (needs --ws-shared-secret-file); /readyz is never gated"},
 			&cli.StringFlag{Name: "ws-token-file", Usage: "`FILE` holding the bearer token (surrounding whitespace trimmed)"},
 			&cli.StringFlag{Name: "ws-token-sha256", Usage: "SHA-256 `HEX` of the bearer token"},
+			&cli.StringFlag{Name: "ws-shared-secret-file", Usage: "`FILE` holding the HS256 key of signed bearer tokens: UTF-8 text, at least 32 bytes once surrounding whitespace is trimmed"},
+			&cli.StringFlag{Name: "ws-issuer", Usage: "`ISSUER` a signed token's iss claim must equal (default: not checked)"},
+			&cli.StringFlag{Name: "ws-audience", Usage: "`AUDIENCE` a signed token's aud claim must be or contain (default: not checked)"},
+			&cli.Int64Flag{Name: "ws-max-clock-skew-seconds", Value: 30, Usage: "`SECONDS` of leeway on a signed token's exp and nbf claims"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on http://`IP:PORT`/metrics (port 0: ephemeral; the bound address is logged); off when empty"},
 			&cli.BoolFlag{Name: "exit-on-stdin-close", Usage: "with a ws:// --listen, shut down (as on SIGTERM) when stdin reaches end of file: a parent that holds our stdin pipe ends us by exiting; stdio mode always ends with its input"},
 			pprofFlag,
@@ -118,8 +122,13 @@ func tokenHash(c *cli.Context) ([]byte, error) {
 		}
 		return nil, nil
 	case "capability-token":
+	case signedBearerMode:
+		if file != "" || hexSum != "" {
+			return nil, fmt.Errorf("--ws-token-file and --ws-token-sha256 need --ws-auth capability-token, not %s", mode)
+		}
+		return nil, nil
 	default:
-		return nil, fmt.Errorf("unsupported --ws-auth mode %q; expected capability-token", mode)
+		return nil, fmt.Errorf("unsupported --ws-auth mode %q; expected capability-token or %s", mode, signedBearerMode)
 	}
 	switch {
 	case file != "" && hexSum != "":
@@ -221,6 +230,10 @@ func runExecServer(c *cli.Context) error {
 	if f := c.String("ws-token-file"); f != "" {
 		sandbox.MaskSecrets(f) // no sandboxed command may read the token
 	}
+	jwtVerifier, err := signedBearerAuth(c)
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
 	maxMsg := c.Int64("max-message-bytes")
 	if maxMsg <= 0 {
 		return usageErrorf(c, "--max-message-bytes must be positive")
@@ -254,6 +267,7 @@ func runExecServer(c *cli.Context) error {
 		Concurrency: c.Int("concurrent-requests"),
 		MaxMessage:  maxMsg,
 		TokenSHA256: tokenSum,
+		JWT:         jwtVerifier,
 		Stdin:       os.Stdin,
 		Stdout:      os.Stdout,
 		URLOut:      os.Stdout,

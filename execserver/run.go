@@ -42,6 +42,9 @@ type Config struct {
 	// TokenSHA256, when not nil, is the SHA-256 of the bearer token every
 	// WebSocket upgrade must present.
 	TokenSHA256 []byte
+	// JWT, when not nil, verifies the signed bearer token every WebSocket
+	// upgrade must present.
+	JWT *rpc.JWTVerifier
 	// Stdin and Stdout carry the stdio connection; URLOut receives the
 	// bound URL. Nil means io.EOF on read and io.Discard on write.
 	Stdin  io.Reader
@@ -107,7 +110,7 @@ func serveWebSocket(ctx context.Context, cfg Config, opts rpc.Options, checkPeer
 	fmt.Fprintln(orDiscard(cfg.URLOut), url)
 	logger.Info("exec-server listening", zap.String("url", url))
 	opts.ParseError = wire.ParseError(true)
-	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: cfg.MaxMessage, TokenSHA256: cfg.TokenSHA256, Logger: logger, CheckPeer: checkPeer, LabelPrefix: wire.LabelWebSocketPrefix,
+	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: cfg.MaxMessage, TokenSHA256: cfg.TokenSHA256, JWT: cfg.JWT, Logger: logger, CheckPeer: checkPeer, LabelPrefix: wire.LabelWebSocketPrefix,
 		OnAuthFailure: cfg.Sessions.Metrics.AuthFailed}
 	return srv.Serve(ctx, ln)
 }

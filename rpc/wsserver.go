@@ -29,6 +29,9 @@ type WebSocketServer struct {
 	// TokenSHA256, when set, requires `Authorization: Bearer <token>` whose
 	// SHA-256 equals it (compared in constant time).
 	TokenSHA256 []byte
+	// JWT, when set (and TokenSHA256 is not), requires `Authorization:
+	// Bearer <token>` with a signed token it accepts.
+	JWT *JWTVerifier
 	// PingInterval is the keep-alive ping period (30 s when zero; negative
 	// disables). A missing pong never closes the connection.
 	PingInterval time.Duration
@@ -212,7 +215,7 @@ func (s *WebSocketServer) rejectAuth(w http.ResponseWriter, r *http.Request, rea
 // authorize checks the bearer token of the upgrade request (docs/protocol.md
 // §1.3) and returns the 401 body on failure.
 func (s *WebSocketServer) authorize(r *http.Request) (string, bool) {
-	if s.TokenSHA256 == nil {
+	if s.TokenSHA256 == nil && s.JWT == nil {
 		return "", true
 	}
 	h := r.Header.Get("Authorization")
@@ -223,6 +226,10 @@ func (s *WebSocketServer) authorize(r *http.Request) (string, bool) {
 	token = strings.TrimSpace(token)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || !utf8.ValidString(token) {
 		return "invalid authorization header", false
+	}
+	if s.TokenSHA256 == nil {
+		msg := s.JWT.Verify(token)
+		return msg, msg == ""
 	}
 	sum := sha256.Sum256([]byte(token))
 	if subtle.ConstantTimeCompare(sum[:], s.TokenSHA256) != 1 {

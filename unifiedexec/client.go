@@ -53,6 +53,11 @@ func transportError(reason string) error {
 type DialOptions struct {
 	// Token, when set, is sent as `Authorization: Bearer <Token>`.
 	Token string
+	// TokenSource, when set, is asked for the bearer token before every
+	// connection attempt, the first and each recovery, and replaces Token
+	// (SignedToken.Source mints short-lived signed tokens). Its error fails
+	// that attempt.
+	TokenSource func(context.Context) (string, error)
 	// Logger receives client logs (connection loss, recovery, protocol
 	// oddities); nil means none.
 	Logger *slog.Logger
@@ -114,7 +119,7 @@ func Dial(ctx context.Context, url string, opts DialOptions) (*Client, error) {
 	if recovery <= 0 {
 		recovery = RecoveryDeadline
 	}
-	return newClient(ctx, &wsConnector{url: url, token: opts.Token, recovery: recovery}, opts.Logger, opts.ResumeSessionID, opts.KeepSession)
+	return newClient(ctx, &wsConnector{url: url, token: opts.Token, source: opts.TokenSource, recovery: recovery}, opts.Logger, opts.ResumeSessionID, opts.KeepSession)
 }
 
 func newClient(ctx context.Context, tr connector, sl *slog.Logger, resume string, keep bool) (*Client, error) {
@@ -428,15 +433,23 @@ func (c *Client) unregister(p *Process) {
 // wsConnector dials a WebSocket server and recovers with resume.
 type wsConnector struct {
 	url, token string
+	source     func(context.Context) (string, error) // nil: token
 	recovery   time.Duration
 }
 
 func (w *wsConnector) connect(ctx context.Context, c *Client) (*rpc.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
+	token := w.token
+	if w.source != nil {
+		var err error
+		if token, err = w.source(ctx); err != nil {
+			return nil, fmt.Errorf("bearer token for %s: %w", w.url, err)
+		}
+	}
 	var opts websocket.DialOptions
-	if w.token != "" {
-		opts.HTTPHeader = http.Header{"Authorization": {"Bearer " + w.token}}
+	if token != "" {
+		opts.HTTPHeader = http.Header{"Authorization": {"Bearer " + token}}
 	}
 	wc, resp, err := websocket.Dial(ctx, w.url, &opts)
 	body := refusalBody(resp)

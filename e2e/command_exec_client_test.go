@@ -248,6 +248,19 @@ func TestCommandExecClientTerminate(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
 			t.Fatalf("cancelled exec: %v after %s", err, time.Since(start))
 		}
+
+		// An abandoned handle ends with the Client (goleak checks the rest).
+		h, err = c.StartCommandExec(ctx, unifiedexec.CommandExecRequest{Argv: []string{"sleep", "30"}, Timeout: unifiedexec.NoTimeout, StreamOutput: true, OnOutput: func(unifiedexec.CommandExecOutput) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		if _, err := h.Wait(ctx); !errors.Is(err, unifiedexec.ErrClosed) {
+			t.Fatalf("wait after Close: %v", err)
+		}
+		if _, err := c.StartCommandExec(ctx, sh("true")); !errors.Is(err, unifiedexec.ErrClosed) {
+			t.Fatalf("start after Close: %v", err)
+		}
 	})
 }
 
@@ -291,11 +304,12 @@ func TestCommandExecClientConnectionLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	h, err := c.StartCommandExec(ctx, unifiedexec.CommandExecRequest{Argv: []string{"sleep", "30"}, StreamStdin: true})
+	h, err := c.StartCommandExec(ctx, unifiedexec.CommandExecRequest{Argv: []string{"sleep", "10"}, StreamStdin: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = s.cmd.Process.Kill()
+	<-s.done
 	start := time.Now()
 	_, err = h.Wait(ctx)
 	if !errors.Is(err, unifiedexec.ErrCommandExecLost) || !errors.Is(err, unifiedexec.ErrTransport) {
@@ -307,4 +321,29 @@ func TestCommandExecClientConnectionLost(t *testing.T) {
 	if err := h.Write(ctx, []byte("x")); !errors.Is(err, unifiedexec.ErrCommandExecDone) {
 		t.Fatalf("write after the loss: %v", err)
 	}
+}
+
+// Every delta reaches OnOutput before Wait returns, and a write sent right
+// after StartCommandExec finds the command: repeated, since both are races
+// when done wrong.
+func TestCommandExecClientOrder(t *testing.T) {
+	forEachClient(t, func(t *testing.T, ctx context.Context, c *unifiedexec.Client) {
+		for i := 0; i < 15; i++ {
+			k := newCollector()
+			r := sh(`printf a; read l; printf "$l"; printf c >&2`)
+			r.StreamStdin, r.StreamOutput, r.OnOutput = true, true, k.add
+			h, err := c.StartCommandExec(ctx, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Write(ctx, []byte("b\n")); err != nil {
+				t.Fatalf("run %d: write right after the start: %v", i, err)
+			}
+			res, err := h.Wait(ctx)
+			wantResult(t, res, err, unifiedexec.CommandExecResult{})
+			if o, e := k.get("stdout"), k.get("stderr"); o != "ab" || e != "c" {
+				t.Fatalf("run %d: at Wait, stdout %q stderr %q", i, o, e)
+			}
+		}
+	})
 }

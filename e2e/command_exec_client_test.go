@@ -284,6 +284,23 @@ func TestCommandExecClientErrors(t *testing.T) {
 		if !errors.As(err, &we) || we.Code != rpc.CodeInternalError || we.Message != "failed to spawn command: No such file or directory (os error 2)" {
 			t.Fatalf("missing program: %v", err)
 		}
+		// A processId still running on this client is refused before it is sent.
+		h, err := c.StartCommandExec(ctx, unifiedexec.CommandExecRequest{Argv: []string{"sleep", "30"}, ProcessID: "dup"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.StartCommandExec(ctx, unifiedexec.CommandExecRequest{Argv: []string{"true"}, ProcessID: "dup"}); err == nil || errors.As(err, &we) {
+			t.Fatalf("a second dup: %v", err)
+		}
+		if err := h.Terminate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := h.Wait(ctx); err != nil || res.ExitCode != 137 {
+			t.Fatalf("dup after terminate: %+v %v", res, err)
+		}
+		// Once it has answered, the id can be used again.
+		res, err := c.CommandExec(ctx, unifiedexec.CommandExecRequest{Argv: []string{"true"}, ProcessID: "dup"})
+		wantResult(t, res, err, unifiedexec.CommandExecResult{})
 		r = sh("true")
 		r.Env, r.Unset = map[string]string{"A": "1"}, []string{"A"}
 		if _, err := c.CommandExec(ctx, r); err == nil || errors.As(err, &we) {

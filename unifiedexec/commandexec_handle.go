@@ -19,7 +19,7 @@ var (
 	// connection: the server kills them when it ends, and unlike the
 	// processes of process/start they are not resumed on the recovered
 	// connection. The error also matches ErrTransport.
-	ErrCommandExecLost = fmt.Errorf("%w: command/exec commands are not resumed on a new connection; the server killed the command", ErrTransport)
+	ErrCommandExecLost = fmt.Errorf("%w: a command/exec ends with its connection and is not resumed", ErrTransport)
 	// ErrCommandExecDone is returned by the follow-up calls of a
 	// CommandExecHandle whose command has answered.
 	ErrCommandExecDone = errors.New("command/exec has already ended")

@@ -83,44 +83,78 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 // CallWithID is Call with the params built from the request's id (MCP's
 // progressToken repeats it). params runs once, before the request is sent.
 func (c *Conn) CallWithID(ctx context.Context, method string, params func(id ID) any, result any) error {
+	p, err := c.send(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	return p.Await(ctx, result)
+}
+
+// Pending is a request sent by Start whose response has not been taken.
+// Exactly one Await (or Abandon) releases it.
+type Pending struct {
+	c      *Conn
+	method string
+	key    string
+	ch     chan *Response
+}
+
+// Start sends a request and returns once it is written, without waiting for
+// the response: a request sent after Start returns is written after this
+// one. Await takes the response.
+func (c *Conn) Start(ctx context.Context, method string, params any) (*Pending, error) {
+	return c.send(ctx, method, func(ID) any { return params })
+}
+
+func (c *Conn) send(ctx context.Context, method string, params func(id ID) any) (*Pending, error) {
 	n := c.nextID.Add(1)
 	if c.opts.CallIDsFromZero {
 		n--
 	}
 	id := Int64ID(n)
-	ch := make(chan *Response, 1)
-	key := idKey(id)
+	p := &Pending{c: c, method: method, key: idKey(id), ch: make(chan *Response, 1)}
 	c.mu.Lock()
-	c.pending[key] = ch
+	c.pending[p.key] = p.ch
 	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, key)
-		c.mu.Unlock()
-	}()
 	b, err := c.requestFrame(id, method, params(id))
+	if err == nil {
+		err = c.Send(ctx, b, false)
+	}
 	if err != nil {
-		return err
+		p.Abandon()
+		return nil, err
 	}
-	if err := c.Send(ctx, b, false); err != nil {
-		return err
-	}
+	return p, nil
+}
+
+// Await waits for the response and decodes its result into result (which
+// may be nil), as Call does; it returns ErrClosed when the connection ends
+// first. It releases p.
+func (p *Pending) Await(ctx context.Context, result any) error {
+	defer p.Abandon()
 	select {
-	case resp := <-ch:
+	case resp := <-p.ch:
 		if resp.Error != nil {
 			return resp.Error
 		}
 		if result != nil {
 			if err := json.Unmarshal(resp.Result, result); err != nil {
-				return fmt.Errorf("decoding result of %s: %w", method, err)
+				return fmt.Errorf("decoding result of %s: %w", p.method, err)
 			}
 		}
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-c.done:
+	case <-p.c.done:
 		return ErrClosed
 	}
+}
+
+// Abandon forgets the request: a later response is dropped as unknown.
+func (p *Pending) Abandon() {
+	p.c.mu.Lock()
+	delete(p.c.pending, p.key)
+	p.c.mu.Unlock()
 }
 
 func (c *Conn) deliver(r *Response) bool {

@@ -108,6 +108,9 @@ type Client struct {
 	sessionID string               // guarded by mu
 	env       wire.EnvironmentInfo // guarded by mu
 	procs     map[string]*Process  // guarded by mu: live processes by id
+	// cmdExecs are the running command/exec calls by processId (guarded
+	// by mu; nil until the first).
+	cmdExecs map[string]*CommandExecHandle
 }
 
 // Dial connects to a WebSocket exec-server at url (ws://host:port) and
@@ -150,7 +153,8 @@ func newClient(ctx context.Context, tr connector, sl *slog.Logger, resume string
 func (c *Client) handshake(ctx context.Context, conn *rpc.Conn, resume string) error {
 	ctx, cancel := context.WithTimeout(ctx, InitializeTimeout)
 	defer cancel()
-	p := wire.InitializeParams{ClientName: ClientName}
+	// experimentalApi unlocks command/exec's permissionProfile.
+	p := wire.InitializeParams{ClientName: ClientName, Capabilities: &wire.Capabilities{ExperimentalAPI: true}}
 	if resume != "" {
 		p.ResumeSessionID = &resume
 	}
@@ -184,7 +188,7 @@ func (c *Client) newConn(f rpc.Framer, websocket bool) *rpc.Conn {
 		Logger:     c.log,
 		Bind:       func(*rpc.Conn) rpc.Handler { return rpc.HandlerFunc(c.handle) },
 		ParseError: wire.ParseError(websocket),
-		Predecode:  predecode,
+		Predecode:  c.predecode,
 	})
 }
 
@@ -386,6 +390,9 @@ func (c *Client) waitReplaced(ctx context.Context, conn *rpc.Conn) {
 func (c *Client) handle(_ context.Context, req *rpc.Request) (any, error) {
 	if !req.IsNotification() {
 		return nil, rpc.Errorf(rpc.CodeMethodNotFound, "method not found: %s", req.Method)
+	}
+	if _, routed := req.Decoded.(routedDelta); routed {
+		return nil, nil
 	}
 	n, ok := req.Decoded.(procNote)
 	if !ok {

@@ -7,7 +7,8 @@
 // # Connections
 //
 // A Client is built on rpc.Conn. Dial and Supervise perform the handshake
-// (initialize {clientName:"codex-go-unifiedexec"}, then initialized) before
+// (initialize {clientName:"codex-go-unifiedexec", capabilities:
+// {experimentalApi:true}}, then initialized) before
 // they return. Every method of Client and Process is safe for concurrent use.
 // Close kills the processes the client started (unless
 // DialOptions.KeepSession), ends the connection, stops a supervised child
@@ -48,4 +49,18 @@
 // write. A supervised child that dies ends its processes with an error
 // wrapping ErrTransport and is restarted (SuperviseOptions.MaxRestarts) with
 // a fresh session.
+//
+// # One-shot commands
+//
+// CommandExec runs one argv with command/exec (unifiedexec.md §13) and
+// returns its buffered result; StartCommandExec returns a CommandExecHandle
+// for streamed output (OnOutput), stdin (Write, CloseStdin), a PTY (Resize)
+// and Terminate. Deltas are routed by processId on the connection's reading
+// goroutine, so every delta sent before the answer has reached OnOutput
+// when Wait returns. command/exec commands belong to the connection that
+// started them: the server kills them when it ends, and they are not
+// resumed. A lost connection therefore fails every running command/exec at
+// once with ErrCommandExecLost (which wraps ErrTransport), while the
+// processes of process/start recover; a later CommandExec runs on the
+// recovered connection.
 package unifiedexec

@@ -272,6 +272,12 @@ func runExecServer(c *cli.Context) error {
 		Stdout:      os.Stdout,
 		URLOut:      os.Stdout,
 	}
+	return serve(c, cfg, target, logger)
+}
+
+// serve runs the server with what surrounds it: the pprof and metrics
+// listeners, and the stdin watch of --exit-on-stdin-close.
+func serve(c *cli.Context, cfg execserver.Config, target listenTarget, logger *zap.Logger) error {
 	stopPprof, err := startPprof(c.Context, c.String(pprofFlag.Name), logger)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)

@@ -19,7 +19,7 @@ const (
 	NoOutputCap int64 = -1
 )
 
-// CommandExecRequest describes one command/exec run (unifiedexec.md §13):
+// CommandExecRequest describes one command/exec run (docs/protocol.md §12):
 // one argv, run by the server in its sandbox, answered once it has ended.
 // Only Argv is required; every other field has a usable zero value.
 type CommandExecRequest struct {

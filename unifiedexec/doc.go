@@ -52,7 +52,7 @@
 //
 // # One-shot commands
 //
-// CommandExec runs one argv with command/exec (unifiedexec.md §13) and
+// CommandExec runs one argv with command/exec (docs/protocol.md §12) and
 // returns its buffered result; StartCommandExec returns a CommandExecHandle
 // for streamed output (OnOutput), stdin (Write, CloseStdin), a PTY (Resize)
 // and Terminate. Deltas are routed by processId on the connection's reading

@@ -34,6 +34,10 @@ A dropped connection detaches its session; the client may resume it with
 initialize {resumeSessionId} within --session-ttl. SIGINT/SIGTERM kill every
 child process tree and exit 0.
 
+command/exec resolves permission profile names, and its default profile,
+against $CODEX_HOME/config.toml (default_permissions, [permissions.NAME]);
+an invalid file stops start-up (docs/operations.md §7).
+
 Every flag can also be set by the environment variable shown beside it
 (CODEX_EXEC_SERVER_ and the flag's name in upper case, dashes as
 underscores); the command line wins. These variables are not passed on to

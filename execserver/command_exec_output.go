@@ -2,9 +2,7 @@ package execserver
 
 import (
 	"encoding/base64"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
@@ -172,28 +170,14 @@ func (o *execOutput) close() {
 	<-o.done
 }
 
-// result is the final response: buffered streams decoded as UTF-8 (U+FFFD
-// for each invalid byte), streamed ones "".
-func (o *execOutput) result(code int) wire.CommandExecResult {
+// result is the final response: buffered streams as UTF-8 (U+FFFD for
+// each invalid byte), streamed ones "". Call it after close, once no
+// reader adds more.
+func (o *execOutput) result(code int) execResult {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return wire.CommandExecResult{ExitCode: code, Stdout: validUTF8(o.outs[0].buf), Stderr: validUTF8(o.outs[1].buf)}
-}
-
-func validUTF8(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
+	if o.stream {
+		return execResult{code: code}
 	}
-	var sb strings.Builder
-	sb.Grow(len(b) + 8)
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		if r == utf8.RuneError && size == 1 {
-			sb.WriteRune(utf8.RuneError)
-		} else {
-			sb.Write(b[:size])
-		}
-		b = b[size:]
-	}
-	return sb.String()
+	return execResult{code: code, stdout: o.outs[0].buf, stderr: o.outs[1].buf}
 }

@@ -40,10 +40,11 @@ type execOutput struct {
 // capped is one stream's kept bytes.
 type capped struct {
 	kept     int64
-	buf      []byte // buffered mode: the kept bytes; streaming: those not sent yet
-	spare    []byte // streaming: a sent buffer for reuse
-	reported bool   // the cap was reached: nothing more is kept
-	owed     bool   // streaming: a capReached delta is still to be sent
+	blocks   [][]byte // buffered mode: the kept bytes (see keep)
+	buf      []byte   // streaming: the bytes not sent yet
+	spare    []byte   // streaming: a sent buffer for reuse
+	reported bool     // the cap was reached: nothing more is kept
+	owed     bool     // streaming: a capReached delta is still to be sent
 }
 
 // newExecOutput collects (or, with stream, sends on c) one run's output
@@ -87,7 +88,7 @@ func (o *execOutput) add(s proc.Stream, b []byte) {
 	reached := o.cap >= 0 && st.kept == o.cap
 	st.reported = reached
 	if !o.stream {
-		st.buf = append(st.buf, b[:n]...)
+		st.keep(b[:n])
 		return
 	}
 	if n == 0 && !reached {
@@ -179,5 +180,31 @@ func (o *execOutput) result(code int) execResult {
 	if o.stream {
 		return execResult{code: code}
 	}
-	return execResult{code: code, stdout: o.outs[0].buf, stderr: o.outs[1].buf}
+	return execResult{code: code, stdout: o.outs[0].blocks, stderr: o.outs[1].blocks}
+}
+
+// keep appends b to the kept blocks. A full block is never copied into a
+// larger one: a new block follows, as large as what is kept so far within
+// [16 KiB, 4 MiB], so a large output costs its size and no garbage. A block
+// ends before a byte that continues a UTF-8 sequence (backing off at most
+// 3 bytes), so decoding block by block equals decoding the whole.
+func (st *capped) keep(b []byte) {
+	for len(b) > 0 {
+		if n := len(st.blocks); n > 0 {
+			last := st.blocks[n-1]
+			cut := min(cap(last)-len(last), len(b))
+			for k := 0; k < 3 && cut > 0 && cut < len(b) && b[cut]&0xC0 == 0x80; k++ {
+				cut--
+			}
+			st.blocks[n-1] = append(last, b[:cut]...)
+			if b = b[cut:]; len(b) == 0 {
+				return
+			}
+		}
+		var size int64
+		for _, blk := range st.blocks {
+			size += int64(len(blk))
+		}
+		st.blocks = append(st.blocks, make([]byte, 0, min(max(size, 16<<10), 4<<20)))
+	}
 }

@@ -18,7 +18,7 @@ const resultPiece = 64 << 10
 // part of a valid sequence.
 type execResult struct {
 	code           int
-	stdout, stderr []byte
+	stdout, stderr [][]byte // blocks that split no UTF-8 sequence
 }
 
 // WriteJSON implements rpc.StreamedResult.
@@ -27,13 +27,16 @@ func (r execResult) WriteJSON(w io.Writer) error {
 	buf = append(buf, `{"exitCode":`...)
 	buf = strconv.AppendInt(buf, int64(r.code), 10)
 	buf = append(buf, `,"stdout":"`...)
-	buf, err := appendJSONText(w, buf, r.stdout)
-	if err != nil {
-		return err
-	}
-	buf = append(buf, `","stderr":"`...)
-	if buf, err = appendJSONText(w, buf, r.stderr); err != nil {
-		return err
+	var err error
+	for i, blocks := range [][][]byte{r.stdout, r.stderr} {
+		if i == 1 {
+			buf = append(buf, `","stderr":"`...)
+		}
+		for _, b := range blocks {
+			if buf, err = appendJSONText(w, buf, b); err != nil {
+				return err
+			}
+		}
 	}
 	_, err = w.Write(append(buf, `"}`...))
 	return err

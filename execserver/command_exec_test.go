@@ -38,9 +38,16 @@ func TestCommandExecResultJSON(t *testing.T) {
 	rand.New(rand.NewSource(1)).Read(big)
 	for _, in := range []string{
 		"", "plain", "a\xffb", "\xc3\xa9\xc3", "nul\x00kept", "\xef\xbb\xbfok", "q\"b\\s/<>&\u2028",
-		"\n\r\t\b\f\x01\x1f\x7f", strings.Repeat("é", resultPiece), string(big),
+		"\n\r\t\b\f\x01\x1f\x7f", strings.Repeat("é", resultPiece), strings.Repeat("€", resultPiece), "x" + strings.Repeat("\U0001F600", resultPiece), string(big),
 	} {
-		r := execResult{code: -1, stdout: []byte(in), stderr: []byte(in + "e")}
+		var out, errs capped
+		for p := in; len(p) > 0; { // in reads of 1 to 40000 bytes, as a pipe delivers them
+			n := min(len(p), 1+len(p)*7%40000)
+			out.keep([]byte(p[:n]))
+			p = p[n:]
+		}
+		errs.keep([]byte(in + "e"))
+		r := execResult{code: -1, stdout: out.blocks, stderr: errs.blocks}
 		var b bytes.Buffer
 		if err := r.WriteJSON(&b); err != nil {
 			t.Fatal(err)

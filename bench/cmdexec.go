@@ -135,6 +135,27 @@ func cmdExecOutputRun(ctx context.Context, c *StdioClient) (ThroughputRun, int64
 	return run, hwm - base.RSSKiB, nil
 }
 
+// cmdExecFloorRun runs cmdExecScript with os/exec and reads its stdout
+// to the end: the machine's rate for the command itself.
+func cmdExecFloorRun(ctx context.Context) ThroughputRun {
+	cmd := floorCmd(ctx, "/bin/sh", "-c", cmdExecScript)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return ThroughputRun{FirstError: err.Error()}
+	}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return ThroughputRun{FirstError: err.Error()}
+	}
+	n, cerr := countAll(out)
+	werr := cmd.Wait()
+	run := newRun(n, time.Since(t0), 0, cerr == nil && werr == nil && n == cmdExecSize)
+	if !run.OK {
+		run.FirstError = fmt.Sprintf("%d bytes, read error %v, exit %v", n, cerr, werr)
+	}
+	return run
+}
+
 // jsonStringLen returns the decoded UTF-8 length of the JSON string that
 // follows key (which ends in its opening quote).
 func jsonStringLen(b, key []byte) (int64, bool) {
@@ -202,10 +223,14 @@ func (b *Bench) runCmdExec(ctx context.Context) {
 		policy any
 	}{{"dangerFullAccess", unsandboxedPolicy}, {"default sandbox", nil}} {
 		logf("cmdexec: command/exec /bin/true, %s (N=%d, %d rounds)", mode.name, cfg.N, cfg.Rounds)
-		s := interleave(ctx, []subject{
+		subs := []subject{
 			{"ref", cmdExecTrueSampler(clients[0], mode.policy)},
 			{"ours", cmdExecTrueSampler(clients[1], mode.policy)},
-		}, 1, cfg.Warm, cfg.N, cfg.Rounds)
+		}
+		if mode.policy != nil { // the os/exec floor of an unsandboxed run
+			subs = append(subs, subject{"floor", floorSpawn})
+		}
+		s := interleave(ctx, subs, 1, cfg.Warm, cfg.N, cfg.Rounds)
 		metric := "command_exec_true"
 		if mode.policy == nil {
 			metric += "_default_sandbox"
@@ -218,6 +243,9 @@ func (b *Bench) runCmdExec(ctx context.Context) {
 				res[i].True = s[i].latency(0)
 			}
 		}
+		if mode.policy != nil {
+			b.floors.CmdExecTrue = s[2].latency(0)
+		}
 	}
 	rounds := cfg.PipeRounds
 	logf("cmdexec: buffered %d MiB output × %d rounds", cmdExecSize>>20, rounds)
@@ -225,10 +253,15 @@ func (b *Bench) runCmdExec(ctx context.Context) {
 		res[i].Output = &Throughput{Command: "sh -c \"" + cmdExecScript + "\", disableOutputCap", Size: cmdExecSize}
 		res[i].OutputRSS = &PeakRSS{}
 	}
+	floor := &Throughput{Command: "os/exec of the same command, stdout read to the end", Size: cmdExecSize}
 	for r := range rounds {
-		for _, i := range order(2, r) {
+		for _, i := range order(3, r) {
 			if ctx.Err() != nil {
 				break
+			}
+			if i == 2 {
+				floor.add(cmdExecFloorRun(ctx))
+				continue
 			}
 			run, kib, err := cmdExecOutputRun(ctx, clients[i])
 			if err != nil {
@@ -241,10 +274,11 @@ func (b *Bench) runCmdExec(ctx context.Context) {
 		}
 	}
 	b.ref.Res.Metrics.CmdExec, b.ours.Res.Metrics.CmdExec = res[0], res[1]
+	b.floors.CmdExecOutput = floor
 }
 
 // cmdExecRows are the report rows of #14 and #15.
-func cmdExecRows(o, r Metrics) []Row {
+func cmdExecRows(o, r Metrics, f *Floors) []Row {
 	oc, rc := o.CmdExec, r.CmdExec
 	if oc == nil {
 		oc = &CmdExecMetrics{}
@@ -259,9 +293,9 @@ func cmdExecRows(o, r Metrics) []Row {
 		return fp(float64(p.MaxKiB))
 	}
 	return []Row{
-		latRow("#14 command/exec /bin/true p50, dangerFullAccess", oc.True, rc.True, nil),
+		latRow("#14 command/exec /bin/true p50, dangerFullAccess", oc.True, rc.True, f.CmdExecTrue),
 		latRow("#14 command/exec /bin/true p50, default sandbox (read-only)", oc.TrueDefault, rc.TrueDefault, nil),
-		tpRow("#15 command/exec buffered 64 MiB output", oc.Output, rc.Output, nil),
+		tpRow("#15 command/exec buffered 64 MiB output", oc.Output, rc.Output, f.CmdExecOutput),
 		newRow("#15 the same: max server peak RSS growth", "KiB", "lower", rss(oc.OutputRSS), rss(rc.OutputRSS), nil, nil, nil, nil),
 	}
 }
@@ -275,13 +309,17 @@ func cmdExecTargets(rows []Row) []TargetCheck {
 }
 
 // cmdExecDetail writes the #14 lines of the latency detail table.
-func cmdExecDetail(w io.Writer, o, r *CmdExecMetrics) {
+func cmdExecDetail(w io.Writer, o, r *CmdExecMetrics, f *Floors) {
 	for _, sandboxed := range []bool{false, true} {
 		name := "command/exec /bin/true, dangerFullAccess"
 		if sandboxed {
 			name = "command/exec /bin/true, default sandbox"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | – |\n", name, fmtLat(cmdExecLat(o, sandboxed)), fmtLat(cmdExecLat(r, sandboxed)))
+		floor := "–"
+		if !sandboxed {
+			floor = fmtLat(f.CmdExecTrue)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", name, fmtLat(cmdExecLat(o, sandboxed)), fmtLat(cmdExecLat(r, sandboxed)), floor)
 	}
 }
 

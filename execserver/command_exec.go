@@ -141,7 +141,6 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 		pr, serr = proc.Start(spec, out.add, proc.Options{Tree: h.reg.tree, Logger: h.b.log})
 	}
 	if serr != nil {
-		out.close()
 		e.protect.Release()
 		if p.ProcessID != nil {
 			h.cmds.release(e.id, e)
@@ -246,7 +245,6 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 		_ = e.pr.Kill()
 	case <-ctx.Done():
 		e.pr.Close() // the connection is gone: kill, and answer nobody
-		out.close()
 		e.protect.Release()
 		return
 	}
@@ -260,7 +258,6 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 	}
 	drain.Stop()
 	e.pr.Close() // kills what is left of the tree; no output after this
-	out.close()  // every delta is sent before the response
 	e.protect.Release()
 	code := e.pr.ExitCode()
 	if timedOut {

@@ -13,38 +13,28 @@ import (
 // its reads into deltas of up to 64 KiB (§13.4).
 const maxDelta = 64 << 10
 
-// pendingLimit is how much unsent output a streamed stream holds before
-// its reader waits for the sender: the backpressure that stalls the child.
-const pendingLimit = maxDelta
-
 // execOutput collects or streams the output of one command/exec, applying
-// the per-stream cap (unifiedexec.md §13.4). In streaming mode the readers
-// only queue bytes, and one sender goroutine turns what is queued into
-// deltas: what the child wrote while a delta was being sent goes out as
-// one delta, however many reads it took, and the sender never waits for
-// more data than is there.
+// the per-stream cap (unifiedexec.md §13.4). A streamed read becomes one
+// delta (split at maxDelta) sent on the reader's goroutine. Small writes
+// are merged without waiting for more data: a read takes everything the
+// pipe holds (up to proc's 256 KiB buffer; a PTY's 4 KiB pieces are drained
+// together), and while a delta is being sent nobody reads, so what the
+// child writes meanwhile comes out of the next read as one delta.
 type execOutput struct {
 	emit   func(wire.CommandExecOutputDelta) // sends one delta (streaming only)
 	id     string
 	stream bool
 	cap    int64 // negative: none
 
-	mu      sync.Mutex
-	cond    *sync.Cond // on mu: queued bytes, room, closing (streaming only)
-	outs    [2]capped  // guarded by mu: stdout (and the PTY), stderr
-	next    int        // guarded by mu: the stream the sender looks at first
-	closing bool       // guarded by mu: close was called
-	done    chan struct{}
+	mu   sync.Mutex
+	outs [2]capped // guarded by mu: stdout (and the PTY), stderr
 }
 
 // capped is one stream's kept bytes.
 type capped struct {
 	kept     int64
 	blocks   [][]byte // buffered mode: the kept bytes (see keep)
-	buf      []byte   // streaming: the bytes not sent yet
-	spare    []byte   // streaming: a sent buffer for reuse
 	reported bool     // the cap was reached: nothing more is kept
-	owed     bool     // streaming: a capReached delta is still to be sent
 }
 
 // newExecOutput collects (or, with stream, sends on c) one run's output
@@ -57,27 +47,20 @@ func newExecOutput(c *rpc.Conn, id string, stream bool, limit int64) *execOutput
 // newExecOutputTo is newExecOutput with the delta sender given; a failed
 // send (the connection is gone) is the sender's to drop.
 func newExecOutputTo(emit func(wire.CommandExecOutputDelta), id string, stream bool, limit int64) *execOutput {
-	o := &execOutput{emit: emit, id: id, stream: stream, cap: limit, done: make(chan struct{})}
-	o.cond = sync.NewCond(&o.mu)
-	if stream {
-		go o.send()
-	} else {
-		close(o.done)
-	}
-	return o
+	return &execOutput{emit: emit, id: id, stream: stream, cap: limit}
 }
 
 // add is the proc.OutputFunc: it keeps the first cap bytes of each stream
 // and drops the rest, never blocking the child on the cap.
 func (o *execOutput) add(s proc.Stream, b []byte) {
-	i := 0
+	i, name := 0, wire.StreamStdout
 	if s == proc.StreamStderr {
-		i = 1
+		i, name = 1, wire.StreamStderr
 	}
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	st := &o.outs[i]
 	if st.reported {
+		o.mu.Unlock()
 		return
 	}
 	n := int64(len(b))
@@ -89,91 +72,30 @@ func (o *execOutput) add(s proc.Stream, b []byte) {
 	st.reported = reached
 	if !o.stream {
 		st.keep(b[:n])
+		o.mu.Unlock()
 		return
 	}
+	o.mu.Unlock()
 	if n == 0 && !reached {
 		return
 	}
-	// Waiting here is the backpressure: the reader waits for the sender,
-	// the sender for the connection, and the child for the reader.
-	for len(st.buf) >= pendingLimit && !o.closing {
-		o.cond.Wait()
-	}
-	st.buf = append(st.buf, b[:n]...)
-	st.owed = st.owed || reached
-	o.cond.Broadcast()
-}
-
-// send is the sender goroutine of a streamed run: it sends what is queued,
-// stream by stream in turn, until close and nothing is left.
-func (o *execOutput) send() {
-	defer close(o.done)
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	// Blocking here is the backpressure: the reader waits for the
+	// connection, and the child for the reader. One stream has one reader,
+	// so its deltas keep their order.
+	kept := b[:n]
 	for {
-		i := o.ready()
-		if i < 0 {
-			if o.closing {
-				return
-			}
-			o.cond.Wait()
-			continue
-		}
-		st := &o.outs[i]
-		data, flag := st.buf, st.owed
-		st.buf, st.spare, st.owed = st.spare[:0], nil, false
-		o.next = 1 - i
-		o.cond.Broadcast() // room for the reader
-		o.mu.Unlock()
-		o.notify(i, data, flag)
-		o.mu.Lock()
-		if cap(data) <= 4*pendingLimit {
-			st.spare = data[:0]
-		}
-	}
-}
-
-// ready returns a stream with something to send, o.next first; -1 if none.
-func (o *execOutput) ready() int {
-	for k := range 2 {
-		i := (o.next + k) % 2
-		if len(o.outs[i].buf) > 0 || o.outs[i].owed {
-			return i
-		}
-	}
-	return -1
-}
-
-// notify sends data as deltas of at most maxDelta, the last one flagged
-// capReached if flag.
-func (o *execOutput) notify(i int, data []byte, flag bool) {
-	name := wire.StreamStdout
-	if i == 1 {
-		name = wire.StreamStderr
-	}
-	for {
-		piece := data[:min(len(data), maxDelta)]
-		data = data[len(piece):]
-		o.emit(wire.CommandExecOutputDelta{ProcessID: o.id, Stream: name, DeltaBase64: base64.StdEncoding.EncodeToString(piece), CapReached: flag && len(data) == 0})
-		if len(data) == 0 {
+		piece := kept[:min(len(kept), maxDelta)]
+		kept = kept[len(piece):]
+		o.emit(wire.CommandExecOutputDelta{ProcessID: o.id, Stream: name, DeltaBase64: base64.StdEncoding.EncodeToString(piece), CapReached: reached && len(kept) == 0})
+		if len(kept) == 0 {
 			return
 		}
 	}
 }
 
-// close sends what is still queued and ends the sender; call it once no
-// reader can add more (after the process's Close), before the response.
-func (o *execOutput) close() {
-	o.mu.Lock()
-	o.closing = true
-	o.cond.Broadcast()
-	o.mu.Unlock()
-	<-o.done
-}
-
 // result is the final response: buffered streams as UTF-8 (U+FFFD for
-// each invalid byte), streamed ones "". Call it after close, once no
-// reader adds more.
+// each invalid byte), streamed ones "". Call it once no reader adds more
+// (after the process's Close).
 func (o *execOutput) result(code int) execResult {
 	o.mu.Lock()
 	defer o.mu.Unlock()

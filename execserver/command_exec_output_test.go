@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -11,44 +13,42 @@ import (
 	"github.com/codexec/codex/wire"
 )
 
-// TestCommandExecOutputCoalescesQueuedReads: reads that arrive while a
-// delta is being sent go out together as the next delta, in order, and
-// close sends what is left before it returns.
+// TestCommandExecOutputCoalescesQueuedReads: what a child writes in many
+// small writes while a delta is being sent comes out of the next read as
+// one delta, in order: with the first send held until the child has
+// exited, 1000 writes arrive in at most 2 deltas.
 func TestCommandExecOutputCoalescesQueuedReads(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
+	var want bytes.Buffer
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&want, "line %04d\n", i)
+	}
+	src := filepath.Join(t.TempDir(), "burst")
+	if err := os.WriteFile(src, want.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
 	var mu sync.Mutex
 	var got []wire.CommandExecOutputDelta
-	first := true
 	emit := func(d wire.CommandExecOutputDelta) {
 		mu.Lock()
 		got = append(got, d)
-		wait := first
-		first = false
+		first := len(got) == 1
 		mu.Unlock()
-		if wait { // hold the first send until the burst is queued
-			close(entered)
-			<-release
+		if first {
+			<-exited // every write is in the pipe (10 KB: the child never blocks)
 		}
 	}
 	o := newExecOutputTo(emit, "p", true, -1)
-	var want bytes.Buffer
-	read := func(i int) {
-		b := []byte(fmt.Sprintf("line %04d\n", i))
-		want.Write(b)
-		o.add(proc.StreamStdout, b)
+	spec := proc.Spec{Argv: []string{"dd", "if=" + src, "bs=10", "status=none"}, Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}}
+	pr, err := proc.Start(spec, o.add, proc.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	read(0)
-	<-entered
-	for i := 1; i < 1000; i++ {
-		read(i)
-	}
-	close(release)
-	o.close()
+	go func() { <-pr.Exited(); close(exited) }()
+	<-pr.OutputDone()
+	pr.Close()
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 2 {
-		t.Fatalf("1000 reads in %d deltas, want 2 (the first alone, the queued 999 together)", len(got))
-	}
 	var all []byte
 	for _, d := range got {
 		b, _ := base64.StdEncoding.DecodeString(d.DeltaBase64)
@@ -60,6 +60,9 @@ func TestCommandExecOutputCoalescesQueuedReads(t *testing.T) {
 	if !bytes.Equal(all, want.Bytes()) {
 		t.Fatalf("streamed %d bytes, want %d exactly", len(all), want.Len())
 	}
+	if len(got) > 2 {
+		t.Fatalf("1000 writes in %d deltas, want at most 2 (the first read, then the rest at once)", len(got))
+	}
 }
 
 // TestCommandExecOutputCapZero: with cap 0 a stream that prints gets one
@@ -69,7 +72,6 @@ func TestCommandExecOutputCapZero(t *testing.T) {
 	o := newExecOutputTo(func(d wire.CommandExecOutputDelta) { got = append(got, d) }, "z", true, 0)
 	o.add(proc.StreamStderr, []byte("abc"))
 	o.add(proc.StreamStderr, []byte("def"))
-	o.close()
 	if len(got) != 1 || got[0] != (wire.CommandExecOutputDelta{ProcessID: "z", Stream: wire.StreamStderr, DeltaBase64: "", CapReached: true}) {
 		t.Fatalf("deltas %+v", got)
 	}

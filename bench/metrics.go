@@ -20,29 +20,30 @@ type ServerResult struct {
 
 // Metrics are docs/benchmarking.md §3 #1–#11.
 type Metrics struct {
-	SpawnPipe            *Latency       `json:"spawn_latency_pipe,omitempty"`      // #1 tty:false
-	SpawnPTY             *Latency       `json:"spawn_latency_pty,omitempty"`       // #1 tty:true
-	CompletionPipe       *Latency       `json:"completion_latency_pipe,omitempty"` // #2 tty:false
-	CompletionPTY        *Latency       `json:"completion_latency_pty,omitempty"`  // #2 tty:true
-	FirstByte            *Latency       `json:"first_byte_latency,omitempty"`      // #3
-	PipeThroughput       *Throughput    `json:"pipe_throughput,omitempty"`         // #4
-	PTYThroughput        *Throughput    `json:"pty_throughput,omitempty"`          // #5
-	Concurrency          []*Concurrency `json:"concurrency,omitempty"`             // #6
-	MemoryPipe           *Memory        `json:"memory_idle_pipe,omitempty"`        // #7 pipes
-	MemoryPTY            *Memory        `json:"memory_idle_pty,omitempty"`         // #7 PTY
-	SlowConsumer         *SlowConsumer  `json:"slow_consumer,omitempty"`           // #8
-	TailPTY              *Tail          `json:"tail_completeness_pty,omitempty"`   // #9 tty:true
-	TailPipe             *Tail          `json:"tail_completeness_pipe,omitempty"`  // #9 tty:false
-	Metadata             *Latency       `json:"metadata_rtt,omitempty"`            // #10
-	SandboxSpawn         *Latency       `json:"sandboxed_spawn_latency,omitempty"` // #11 workspace-write, tty:false
-	SandboxClosed        *Latency       `json:"sandboxed_completion_latency,omitempty"`
-	SandboxWrite         *Latency       `json:"sandboxed_fs_write_latency,omitempty"`
-	ExecRun              *Latency       `json:"exec_run_true,omitempty"`             // `codex exec run -- /bin/true` wall time (ours only)
-	ClientThroughput     *ClientRate    `json:"client_throughput,omitempty"`         // `codex exec run -- head -c 512M /dev/zero | wc -c` (ours only)
-	StallMany            *StallMany     `json:"stall_many,omitempty"`                // robustness: 50 writers, stalled client
-	ReadFileMem          *ReadFileMem   `json:"readfile_memory,omitempty"`           // robustness: 200 MiB fs/readFile
-	ReadFileMemSandboxed *ReadFileMem   `json:"readfile_memory_sandboxed,omitempty"` // the same through the sandboxed fs helper
-	Cycles               *Cycles        `json:"connect_cycles,omitempty"`            // robustness: connect → start → drop (ours only)
+	SpawnPipe            *Latency        `json:"spawn_latency_pipe,omitempty"`      // #1 tty:false
+	SpawnPTY             *Latency        `json:"spawn_latency_pty,omitempty"`       // #1 tty:true
+	CompletionPipe       *Latency        `json:"completion_latency_pipe,omitempty"` // #2 tty:false
+	CompletionPTY        *Latency        `json:"completion_latency_pty,omitempty"`  // #2 tty:true
+	FirstByte            *Latency        `json:"first_byte_latency,omitempty"`      // #3
+	PipeThroughput       *Throughput     `json:"pipe_throughput,omitempty"`         // #4
+	PTYThroughput        *Throughput     `json:"pty_throughput,omitempty"`          // #5
+	Concurrency          []*Concurrency  `json:"concurrency,omitempty"`             // #6
+	MemoryPipe           *Memory         `json:"memory_idle_pipe,omitempty"`        // #7 pipes
+	MemoryPTY            *Memory         `json:"memory_idle_pty,omitempty"`         // #7 PTY
+	SlowConsumer         *SlowConsumer   `json:"slow_consumer,omitempty"`           // #8
+	TailPTY              *Tail           `json:"tail_completeness_pty,omitempty"`   // #9 tty:true
+	TailPipe             *Tail           `json:"tail_completeness_pipe,omitempty"`  // #9 tty:false
+	Metadata             *Latency        `json:"metadata_rtt,omitempty"`            // #10
+	SandboxSpawn         *Latency        `json:"sandboxed_spawn_latency,omitempty"` // #11 workspace-write, tty:false
+	SandboxClosed        *Latency        `json:"sandboxed_completion_latency,omitempty"`
+	SandboxWrite         *Latency        `json:"sandboxed_fs_write_latency,omitempty"`
+	ExecRun              *Latency        `json:"exec_run_true,omitempty"`             // `codex exec run -- /bin/true` wall time (ours only)
+	ClientThroughput     *ClientRate     `json:"client_throughput,omitempty"`         // `codex exec run -- head -c 512M /dev/zero | wc -c` (ours only)
+	StallMany            *StallMany      `json:"stall_many,omitempty"`                // robustness: 50 writers, stalled client
+	ReadFileMem          *ReadFileMem    `json:"readfile_memory,omitempty"`           // robustness: 200 MiB fs/readFile
+	ReadFileMemSandboxed *ReadFileMem    `json:"readfile_memory_sandboxed,omitempty"` // the same through the sandboxed fs helper
+	Cycles               *Cycles         `json:"connect_cycles,omitempty"`            // robustness: connect → start → drop (ours only)
+	CmdExec              *CmdExecMetrics `json:"command_exec,omitempty"`              // command/exec over stdio (ours: exec-server, ref: app-server)
 }
 
 // Checks are the correctness observations made on every run (docs/benchmarking.md §3, end).

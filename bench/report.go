@@ -251,7 +251,7 @@ func buildRows(cfg Config, b *Bench) []Row {
 		latRow("#11 sandboxed fs/writeFile p50", o.SandboxWrite, r.SandboxWrite, nil),
 		latRow("#12 codex exec run -- /bin/true p50", o.ExecRun, nil, f.ExecRunRaw),
 	)
-	rows = append(rows, clientRows(*o)...)
+	rows = append(append(rows, clientRows(*o)...), cmdExecRows(*o, *r, f)...)
 	rows = append(rows, robustRows(*o, *r)...)
 	return append(rows, mcpRows(b.mcp)...)
 }
@@ -328,7 +328,7 @@ func evalTargets(rows []Row, b *Bench) []TargetCheck {
 		sc.Pass = pass(s.Pass && s.Error == "")
 	}
 	t = append(t, sc)
-	t = append(t, clientTargets(rows)...)
+	t = append(append(t, clientTargets(rows)...), cmdExecTargets(rows)...)
 	t = append(t, robustTargets(o)...)
 	t = append(t, mcpTargets(rows)...)
 	for _, tl := range []struct {
@@ -475,6 +475,7 @@ func (rep *Report) markdown() string {
 	} {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", l.name, fmtLat(l.ou), fmtLat(l.re), fmtLat(l.fl))
 	}
+	cmdExecDetail(&b, o.CmdExec, r.CmdExec, f)
 	fmt.Fprintf(&b, "\nTargets (docs/benchmarking.md §6), ours:\n\n| target | measured | result |\n|---|---|---|\n")
 	for _, t := range rep.Targets {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.Target, t.Measured, fmtPass(t.Pass))

@@ -105,6 +105,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"latency", b.runLatency},
 		{"sandbox", b.runSandbox},
 		{"execrun", b.runExecRun},
+		{"cmdexec", b.runCmdExec},
 		{"throughput", b.runThroughput},
 		{"clientthroughput", b.runClientThroughput},
 		{"concurrency", b.runConcurrency},

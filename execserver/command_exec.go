@@ -135,7 +135,11 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 	}
 	lim := limitsOf(p)
 	out := newExecOutput(h.c, e.id, p.StreamStdoutStderr, lim.cap)
-	pr, serr := proc.Start(spec, out.add, proc.Options{Tree: h.reg.tree, Logger: h.b.log})
+	serr := ptyPreflight(spec)
+	var pr *proc.Process
+	if serr == nil {
+		pr, serr = proc.Start(spec, out.add, proc.Options{Tree: h.reg.tree, Logger: h.b.log})
+	}
 	if serr != nil {
 		e.protect.Release()
 		if p.ProcessID != nil {

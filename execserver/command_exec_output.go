@@ -2,9 +2,7 @@ package execserver
 
 import (
 	"encoding/base64"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
@@ -16,9 +14,14 @@ import (
 const maxDelta = 64 << 10
 
 // execOutput collects or streams the output of one command/exec, applying
-// the per-stream cap (docs/protocol.md §12.4).
+// the per-stream cap (docs/protocol.md §12.4). A streamed read becomes one
+// delta (split at maxDelta) sent on the reader's goroutine. Small writes
+// are merged without waiting for more data: a read takes everything the
+// pipe holds (up to proc's 256 KiB buffer; a PTY's 4 KiB pieces are drained
+// together), and while a delta is being sent nobody reads, so what the
+// child writes meanwhile comes out of the next read as one delta.
 type execOutput struct {
-	c      *rpc.Conn
+	emit   func(wire.CommandExecOutputDelta) // sends one delta (streaming only)
 	id     string
 	stream bool
 	cap    int64 // negative: none
@@ -30,12 +33,21 @@ type execOutput struct {
 // capped is one stream's kept bytes.
 type capped struct {
 	kept     int64
-	buf      []byte // buffered mode only
-	reported bool   // capReached was sent
+	blocks   [][]byte // buffered mode: the kept bytes (see keep)
+	reported bool     // the cap was reached: nothing more is kept
 }
 
+// newExecOutput collects (or, with stream, sends on c) one run's output
+// under the cap limit (negative: none).
 func newExecOutput(c *rpc.Conn, id string, stream bool, limit int64) *execOutput {
-	return &execOutput{c: c, id: id, stream: stream, cap: limit}
+	emit := func(d wire.CommandExecOutputDelta) { _ = c.Notify(c.Context(), wire.MethodCommandExecOutput, d) }
+	return newExecOutputTo(emit, id, stream, limit)
+}
+
+// newExecOutputTo is newExecOutput with the delta sender given; a failed
+// send (the connection is gone) is the sender's to drop.
+func newExecOutputTo(emit func(wire.CommandExecOutputDelta), id string, stream bool, limit int64) *execOutput {
+	return &execOutput{emit: emit, id: id, stream: stream, cap: limit}
 }
 
 // add is the proc.OutputFunc: it keeps the first cap bytes of each stream
@@ -57,18 +69,16 @@ func (o *execOutput) add(s proc.Stream, b []byte) {
 	}
 	st.kept += n
 	reached := o.cap >= 0 && st.kept == o.cap
-	if !o.stream {
-		st.buf = append(st.buf, b[:n]...)
-		st.reported = reached
-		o.mu.Unlock()
-		return
-	}
-	if n == 0 && !reached {
-		o.mu.Unlock()
-		return
-	}
 	st.reported = reached
+	if !o.stream {
+		st.keep(b[:n])
+		o.mu.Unlock()
+		return
+	}
 	o.mu.Unlock()
+	if n == 0 && !reached {
+		return
+	}
 	// Blocking here is the backpressure: the reader waits for the
 	// connection, and the child for the reader. One stream has one reader,
 	// so its deltas keep their order.
@@ -76,36 +86,47 @@ func (o *execOutput) add(s proc.Stream, b []byte) {
 	for {
 		piece := kept[:min(len(kept), maxDelta)]
 		kept = kept[len(piece):]
-		delta := wire.CommandExecOutputDelta{ProcessID: o.id, Stream: name, DeltaBase64: base64.StdEncoding.EncodeToString(piece), CapReached: reached && len(kept) == 0}
-		_ = o.c.Notify(o.c.Context(), wire.MethodCommandExecOutput, delta)
+		o.emit(wire.CommandExecOutputDelta{ProcessID: o.id, Stream: name, DeltaBase64: base64.StdEncoding.EncodeToString(piece), CapReached: reached && len(kept) == 0})
 		if len(kept) == 0 {
 			return
 		}
 	}
 }
 
-// result is the final response: buffered streams decoded as UTF-8 (U+FFFD
-// for each invalid byte), streamed ones "".
-func (o *execOutput) result(code int) wire.CommandExecResult {
+// result is the final response: buffered streams as UTF-8 (U+FFFD for
+// each invalid byte), streamed ones "". Call it once no reader adds more
+// (after the process's Close).
+func (o *execOutput) result(code int) execResult {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return wire.CommandExecResult{ExitCode: code, Stdout: validUTF8(o.outs[0].buf), Stderr: validUTF8(o.outs[1].buf)}
+	if o.stream {
+		return execResult{code: code}
+	}
+	return execResult{code: code, stdout: o.outs[0].blocks, stderr: o.outs[1].blocks}
 }
 
-func validUTF8(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	sb.Grow(len(b) + 8)
+// keep appends b to the kept blocks. A full block is never copied into a
+// larger one: a new block follows, as large as what is kept so far within
+// [16 KiB, 4 MiB], so a large output costs its size and no garbage. A block
+// ends before a byte that continues a UTF-8 sequence (backing off at most
+// 3 bytes), so decoding block by block equals decoding the whole.
+func (st *capped) keep(b []byte) {
 	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		if r == utf8.RuneError && size == 1 {
-			sb.WriteRune(utf8.RuneError)
-		} else {
-			sb.Write(b[:size])
+		if n := len(st.blocks); n > 0 {
+			last := st.blocks[n-1]
+			cut := min(cap(last)-len(last), len(b))
+			for k := 0; k < 3 && cut > 0 && cut < len(b) && b[cut]&0xC0 == 0x80; k++ {
+				cut--
+			}
+			st.blocks[n-1] = append(last, b[:cut]...)
+			if b = b[cut:]; len(b) == 0 {
+				return
+			}
 		}
-		b = b[size:]
+		var size int64
+		for _, blk := range st.blocks {
+			size += int64(len(blk))
+		}
+		st.blocks = append(st.blocks, make([]byte, 0, min(max(size, 16<<10), 4<<20)))
 	}
-	return sb.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -149,5 +150,43 @@ func TestCommandExecDeltaSize(t *testing.T) {
 	}
 	if total != 300000 {
 		t.Fatalf("%d bytes streamed", total)
+	}
+}
+
+// TestCommandExecSmallWritesCoalesced: a burst of many one-byte writes
+// (dd bs=1) is streamed in fewer deltas than writes, the bytes exact. How
+// many reads a delta gathers depends on how far the child runs ahead of the
+// sender, which the scheduler decides; TestCommandExecOutputCoalescesQueuedReads
+// checks the merging itself deterministically.
+func TestCommandExecSmallWritesCoalesced(t *testing.T) {
+	srv := newTestServer(t, SessionConfig{BaseEnv: []string{"PATH=/usr/bin:/bin"}})
+	tc := srv.dial(t)
+	var want strings.Builder
+	for i := 0; want.Len() < 20000; i++ {
+		want.WriteString(fmt.Sprintf("%05d\n", i))
+	}
+	src := t.TempDir() + "/burst"
+	if err := os.WriteFile(src, []byte(want.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var res wire.CommandExecResult
+	tc.call(wire.MethodCommandExec, map[string]any{
+		"command":   []string{"dd", "if=" + src, "bs=1", "status=none"},
+		"processId": "burst", "streamStdoutStderr": true, "outputBytesCap": want.Len(), "sandboxPolicy": unsandboxedPolicy,
+	}, &res)
+	if res != (wire.CommandExecResult{}) {
+		t.Fatalf("result %+v", res)
+	}
+	deltas := tc.deltas("burst")
+	var got strings.Builder
+	for _, d := range deltas {
+		got.Write(d.data)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("streamed %d bytes, want %d exactly", got.Len(), want.Len())
+	}
+	t.Logf("%d writes in %d deltas", want.Len(), len(deltas))
+	if len(deltas) > want.Len()/2 {
+		t.Fatalf("%d writes in %d deltas: small reads were not coalesced", want.Len(), len(deltas))
 	}
 }

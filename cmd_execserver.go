@@ -49,6 +49,7 @@ child process tree and exit 0.`,
 			&cli.StringFlag{Name: "ws-token-file", Usage: "`FILE` holding the bearer token (surrounding whitespace trimmed)"},
 			&cli.StringFlag{Name: "ws-token-sha256", Usage: "SHA-256 `HEX` of the bearer token"},
 			pprofFlag,
+			initFlag,
 		},
 		Subcommands: []*cli.Command{generateSchemaCommand()},
 		Action:      runExecServer,
@@ -241,6 +242,11 @@ func runExecServer(c *cli.Context) error {
 		Stdout:      os.Stdout,
 		URLOut:      os.Stdout,
 	}
+	stopReaper, err := startReaper(c, logger)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	defer stopReaper()
 	stopPprof, err := startPprof(c.Context, c.String(pprofFlag.Name), logger)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)

@@ -21,7 +21,7 @@ func TestInitReapsOrphansAsPID1(t *testing.T) {
 	}
 	orphanScripts := []string{
 		"sleep 0.2 >/dev/null 2>&1 & sleep 0.4 >/dev/null 2>&1 & exit 0",
-		"(sh -c 'sleep 0.3; exit 4' >/dev/null 2>&1 &); exit 0",                  // double fork
+		"(sh -c 'sleep 0.3; exit 4' >/dev/null 2>&1 &); exit 0",                    // double fork
 		"setsid sh -c '(sleep 0.1 &); sleep 0.2; exit 9' >/dev/null 2>&1 & exit 0", // daemon with a grandchild
 		"sh -c 'kill -9 $$' & sleep 0.05 & exit 0",                                 // an orphan that dies by a signal
 	}

@@ -62,6 +62,7 @@ func main() {
 			execCommand(),
 			execMCPServerCommand(),
 			execpolicyCommand(),
+			installCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are handled below
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -64,19 +65,27 @@ func startAsPID1(t *testing.T) *pid1Server {
 	return s
 }
 
-// stop closes stdin and checks that the server exits with 0.
+// stop sends SIGTERM to the server, as a container runtime stops PID 1
+// (unshare forwards no signal, so it goes to unshare's child), and checks
+// that it exits with 0.
 func (s *pid1Server) stop() {
-	_ = s.in.Close()
+	if kids := children(s.cmd.Process.Pid); len(kids) == 1 {
+		_ = syscall.Kill(atoi(kids[0]), syscall.SIGTERM)
+	} else {
+		s.t.Errorf("unshare has children %v, want the server alone", kids)
+		_ = s.in.Close()
+	}
 	select {
 	case <-s.done:
 		if code := s.cmd.ProcessState.ExitCode(); code != 0 {
-			s.t.Errorf("PID 1 server exit status %d after stdin EOF, want 0", code)
+			s.t.Errorf("PID 1 server exit status %d after SIGTERM, want 0", code)
 		}
 	case <-time.After(15 * time.Second):
 		_ = s.cmd.Process.Kill() // unshare --kill-child takes the server along
 		<-s.done
-		s.t.Errorf("PID 1 server did not exit within 15 s of stdin EOF")
+		s.t.Errorf("PID 1 server did not exit within 15 s of SIGTERM")
 	}
+	_ = s.in.Close()
 	if s.t.Failed() {
 		s.t.Logf("server stderr:\n%s", s.stderr.String())
 	}

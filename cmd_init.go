@@ -13,8 +13,7 @@ import (
 var initFlag = &cli.BoolFlag{
 	Name:    "init",
 	EnvVars: []string{"CODEX_EXEC_SERVER_INIT"},
-	Usage: "reap every orphaned process that re-parents to the server; on by default as PID 1 (a container's entrypoint), " +
-		"otherwise the server becomes a child subreaper so that the orphans of its commands come to it",
+	Usage:   "reap orphaned processes: always done as PID 1; otherwise the server becomes a child subreaper for its commands' orphans",
 }
 
 // startReaper starts the orphan reaper when the server runs as PID 1 of

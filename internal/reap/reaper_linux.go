@@ -3,6 +3,7 @@
 package reap
 
 import (
+	"errors"
 	"os"
 	ossignal "os/signal"
 	"strconv"
@@ -150,9 +151,16 @@ func (r *Reaper) passBlind() {
 	}
 }
 
+// errForeignProc: /proc was mounted in another PID namespace (a PID
+// namespace entered without remounting /proc), so its pids are not ours.
+var errForeignProc = errors.New("/proc belongs to another PID namespace")
+
 // childPids lists our children from the per-thread "children" files
 // (an orphan re-parents to any of our threads).
 func childPids() ([]int, error) {
+	if self, err := os.Readlink("/proc/self"); err != nil || self != strconv.Itoa(os.Getpid()) {
+		return nil, errForeignProc
+	}
 	const base = "/proc/self/task/"
 	tasks, err := os.ReadDir(base)
 	if err != nil {

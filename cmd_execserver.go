@@ -65,6 +65,7 @@ the commands the server runs.`,
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on http://`IP:PORT`/metrics (port 0: ephemeral; the bound address is logged); off when empty"},
 			&cli.BoolFlag{Name: "exit-on-stdin-close", Usage: "with a ws:// --listen, shut down (as on SIGTERM) when stdin reaches end of file: a parent that holds our stdin pipe ends us by exiting; stdio mode always ends with its input"},
 			pprofFlag,
+			initFlag,
 		}),
 		Subcommands: []*cli.Command{generateSchemaCommand()},
 		Action:      runExecServer,
@@ -282,6 +283,11 @@ func runExecServer(c *cli.Context) error {
 // serve runs the server with what surrounds it: the pprof and metrics
 // listeners, and the stdin watch of --exit-on-stdin-close.
 func serve(c *cli.Context, cfg execserver.Config, target listenTarget, logger *zap.Logger) error {
+	stopReaper, err := startReaper(c, logger)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	defer stopReaper()
 	stopPprof, err := startPprof(c.Context, c.String(pprofFlag.Name), logger)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)

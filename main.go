@@ -81,6 +81,7 @@ func newApp() *cli.App {
 			sandboxCommand(),
 			execMCPServerCommand(),
 			execpolicyCommand(),
+			installCommand(),
 			completionCommand(),
 		},
 		EnableBashCompletion: true,

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/codexec/codex/internal/reap"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
@@ -100,7 +101,8 @@ func runHelper(ctx context.Context, method string, params json.RawMessage, plan 
 	var stdout helperOutput // pieces: a large result is not copied to grow
 	var stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req), &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	// An owned child: an orphan reaper (reap) must leave its status to us.
+	if err := reap.RunCmd(cmd); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			return nil, rpc.Errorf(rpc.CodeInternalError, "fs sandbox helper failed with status %s: %s", ee.ProcessState, strings.TrimSpace(stderr.String()))

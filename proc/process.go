@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/codexec/codex/internal/reap"
 )
 
 // Process is a child process started by Start.
@@ -414,6 +416,7 @@ func (p *Process) setExited(code int) {
 	if p.tree != nil {
 		p.tree.untrack(p.pid)
 	}
+	reap.Done(p.pid) // reaped: orphan reapers may take this pid now
 	close(p.exited)
 	p.log.Debug("process exited", zap.Int("code", code))
 	p.finishOne()

@@ -8,7 +8,6 @@ package proc
 import (
 	"errors"
 	"fmt"
-	"github.com/codexec/codex/sandbox"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +16,9 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/codexec/codex/internal/reap"
+	"github.com/codexec/codex/sandbox"
 )
 
 // Start starts the process described by spec and returns once the child
@@ -181,19 +183,23 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 }
 
 // forkExec runs syscall.ForkExec with the OS thread locked (inside the
-// cgroup v1 pids leaf pidsLeaf, if set), and in subreaper mode registers
-// the pid before the orphan reaper can look at it.
+// cgroup v1 pids leaf pidsLeaf, if set), and registers the pid as owned
+// (reap.Fork; released by setExited) and, in subreaper mode, as tracked,
+// before any orphan reaper can look at it. The process-wide fork lock of
+// reap is taken before the TreeKiller's, as its reaper does.
 func forkExec(path string, argv []string, attr *syscall.ProcAttr, tree *TreeKiller, pidsLeaf string) (pid int, err error) {
-	unlock := tree.lockSpawn()
-	defer unlock()
-	runtime.LockOSThread()
-	if tree.forkInV1(pidsLeaf, func() { pid, err = syscall.ForkExec(path, argv, attr) }) {
-		runtime.UnlockOSThread()
-	}
-	if err == nil {
-		tree.track(pid)
-	}
-	return pid, err
+	return reap.Fork(func() (int, error) {
+		unlock := tree.lockSpawn()
+		defer unlock()
+		runtime.LockOSThread()
+		if tree.forkInV1(pidsLeaf, func() { pid, err = syscall.ForkExec(path, argv, attr) }) {
+			runtime.UnlockOSThread()
+		}
+		if err == nil {
+			tree.track(pid)
+		}
+		return pid, err
+	})
 }
 
 // cloneIntoCgroupFailed reports errors that clone3 with CLONE_INTO_CGROUP

@@ -14,6 +14,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/codexec/codex/internal/reap"
 )
 
 // setupSubreaper makes the server a child subreaper and starts the reaper.
@@ -110,41 +112,49 @@ func (t *TreeKiller) reapLoop() {
 // A multi-threaded orphan shows 'Z' as soon as its main thread exits but
 // is waitable only once every thread has; it counts as left until then
 // (its SIGCHLD comes when it is waitable).
+//
+// It runs under reap.Exclusive: no child of the server's other code (an
+// os/exec helper started with reap.StartCmd) can be forked and not yet
+// registered meanwhile, so none is taken for an orphan.
 func (t *TreeKiller) reapOrphans() (left int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, st := range t.untrackedChildren() {
-		if st.state != 'Z' {
-			left++
-			continue
+	reap.Exclusive(func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		for _, st := range t.untrackedChildren() {
+			if st.state != 'Z' {
+				left++
+				continue
+			}
+			var si siginfo
+			if err := waitid(unix.P_PID, st.pid, &si, unix.WEXITED|unix.WNOHANG); err == nil && si.pid == 0 {
+				left++
+			}
 		}
-		var si siginfo
-		if err := waitid(unix.P_PID, st.pid, &si, unix.WEXITED|unix.WNOHANG); err == nil && si.pid == 0 {
-			left++
-		}
-	}
+	})
 	return left
 }
 
 // orphans returns the live orphans that re-parented to the server.
-func (t *TreeKiller) orphans() []int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var pids []int
-	for _, st := range t.untrackedChildren() {
-		if st.state != 'Z' {
-			pids = append(pids, st.pid)
+func (t *TreeKiller) orphans() (pids []int) {
+	reap.Exclusive(func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		for _, st := range t.untrackedChildren() {
+			if st.state != 'Z' {
+				pids = append(pids, st.pid)
+			}
 		}
-	}
+	})
 	return pids
 }
 
-// untrackedChildren lists our children that no Process owns and that are
-// not in the server's session. Called with t.mu held.
+// untrackedChildren lists our children that no Process owns, that no
+// other code owns (reap.Owned) and that are not in the server's session.
+// Called under reap.Exclusive with t.mu held.
 func (t *TreeKiller) untrackedChildren() []procStat {
 	var out []procStat
 	for _, pid := range childPids(t.selfPid) {
-		if _, ok := t.tracked[pid]; ok {
+		if _, ok := t.tracked[pid]; ok || reap.Owned(pid) {
 			continue
 		}
 		st, err := readStat(pid)

@@ -40,11 +40,9 @@ const (
 // nothing new; a reaper goroutine reaps the orphans that exit. An escapee
 // whose parents have all exited cannot be attributed to its process any
 // more: it is killed by TreeKiller.Close. The reaper reaps only zombie
-// children that are not tracked and not in the server's own session, so it
-// never steals the status of a Process or of a child that other server code
-// started without setsid. (Server code that starts children with setsid
-// outside this package could lose their exit status in this mode, and so
-// could Processes started without this TreeKiller.)
+// children that are not tracked, not owned by other server code (which
+// forks through package reap: reap.StartCmd) and not in the server's own
+// session, so it never steals the status of a Process or of a helper.
 //
 // Create one TreeKiller per server, pass it in Options.Tree, and Close it
 // after every Process was closed. Its methods are safe for concurrent use.

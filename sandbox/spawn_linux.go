@@ -33,6 +33,9 @@ const maxPlanSize = 64 << 20
 // copying the fields by hand: both put ExtraFiles after fds 0-2 (the first
 // becomes fd 3) and the remaining fields into syscall.SysProcAttr.
 //
+// Fork either through package reap (reap.StartCmd, reap.Fork), so that an
+// orphan reaper of the server never takes the helper's exit status.
+//
 // After the start (or a failed start) the caller closes ExtraFiles. The
 // command's Dir, Env and Arg0 travel in the plan; the spawner starts the
 // helper with any directory and an empty environment.

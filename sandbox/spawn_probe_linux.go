@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/codexec/codex/internal/reap"
 )
 
 // probeTimeout bounds the probe child; it normally takes milliseconds.
@@ -64,11 +66,11 @@ func probeHelper() error {
 	cmd := w.Command(context.Background())
 	cmd.Args = append(cmd.Args, "--probe")
 	cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.WaitDelay = "/", &stdout, &stderr, time.Second
-	if err := cmd.Start(); err != nil {
+	if err := reap.StartCmd(cmd); err != nil { // owned: no orphan reaper takes its status
 		return fmt.Errorf("starting the sandbox helper: %w", err)
 	}
 	timer := time.AfterFunc(probeTimeout, func() { _ = cmd.Process.Kill() })
-	err = cmd.Wait()
+	err = reap.WaitCmd(cmd)
 	timer.Stop()
 	if err != nil {
 		return fmt.Errorf("sandbox helper probe: %w: %s", err, probeOutput(stderr.String()))

@@ -1,0 +1,132 @@
+// Package reap keeps the set of child processes this process owns, and
+// reaps (Reaper) the other children: orphans that re-parented to us
+// because we are PID 1 of a PID namespace or a child subreaper.
+//
+// # Owned children
+//
+// Every place of the server that forks a child and later waits for it by
+// pid (proc's Start, os/exec's Cmd.Wait for the sandbox helper of an fs
+// call or the sandbox probe) forks through Fork or StartCmd, and calls
+// Done or WaitCmd once it reaped the child. A Reaper never reaps an owned
+// pid, so it cannot steal the exit status an owner is waiting for.
+//
+// # Why there is no race
+//
+// The dangerous moment is between the fork and the registration: a child
+// that exits at once is a zombie before its owner recorded its pid, and a
+// reaper scanning then would take it for an orphan. Fork closes that gap
+// with a read-write lock: forks hold it shared from before the fork until
+// the pid is registered, and a reaper holds it exclusively for a whole
+// scan-and-reap pass (Exclusive). So a pass sees each child either before
+// it exists or after it is registered. The other end is safe too: Done
+// runs only after the owner reaped the child, so the pid is never unowned
+// while its zombie still waits for the owner. A pid that is reused after
+// that belongs to a new fork, which again cannot happen during a pass.
+//
+// The lock is process-wide, not per Reaper, because every reaper in the
+// process (proc's subreaper fallback and the init Reaper) must exclude
+// every owner's forks.
+package reap
+
+import (
+	"os/exec"
+	"sync"
+)
+
+// owned is the process-wide registry.
+var owned = struct {
+	fork sync.RWMutex // shared by forks until registration; exclusive for a reap pass
+	mu   sync.Mutex   // guards pids
+	pids map[int]int  // owned pid -> registrations (a reused pid may be registered twice)
+}{pids: make(map[int]int)}
+
+// Fork calls start, which forks one child and returns its pid, and
+// registers the pid as owned before any reap pass can look at it. The
+// owner must call Done(pid) after it reaped the child. start must not call
+// Fork or StartCmd itself.
+func Fork(start func() (pid int, err error)) (int, error) {
+	owned.fork.RLock()
+	defer owned.fork.RUnlock()
+	pid, err := start()
+	if err == nil && pid > 0 {
+		owned.mu.Lock()
+		owned.pids[pid]++
+		owned.mu.Unlock()
+	}
+	return pid, err
+}
+
+// Done forgets pid, whose owner has reaped it, and asks the running
+// Reapers for a pass: orphans the child left behind may be waiting.
+func Done(pid int) {
+	owned.mu.Lock()
+	if owned.pids[pid] <= 1 {
+		delete(owned.pids, pid)
+	} else {
+		owned.pids[pid]--
+	}
+	owned.mu.Unlock()
+	kickAll()
+}
+
+// Owned reports whether pid is a registered child.
+func Owned(pid int) bool {
+	owned.mu.Lock()
+	defer owned.mu.Unlock()
+	return owned.pids[pid] > 0
+}
+
+// Exclusive runs f while no fork is between its start and its
+// registration, and none can start: during f, every child of ours is
+// either Owned or an orphan. f must not fork.
+func Exclusive(f func()) {
+	owned.fork.Lock()
+	defer owned.fork.Unlock()
+	f()
+}
+
+// StartCmd starts cmd (cmd.Start) as an owned child. Wait for it with
+// WaitCmd.
+func StartCmd(cmd *exec.Cmd) error {
+	_, err := Fork(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	return err
+}
+
+// WaitCmd waits for cmd (cmd.Wait), which StartCmd started, and then
+// releases its pid.
+func WaitCmd(cmd *exec.Cmd) error {
+	err := cmd.Wait()
+	Done(cmd.Process.Pid)
+	return err
+}
+
+// reapers are the kick channels of the running Reapers.
+var reapers = struct {
+	mu    sync.Mutex
+	kicks map[chan struct{}]struct{}
+}{kicks: make(map[chan struct{}]struct{})}
+
+// kickAll asks every running Reaper for a pass, without blocking.
+func kickAll() {
+	reapers.mu.Lock()
+	defer reapers.mu.Unlock()
+	for k := range reapers.kicks {
+		select {
+		case k <- struct{}{}:
+		default: // a pass is already due
+		}
+	}
+}
+
+// RunCmd is StartCmd followed by WaitCmd, as cmd.Run.
+func RunCmd(cmd *exec.Cmd) error {
+	if err := StartCmd(cmd); err != nil {
+		return err
+	}
+	return WaitCmd(cmd)
+}

@@ -1,0 +1,207 @@
+//go:build linux
+
+package reap
+
+import (
+	"errors"
+	"os"
+	ossignal "os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// Reaper reaps the children of this process that nobody owns (see Owned):
+// orphans re-parented to us. It runs one goroutine, woken by SIGCHLD and
+// by Done; Close stops it.
+type Reaper struct {
+	log       *zap.Logger
+	subreaper bool // Start set PR_SET_CHILD_SUBREAPER; Close clears it
+	sigs      chan os.Signal
+	kick      chan struct{}
+	done      chan struct{}
+	wg        sync.WaitGroup
+	reaped    atomic.Int64
+	closeOnce sync.Once
+}
+
+// Start starts a Reaper. As PID 1 of a PID namespace every orphan of the
+// namespace comes to us already; otherwise Start makes this process a
+// child subreaper (PR_SET_CHILD_SUBREAPER), so that the orphans of our own
+// descendants do, and Close undoes that. A nil logger means no logging.
+func Start(log *zap.Logger) (*Reaper, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	r := &Reaper{
+		log:  log,
+		sigs: make(chan os.Signal, 1),
+		kick: make(chan struct{}, 1),
+		done: make(chan struct{}),
+	}
+	if os.Getpid() != 1 {
+		var prev int32
+		_ = unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&prev)), 0, 0, 0)
+		if prev == 0 {
+			if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+				return nil, os.NewSyscallError("prctl(PR_SET_CHILD_SUBREAPER)", err)
+			}
+			r.subreaper = true
+		}
+	}
+	ossignal.Notify(r.sigs, unix.SIGCHLD)
+	reapers.mu.Lock()
+	reapers.kicks[r.kick] = struct{}{}
+	reapers.mu.Unlock()
+	r.kick <- struct{}{} // orphans that exited before we started
+	r.wg.Add(1)
+	go r.loop()
+	log.Info("reaping orphaned processes", zap.Int("pid", os.Getpid()), zap.Bool("subreaper", r.subreaper))
+	return r, nil
+}
+
+// Reaped returns how many orphans the Reaper has reaped so far.
+func (r *Reaper) Reaped() int64 { return r.reaped.Load() }
+
+// Close stops the Reaper after a last pass and clears the subreaper flag
+// if Start set it. Idempotent.
+func (r *Reaper) Close() {
+	r.closeOnce.Do(func() {
+		ossignal.Stop(r.sigs)
+		reapers.mu.Lock()
+		delete(reapers.kicks, r.kick)
+		reapers.mu.Unlock()
+		close(r.done)
+		r.wg.Wait()
+		r.pass()
+		if r.subreaper {
+			_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+		}
+		r.log.Debug("orphan reaper stopped", zap.Int64("reaped", r.reaped.Load()))
+	})
+}
+
+// loop runs a pass whenever a child changed state or an owner released one.
+func (r *Reaper) loop() {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-r.sigs:
+		case <-r.kick:
+		}
+		r.pass()
+	}
+}
+
+// pass reaps every unowned child that has exited. SIGCHLDs coalesce, so a
+// pass does not stop at one: it reaps all it finds.
+func (r *Reaper) pass() {
+	Exclusive(func() {
+		pids, err := childPids()
+		if err != nil {
+			r.passBlind()
+			return
+		}
+		for _, pid := range pids {
+			if !Owned(pid) {
+				r.reap(pid)
+			}
+		}
+	})
+}
+
+// reap reaps pid if it has exited. __WALL: an orphan's exit signal is
+// reset to SIGCHLD when it re-parents, but a clone child of ours might not
+// have one.
+func (r *Reaper) reap(pid int) bool {
+	var ws unix.WaitStatus
+	got, err := unix.Wait4(pid, &ws, unix.WNOHANG|unix.WALL, nil)
+	for err == unix.EINTR {
+		got, err = unix.Wait4(pid, &ws, unix.WNOHANG|unix.WALL, nil)
+	}
+	if err != nil || got != pid {
+		return false // still running (or not a child any more)
+	}
+	r.reaped.Add(1)
+	r.log.Debug("reaped orphan", zap.Int("pid", pid), zap.Int("status", int(ws)))
+	return true
+}
+
+// passBlind is the pass without /proc: waitid(P_ALL, WNOWAIT) names one
+// exited child without reaping it, and it is reaped only if unowned. An
+// owned child first in line ends the pass early; its owner's Done starts
+// the next one.
+func (r *Reaper) passBlind() {
+	for {
+		var si siginfo
+		err := waitid(unix.P_ALL, 0, &si, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG|unix.WALL)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || si.pid == 0 || Owned(int(si.pid)) || !r.reap(int(si.pid)) {
+			return
+		}
+	}
+}
+
+// errForeignProc: /proc was mounted in another PID namespace (a PID
+// namespace entered without remounting /proc), so its pids are not ours.
+var errForeignProc = errors.New("/proc belongs to another PID namespace")
+
+// childPids lists our children from the per-thread "children" files
+// (an orphan re-parents to any of our threads).
+func childPids() ([]int, error) {
+	if self, err := os.Readlink("/proc/self"); err != nil || self != strconv.Itoa(os.Getpid()) {
+		return nil, errForeignProc
+	}
+	const base = "/proc/self/task/"
+	tasks, err := os.ReadDir(base)
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, task := range tasks {
+		data, err := os.ReadFile(base + task.Name() + "/children")
+		if err != nil {
+			if os.IsNotExist(err) && task.Name() == strconv.Itoa(os.Getpid()) {
+				return nil, err // CONFIG_PROC_CHILDREN is off
+			}
+			continue // the thread exited
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, c)
+			}
+		}
+	}
+	return pids, nil
+}
+
+// siginfo is the SIGCHLD view of the kernel's siginfo_t (unix.Siginfo
+// leaves it opaque): only the pid is read.
+type siginfo struct {
+	signo, errno, code int32
+	_                  [siginfoPad]byte
+	pid                int32
+	_                  [128 - 16 - siginfoPad]byte
+}
+
+// siginfoPad aligns the siginfo union to a pointer.
+const siginfoPad = unsafe.Sizeof(uintptr(0)) - 4
+
+// waitid is waitid(2) with the siginfo above.
+func waitid(idtype, id int, si *siginfo, options int) error {
+	_, _, e := unix.Syscall6(unix.SYS_WAITID, uintptr(idtype), uintptr(id),
+		uintptr(unsafe.Pointer(si)), uintptr(options), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}

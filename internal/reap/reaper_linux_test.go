@@ -1,0 +1,97 @@
+//go:build linux
+
+package reap
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestReaperLeavesOwnedChildren runs owned children that exit with known
+// codes, at once and after short sleeps, while other children leave
+// orphans that die: the Reaper (a subreaper here) must reap every orphan
+// and never an owned child, whose Wait would then fail with ECHILD.
+func TestReaperLeavesOwnedChildren(t *testing.T) {
+	r, err := Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := 0; i < 120; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			script := fmt.Sprintf("sleep 0.0%d; exit %d", i%4, i%7)
+			if i%3 == 0 {
+				script = "sleep 0.05 >/dev/null 2>&1 & (sleep 0.02 &) ; exit " + fmt.Sprint(i%7)
+			}
+			cmd := exec.Command("/bin/sh", "-c", script)
+			err := RunCmd(cmd)
+			if got := cmd.ProcessState; got == nil || got.ExitCode() != i%7 {
+				errs <- fmt.Errorf("child %d: %v (state %v), want exit %d", i, err, got, i%7)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left, _ := childPids()
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("children left: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.Close()
+	if r.Reaped() < 40 {
+		t.Errorf("reaped %d orphans, want at least 40", r.Reaped())
+	}
+	if len(owned.pids) != 0 {
+		t.Errorf("owned pids left: %v", owned.pids)
+	}
+}
+
+// TestReaperBlindPass checks the pass without /proc: it leaves an owned
+// zombie alone (which may end the pass early) and reaps an unowned one
+// once the owned one is released.
+func TestReaperBlindPass(t *testing.T) {
+	r := &Reaper{log: zap.NewNop()}
+	stray := exec.Command("/bin/true") // started without StartCmd: not owned
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := stray.Process.Pid
+	_ = stray.Process.Release()
+	mine := exec.Command("/bin/sh", "-c", "exit 5")
+	if err := StartCmd(mine); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // both are zombies now
+	Exclusive(r.passBlind)
+	if err := WaitCmd(mine); mine.ProcessState == nil || mine.ProcessState.ExitCode() != 5 {
+		t.Fatalf("the owned child's status was taken: %v", err)
+	}
+	Exclusive(r.passBlind)
+	if r.Reaped() != 1 {
+		t.Errorf("reaped %d, want 1", r.Reaped())
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); !os.IsNotExist(err) {
+		t.Errorf("the unowned zombie %d is still there (%v)", pid, err)
+	}
+}

@@ -78,14 +78,22 @@ func (h *connHandler) execEnded(e *cmdExec, out *execOutput, code int, cause str
 	if e.obs.ran == 0 {
 		e.obs.ran = time.Since(e.obs.startedAt)
 	}
-	fields := make([]zap.Field, 0, 8)
-	fields = append(fields, zap.String("kind", kindCommandExec), zap.String("processId", e.id), zap.Int("pid", e.pr.Pid()), zap.Int("exit_code", code))
-	if sig := e.pr.ExitSignal(); sig != 0 {
-		fields = append(fields, zap.String("signal", unix.SignalName(sig)))
-	}
-	fields = append(fields, zap.Int64("duration_ms", e.obs.ran.Milliseconds()), zap.Int64("bytes_out", out.read.Load()))
+	fields := endFields(kindCommandExec, e.id, e.pr, code, e.obs.ran, out.read.Load())
 	if cause != "" {
 		fields = append(fields, zap.String("cause", cause))
 	}
 	e.obs.log.Info("process ended", fields...)
+}
+
+// endFields are the fields of a "process ended" line that both kinds
+// share: the exit code the client sees, the signal that killed the child
+// if one did, how long it ran and the bytes it wrote. Room is left for
+// the sandbox verdict and the cause.
+func endFields(kind, id string, p *proc.Process, code int, ran time.Duration, bytesOut int64) []zap.Field {
+	fields := make([]zap.Field, 0, 9)
+	fields = append(fields, zap.String("kind", kind), zap.String("processId", id), zap.Int("pid", p.Pid()), zap.Int("exit_code", code))
+	if sig := p.ExitSignal(); sig != 0 {
+		fields = append(fields, zap.String("signal", unix.SignalName(sig)))
+	}
+	return append(fields, zap.Int64("duration_ms", ran.Milliseconds()), zap.Int64("bytes_out", bytesOut))
 }

@@ -180,11 +180,11 @@ func checkConnLogs(t *testing.T, lines []logLine, sids ...string) {
 func checkProcessLogs(t *testing.T, lines []logLine, sid string) {
 	t.Helper()
 	st := one(t, lines, "process started", map[string]any{"processId": "p1"})
-	if st["session"] != sid || st["argv0"] != "/bin/sh" || st["tty"] != false || st["sandboxed"] != false || num(t, st, "pid") <= 1 || st["level"] != "info" {
+	if st["kind"] != "process/start" || st["session"] != sid || st["argv0"] != "/bin/sh" || st["tty"] != false || st["sandboxed"] != false || num(t, st, "pid") <= 1 || st["level"] != "info" {
 		t.Errorf("started line %v", st)
 	}
 	end := one(t, lines, "process ended", map[string]any{"processId": "p1"})
-	if end["session"] != sid || num(t, end, "exit_code") != 3 || num(t, end, "bytes_out") != 5 || end["pid"] != st["pid"] {
+	if end["kind"] != "process/start" || end["session"] != sid || num(t, end, "exit_code") != 3 || num(t, end, "bytes_out") != 5 || end["pid"] != st["pid"] {
 		t.Errorf("ended line %v", end)
 	}
 	if d := num(t, end, "duration_ms"); d < 200 || d > 10000 {
@@ -197,7 +197,7 @@ func checkProcessLogs(t *testing.T, lines []logLine, sid string) {
 		t.Errorf("a process that exited by itself names a cause: %v", end)
 	}
 	one(t, lines, "process ended", map[string]any{"processId": "k1", "exit_code": 137, "signal": "SIGKILL"})
-	fail := one(t, lines, "process start failed", map[string]any{"processId": "bad", "session": sid})
+	fail := one(t, lines, "process start failed", map[string]any{"processId": "bad", "session": sid, "kind": "process/start"})
 	if e, _ := fail["error"].(string); e == "" || fail["argv0"] == nil {
 		t.Errorf("start failure line %v", fail)
 	}

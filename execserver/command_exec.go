@@ -40,6 +40,7 @@ type cmdExec struct {
 	terminated  chan struct{} // closed by command/exec/terminate
 	termOnce    sync.Once
 	protect     *sandbox.HostGuard // the protected names of a sandboxed run; nil if none
+	obs         execObs            // for the end line (command_exec_oplog.go)
 
 	mu          sync.Mutex
 	stdinClosed bool // guarded by mu
@@ -99,6 +100,7 @@ func limitsOf(p *wire.CommandExecParams) execLimits {
 // commandExec handles command/exec (docs/protocol.md §12.2 to §12.4). The run answers
 // asynchronously, so later requests of the connection are not held up.
 func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, error) {
+	t0 := time.Now()
 	p, pol, err := decodeCommandExec(h, req)
 	if err != nil {
 		return nil, err
@@ -135,6 +137,7 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 	}
 	lim := limitsOf(p)
 	out := newExecOutput(h.c, e.id, p.StreamStdoutStderr, lim.cap)
+	out.metrics = h.reg.cfg.Metrics
 	serr := ptyPreflight(spec)
 	var pr *proc.Process
 	if serr == nil {
@@ -148,6 +151,7 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 		return nil, spawnError(serr)
 	}
 	e.pr = pr
+	h.execStarted(e, &spec, t0)
 	h.c.Go(func(ctx context.Context) {
 		h.runCommandExec(ctx, req.ID, e, out, lim.timeout, p.ProcessID != nil)
 	})
@@ -235,20 +239,23 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 		defer t.Stop()
 		deadline = t.C
 	}
-	timedOut := false
+	timedOut, cause := false, ""
 	select {
 	case <-e.pr.Exited():
 	case <-deadline:
-		timedOut = true
+		timedOut, cause = true, execCauseTimeout
 		_ = e.pr.Kill()
 	case <-e.terminated:
+		cause = execCauseTerminate
 		_ = e.pr.Kill()
 	case <-ctx.Done():
 		e.pr.Close() // the connection is gone: kill, and answer nobody
 		e.protect.Release()
+		h.execEnded(e, out, e.pr.ExitCode(), execCauseConnClosed)
 		return
 	}
 	<-e.pr.Exited()
+	e.execExited()
 	close(e.exited)
 	drain := time.NewTimer(commandExecDrain)
 	select {
@@ -263,6 +270,7 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 	if timedOut {
 		code = wire.CommandExecTimeoutExitCode
 	}
+	h.execEnded(e, out, code, cause)
 	if ctx.Err() != nil {
 		return
 	}

@@ -3,7 +3,9 @@ package execserver
 import (
 	"encoding/base64"
 	"sync"
+	"sync/atomic"
 
+	"github.com/codexec/codex/metrics"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
@@ -21,10 +23,12 @@ const maxDelta = 64 << 10
 // together), and while a delta is being sent nobody reads, so what the
 // child writes meanwhile comes out of the next read as one delta.
 type execOutput struct {
-	emit   func(wire.CommandExecOutputDelta) // sends one delta (streaming only)
-	id     string
-	stream bool
-	cap    int64 // negative: none
+	emit    func(wire.CommandExecOutputDelta) // sends one delta (streaming only)
+	metrics *metrics.Metrics                  // counts the bytes read; nil: not counted
+	read    atomic.Int64                      // bytes read, kept or not
+	id      string
+	stream  bool
+	cap     int64 // negative: none
 
 	mu   sync.Mutex
 	outs [2]capped // guarded by mu: stdout (and the PTY), stderr
@@ -53,6 +57,8 @@ func newExecOutputTo(emit func(wire.CommandExecOutputDelta), id string, stream b
 // add is the proc.OutputFunc: it keeps the first cap bytes of each stream
 // and drops the rest, never blocking the child on the cap.
 func (o *execOutput) add(s proc.Stream, b []byte) {
+	o.read.Add(int64(len(b)))
+	o.metrics.Output(len(b))
 	i, name := 0, wire.StreamStdout
 	if s == proc.StreamStderr {
 		i, name = 1, wire.StreamStderr

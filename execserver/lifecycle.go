@@ -138,12 +138,7 @@ func (e *entry) watch(p *proc.Process) {
 // signal that killed it if one did, how long it ran (from the request),
 // the bytes it wrote, and the server's cause for ending it, if any.
 func (e *entry) logEnded(p *proc.Process, ran time.Duration, denied bool, cause error) {
-	fields := make([]zap.Field, 0, 8)
-	fields = append(fields, zap.String("processId", e.id), zap.Int("pid", p.Pid()), zap.Int("exit_code", p.ExitCode()))
-	if sig := p.ExitSignal(); sig != 0 {
-		fields = append(fields, zap.String("signal", unix.SignalName(sig)))
-	}
-	fields = append(fields, zap.Int64("duration_ms", ran.Milliseconds()), zap.Int64("bytes_out", e.bytesOut.Load()))
+	fields := endFields(kindProcessStart, e.id, p, p.ExitCode(), ran, e.bytesOut.Load())
 	if denied {
 		fields = append(fields, zap.Bool("sandbox_denied", true))
 	}

@@ -62,7 +62,7 @@ func init() {
 		wire.MethodProcessTerminate:  bind("exec", true, terminate),
 		wire.MethodProcessResize:     bind("exec", true, resize),
 
-		wire.MethodCommandExec:          {run: commandExec},
+		wire.MethodCommandExec:          {run: commandExecObserved},
 		wire.MethodCommandExecWrite:     {run: commandExecWrite},
 		wire.MethodCommandExecResize:    {run: commandExecResize},
 		wire.MethodCommandExecTerminate: {run: commandExecTerminate},

@@ -31,7 +31,7 @@ func start(ctx context.Context, h *connHandler, req *rpc.Request, p *wire.StartP
 	res, err := startProcess(ctx, h, req, p, time.Now())
 	if err != nil && !errors.Is(err, rpc.ErrAsync) {
 		h.reg.cfg.Metrics.StartFailed()
-		h.session().log.Info("process start failed", zap.String("processId", p.ProcessID), zap.String("argv0", argv0(p.Argv)), zap.Error(err))
+		h.session().log.Info("process start failed", zap.String("kind", kindProcessStart), zap.String("processId", p.ProcessID), zap.String("argv0", argv0(p.Argv)), zap.Error(err))
 	}
 	return res, err
 }
@@ -96,7 +96,7 @@ func startProcess(_ context.Context, h *connHandler, req *rpc.Request, p *wire.S
 	e.p.Store(pr)
 	e.setState(stateRunning)
 	h.reg.cfg.Metrics.ProcessStarted(time.Since(t0))
-	s.log.Info("process started", zap.String("processId", p.ProcessID), zap.Int("pid", pr.Pid()),
+	s.log.Info("process started", zap.String("kind", kindProcessStart), zap.String("processId", p.ProcessID), zap.Int("pid", pr.Pid()),
 		zap.String("argv0", e.argv0), zap.Bool("tty", e.tty), zap.Bool("sandboxed", e.sandboxed))
 	h.reg.wg.Add(1)
 	go func() {

@@ -42,11 +42,11 @@ type Metrics struct {
 func New() *Metrics {
 	m := &Metrics{
 		reg:              prometheus.NewRegistry(),
-		processesLive:    gauge("processes_live", "Processes started with process/start and not yet closed."),
-		processesTotal:   counter("processes_started_total", "Processes started with process/start."),
-		startFailures:    counter("process_start_failures_total", "process/start requests answered with an error (bad params, sandbox plan, limits, spawn)."),
+		processesLive:    gauge("processes_live", "Processes started with process/start or command/exec and not yet ended."),
+		processesTotal:   counter("processes_started_total", "Processes started with process/start or command/exec."),
+		startFailures:    counter("process_start_failures_total", "process/start and command/exec requests answered with an error after the handshake (bad params, sandbox plan, limits, spawn)."),
 		outputBytes:      counter("output_bytes_total", "Bytes of stdout and stderr (or PTY output) read from processes."),
-		sandboxDenials:   counter("sandbox_denials_total", "Sandboxed processes whose exit was judged a sandbox denial."),
+		sandboxDenials:   counter("sandbox_denials_total", "Sandboxed process/start processes whose exit was judged a sandbox denial (command/exec reports none)."),
 		sessionsLive:     gauge("sessions_live", "Sessions held by the server, attached or detached."),
 		sessionsDetached: gauge("sessions_detached", "Sessions without a connection, waiting for a resume until their TTL."),
 		sessionsResumed:  counter("sessions_resumed_total", "Sessions resumed by a new connection."),
@@ -54,7 +54,7 @@ func New() *Metrics {
 		startLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: namespace,
 			Name:      "process_start_seconds",
-			Help:      "Time from a process/start request to the running process (sandbox plan, spawn).",
+			Help:      "Time from a process/start or command/exec request to the running process (sandbox plan, spawn).",
 			Buckets:   prometheus.ExponentialBuckets(0.0005, 2, 14), // 0.5 ms to ~4 s
 		}),
 	}
@@ -98,7 +98,7 @@ func (m *Metrics) ProcessClosed() {
 	m.processesLive.Dec()
 }
 
-// StartFailed records a process/start whose spawn failed.
+// StartFailed records a process/start or command/exec answered with an error.
 func (m *Metrics) StartFailed() {
 	if m == nil {
 		return

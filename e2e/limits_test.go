@@ -21,8 +21,10 @@ func logDir(s *server, msg string) string {
 	return ""
 }
 
-// pidsLeaves returns the per-process directories that carry pids.max: the
-// cgroup v1 pids fallback's leaves, or else the v2 leaves.
+// pidsLeaves returns the leaf directories that carry pids.max: the cgroup
+// v1 pids fallback's leaves, or else the v2 leaves. Besides the leaves of
+// running processes there may be the spare leaf, made ahead for the next
+// process with the same limits.
 func pidsLeaves(s *server) []string {
 	dirs := []string{logDir(s, "pids limit through cgroup v1"), logDir(s, "cgroup mode")}
 	for _, d := range dirs {
@@ -39,6 +41,18 @@ func pidsLeaves(s *server) []string {
 		}
 	}
 	return nil
+}
+
+// busyPidsLeaves returns the leaves of pidsLeaves that hold tasks: the
+// leaves of running processes, not the spare.
+func busyPidsLeaves(s *server) []string {
+	var busy []string
+	for _, leaf := range pidsLeaves(s) {
+		if n, _ := strconv.Atoi(readTrim(filepath.Join(leaf, "pids.current"))); n > 0 {
+			busy = append(busy, leaf)
+		}
+	}
+	return busy
 }
 
 func readTrim(path string) string {
@@ -70,7 +84,7 @@ func TestForkBombContained(t *testing.T) {
 
 	// Before any bomb: the process's leaf carries the limit.
 	c.ok("process/start", startParams("probe", "/bin/sleep", "30"), nil)
-	leaves := pidsLeaves(s)
+	leaves := busyPidsLeaves(s)
 	if len(leaves) != 1 || readTrim(filepath.Join(leaves[0], "pids.max")) != strconv.Itoa(limit) {
 		c.ok("process/terminate", map[string]any{"processId": "probe"}, nil)
 		c.events("probe", 10*time.Second)
@@ -86,7 +100,7 @@ func TestForkBombContained(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the bomb never reached the limit (leaf %q)", leaf)
 		}
-		if ls := pidsLeaves(s); len(ls) == 1 {
+		if ls := busyPidsLeaves(s); len(ls) == 1 {
 			leaf = ls[0]
 		}
 		time.Sleep(20 * time.Millisecond)

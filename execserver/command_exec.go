@@ -264,8 +264,12 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 	case <-ctx.Done():
 	}
 	drain.Stop()
-	e.pr.Close() // kills what is left of the tree; no output after this
-	e.protect.Release()
+	if settledRun(e, timedOut) {
+		defer e.pr.Close() // after the response: nothing left to kill or deliver
+	} else {
+		e.pr.Close() // kills what is left of the tree; no output after this
+		e.protect.Release()
+	}
 	code := e.pr.ExitCode()
 	if timedOut {
 		code = wire.CommandExecTimeoutExitCode

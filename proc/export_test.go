@@ -2,7 +2,11 @@
 
 package proc
 
-import "go.uber.org/zap"
+import (
+	"path/filepath"
+
+	"go.uber.org/zap"
+)
 
 // NewSubreaperTreeKiller returns a TreeKiller forced into subreaper mode,
 // so tests can cover the fallback on a host where cgroup v2 works.
@@ -15,3 +19,24 @@ func CgroupLeaf(p *Process) string { return p.leaf }
 
 // CgroupDir returns the directory t owns in cgroup mode.
 func CgroupDir(t *TreeKiller) string { return t.dir }
+
+// SpareLeaf waits until no refill of t's spare leaf runs and returns the
+// spare's directory ("" if there is none). Call it with no spawn under way.
+func SpareLeaf(t *TreeKiller) string {
+	t.spare.wg.Wait()
+	t.spare.mu.Lock()
+	defer t.spare.mu.Unlock()
+	if t.spare.slot == nil {
+		return ""
+	}
+	return t.spare.slot.dir
+}
+
+// PidsLeaf returns the directory that carries pids.max for the leaf dir:
+// its cgroup v1 pids twin on hybrid hosts, else dir itself.
+func PidsLeaf(t *TreeKiller, dir string) string {
+	if t.v1 != nil {
+		return filepath.Join(t.v1.dir, filepath.Base(dir))
+	}
+	return dir
+}

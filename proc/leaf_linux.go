@@ -19,30 +19,53 @@ import (
 )
 
 // cgroupSlot is a leaf prepared for one spawn: its path, an O_RDONLY fd
-// for CLONE_INTO_CGROUP (-1 without a leaf) and the paired cgroup v1 pids
-// leaf ("" without).
+// for CLONE_INTO_CGROUP (-1 without a leaf) and the tasks file of the
+// paired cgroup v1 pids leaf (nil without).
 type cgroupSlot struct {
-	dir  string
-	fd   int
-	pids string
+	dir       string
+	fd        int
+	pidsTasks *os.File
 }
 
-// closeFD closes the leaf fd once the child was cloned into it.
+// closeFD closes the leaf's fds once the child was cloned into it.
 func (s cgroupSlot) closeFD() {
 	if s.fd >= 0 {
 		_ = unix.Close(s.fd)
 	}
+	if s.pidsTasks != nil {
+		_ = s.pidsTasks.Close()
+	}
 }
 
-// prepare creates the cgroup leaf for the next spawn, and records it as a
-// sandboxed process's leaf if sandboxed is set. Outside cgroup mode it
-// returns an empty slot.
+// prepare returns the cgroup leaf for the next spawn, and records it as a
+// sandboxed process's leaf if sandboxed is set: the spare leaf made ahead
+// of time when there is one, else a new leaf made now. Outside cgroup mode
+// it returns an empty slot.
 func (t *TreeKiller) prepare(sandboxed bool) (cgroupSlot, error) {
-	slot := cgroupSlot{fd: -1}
 	if t.mode != modeCgroup {
-		return slot, nil
+		return cgroupSlot{fd: -1}, nil
 	}
 	t.sweep()
+	slot, ok := t.takeSpare()
+	if !ok {
+		var err error
+		if slot, err = t.makeLeaf(); err != nil {
+			return slot, err
+		}
+	}
+	if sandboxed {
+		if err := t.noteSandboxedLeaf(slot.dir, slot.fd); err != nil {
+			slot.discard(t)
+			return cgroupSlot{fd: -1}, err
+		}
+	}
+	return slot, nil
+}
+
+// makeLeaf creates a leaf with the per-process limits written into it (and
+// its cgroup v1 pids twin), and opens it for CLONE_INTO_CGROUP.
+func (t *TreeKiller) makeLeaf() (cgroupSlot, error) {
+	slot := cgroupSlot{fd: -1}
 	dir := filepath.Join(t.dir, strconv.FormatUint(t.seq.Add(1), 10))
 	if err := unix.Mkdir(dir, 0o755); err != nil {
 		return slot, &os.PathError{Op: "mkdir", Path: dir, Err: err}
@@ -53,14 +76,15 @@ func (t *TreeKiller) prepare(sandboxed bool) (cgroupSlot, error) {
 		_ = unix.Rmdir(dir)
 		return slot, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	if sandboxed {
-		if err := t.noteSandboxedLeaf(dir, fd); err != nil {
-			_ = unix.Close(fd)
-			_ = unix.Rmdir(dir)
-			return slot, err
-		}
-	}
-	return cgroupSlot{dir: dir, fd: fd, pids: t.prepareV1(dir)}, nil
+	_, tasks := t.prepareV1(dir)
+	return cgroupSlot{dir: dir, fd: fd, pidsTasks: tasks}, nil
+}
+
+// discard removes a leaf that no process entered.
+func (s cgroupSlot) discard(t *TreeKiller) {
+	s.closeFD()
+	_ = unix.Rmdir(s.dir)
+	t.releaseV1(s.dir)
 }
 
 // join moves pid into the leaf dir, for kernels that refused

@@ -24,10 +24,12 @@ import (
 // fork first; instead the forking thread (locked to its goroutine) moves
 // itself into the v1 leaf, forks, and moves back: v1 membership is per
 // thread and the child inherits it, so the command never runs outside.
+// The tasks files of both moves are opened ahead (the leaf's when the leaf
+// is made), so a spawn pays for two writes only.
 type pidsV1 struct {
-	dir  string // <mount><our v1 pids cgroup>/<name of the v2 directory>
-	home string // our own v1 pids cgroup, where the thread returns
-	max  string // pids.max of each leaf
+	dir  string   // <mount><our v1 pids cgroup>/<name of the v2 directory>
+	home *os.File // tasks of our own v1 pids cgroup, where the thread returns
+	max  string   // pids.max of each leaf
 }
 
 // setupPidsV1 prepares the v1 fallback for pids.max; failures are logged
@@ -44,12 +46,13 @@ func (t *TreeKiller) setupPidsV1(max int64) {
 		t.log.Debug("per-process pids limit unavailable", zap.Error(&os.PathError{Op: "mkdir", Path: dir, Err: err}))
 		return
 	}
-	if err := unix.Access(filepath.Join(home, "tasks"), unix.W_OK); err != nil {
+	tasks, err := openTasks(home)
+	if err != nil {
 		_ = unix.Rmdir(dir)
 		t.log.Debug("per-process pids limit unavailable", zap.Error(err))
 		return
 	}
-	t.v1 = &pidsV1{dir: dir, home: home, max: strconv.FormatInt(max, 10)}
+	t.v1 = &pidsV1{dir: dir, home: tasks, max: strconv.FormatInt(max, 10)}
 	t.log.Debug("per-process pids limit through cgroup v1", zap.String("dir", dir))
 }
 
@@ -95,18 +98,24 @@ func hasOption(opts, name string) bool {
 }
 
 // prepareV1 makes the v1 leaf paired with the v2 leaf and returns its
-// path, or "" without the fallback (or on failure, logged once).
-func (t *TreeKiller) prepareV1(leaf string) string {
+// path and its open tasks file, or "" and nil without the fallback (or on
+// failure, logged once).
+func (t *TreeKiller) prepareV1(leaf string) (string, *os.File) {
 	if t.v1 == nil {
-		return ""
+		return "", nil
 	}
 	dir := filepath.Join(t.v1.dir, filepath.Base(leaf))
 	err := unix.Mkdir(dir, 0o755)
 	if err == unix.EEXIST {
 		err = nil // left by a dead server of the same name: ours now
 	}
+	var tasks *os.File
 	if err == nil {
-		if err = writeFile(filepath.Join(dir, "pids.max"), t.v1.max); err != nil {
+		err = writeFile(filepath.Join(dir, "pids.max"), t.v1.max)
+		if err == nil {
+			tasks, err = openTasks(dir)
+		}
+		if err != nil {
 			_ = unix.Rmdir(dir)
 		}
 	}
@@ -114,9 +123,20 @@ func (t *TreeKiller) prepareV1(leaf string) string {
 		t.limitWarn.Do(func() {
 			t.log.Warn("cannot set a per-process limit; continuing without it", zap.String("dir", dir), zap.Error(err))
 		})
-		return ""
+		return "", nil
 	}
-	return dir
+	return dir, tasks
+}
+
+// openTasks opens the tasks file of the v1 cgroup dir for writing, as a
+// plain blocking file outside the netpoller (cgroup files never block).
+func openTasks(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "tasks")
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // releaseV1 removes the v1 leaf paired with a removed v2 leaf.
@@ -138,22 +158,29 @@ func (t *TreeKiller) closeV1() error {
 			_ = rmdirRetry(filepath.Join(t.v1.dir, e.Name()), releaseWait)
 		}
 	}
+	_ = t.v1.home.Close()
 	if err := rmdirRetry(t.v1.dir, releaseWait); err != nil {
 		return &os.PathError{Op: "rmdir", Path: t.v1.dir, Err: err}
 	}
 	return nil
 }
 
+// selfTask, written to a v1 tasks file, moves the writing thread. Unlike
+// its tid, it lets the kernel skip the system-wide threadgroup lock that a
+// move of another task takes: a write lock that waits for an RCU grace
+// period and holds up every fork on the host meanwhile.
+const selfTask = "0"
+
 // forkInV1 runs fork (the caller's OS thread is locked) with the thread in
-// the v1 leaf dir. It reports whether the thread is back home; if not, the
-// caller must keep the thread locked so that it dies with its goroutine.
-func (t *TreeKiller) forkInV1(dir string, fork func()) (home bool) {
-	if t == nil || dir == "" {
+// the v1 leaf whose tasks file is given. It reports whether the thread is
+// back home; if not, the caller must keep the thread locked so that it dies
+// with its goroutine.
+func (t *TreeKiller) forkInV1(tasks *os.File, fork func()) (home bool) {
+	if t == nil || tasks == nil {
 		fork()
 		return true
 	}
-	tid := strconv.Itoa(unix.Gettid())
-	if err := writeFile(filepath.Join(dir, "tasks"), tid); err != nil {
+	if _, err := tasks.WriteString(selfTask); err != nil {
 		t.limitWarn.Do(func() {
 			t.log.Warn("cannot enter the pids leaf; continuing without the limit", zap.Error(err))
 		})
@@ -161,7 +188,7 @@ func (t *TreeKiller) forkInV1(dir string, fork func()) (home bool) {
 		return true
 	}
 	fork()
-	if err := writeFile(filepath.Join(t.v1.home, "tasks"), tid); err != nil {
+	if _, err := t.v1.home.WriteString(selfTask); err != nil {
 		t.log.Error("forking thread stuck in a pids leaf; retiring it", zap.Error(err))
 		return false
 	}

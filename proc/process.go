@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -441,13 +442,17 @@ func (p *Process) streamDone() {
 
 // finishOne counts down {exit, output EOF}. After both, the tree is normally
 // empty, so the cgroup leaf is removed right away; if a descendant lingers,
-// Close or the TreeKiller retries later.
+// Close or the TreeKiller retries later. The caller has just closed Exited
+// or OutputDone, which made their waiter runnable on this P: it yields
+// first, so that the waiter (which answers a client) runs before the
+// rmdirs rather than after them.
 func (p *Process) finishOne() {
 	p.mu.Lock()
 	p.unfinished--
 	done := p.unfinished == 0
 	p.mu.Unlock()
 	if done && p.tree != nil {
+		runtime.Gosched()
 		p.tree.release(p.leaf, false)
 	}
 }

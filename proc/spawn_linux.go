@@ -156,11 +156,11 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 	if wrapped != nil && wrapped.DenyNamedUnixSends {
 		denyNamedUnixSends(slot, log)
 	}
-	pid, err = forkExec(path, argv, attr, tree, slot.pids)
+	pid, err = forkExec(path, argv, attr, tree, slot.pidsTasks)
 	if err != nil && sys.UseCgroupFD && cloneIntoCgroupFailed(err) {
 		log.Warn("CLONE_INTO_CGROUP failed; starting outside the cgroup", zap.Error(err))
 		sys.UseCgroupFD, sys.CgroupFD = false, 0
-		pid, err = forkExec(path, argv, attr, tree, slot.pids)
+		pid, err = forkExec(path, argv, attr, tree, slot.pidsTasks)
 		if err == nil {
 			err = tree.join(slot.dir, pid)
 			if err != nil {
@@ -179,20 +179,21 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 	if wrapped != nil {
 		tree.trackSandboxed(pid, slot.dir)
 	}
+	tree.refillSpare() // the next spawn's leaf, made while this child runs
 	return pid, pidfd, slot.dir, nil
 }
 
 // forkExec runs syscall.ForkExec with the OS thread locked (inside the
-// cgroup v1 pids leaf pidsLeaf, if set), and registers the pid as owned
-// (reap.Fork; released by setExited) and, in subreaper mode, as tracked,
-// before any orphan reaper can look at it. The process-wide fork lock of
+// cgroup v1 pids leaf whose tasks file is pidsTasks, if set), and registers
+// the pid as owned (reap.Fork; released by setExited) and, in subreaper
+// mode, as tracked, before any orphan reaper can look at it. The process-wide fork lock of
 // reap is taken before the TreeKiller's, as its reaper does.
-func forkExec(path string, argv []string, attr *syscall.ProcAttr, tree *TreeKiller, pidsLeaf string) (pid int, err error) {
+func forkExec(path string, argv []string, attr *syscall.ProcAttr, tree *TreeKiller, pidsTasks *os.File) (pid int, err error) {
 	return reap.Fork(func() (int, error) {
 		unlock := tree.lockSpawn()
 		defer unlock()
 		runtime.LockOSThread()
-		if tree.forkInV1(pidsLeaf, func() { pid, err = syscall.ForkExec(path, argv, attr) }) {
+		if tree.forkInV1(pidsTasks, func() { pid, err = syscall.ForkExec(path, argv, attr) }) {
 			runtime.UnlockOSThread()
 		}
 		if err == nil {

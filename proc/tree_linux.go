@@ -55,6 +55,7 @@ type TreeKiller struct {
 	lockFD  int           // holds an flock on dir while we live (sweepStaleCgroups); -1: none
 	hasKill bool          // cgroup.kill exists (Linux >= 5.14)
 	seq     atomic.Uint64 // names the leaves
+	spare   spareLeaf     // the leaf of the next spawn, made ahead
 
 	// subreaper mode, immutable after construction.
 	selfPid, selfSid int
@@ -121,6 +122,7 @@ func (t *TreeKiller) Mode() string { return t.mode }
 func (t *TreeKiller) Close() error {
 	t.closeOnce.Do(func() {
 		if t.mode == modeCgroup {
+			t.closeSpare()
 			t.closeErr = t.closeCgroup()
 		} else {
 			t.closeSubreaper()

@@ -54,7 +54,7 @@ func (p *Permissions) compileAccess(path string, a sandbox.Access) ([]sandbox.En
 			if !filepath.IsAbs(path) && path != "~" && !strings.HasPrefix(path, "~/") {
 				return nil, notAbsolute(path)
 			}
-			return []sandbox.Entry{sandbox.GlobDenyEntry(path)}, nil
+			return p.denyGlob(path)
 		}
 		stripped, err := subtree(path, a)
 		if err != nil {
@@ -78,12 +78,18 @@ func (p *Permissions) compileScoped(base string, scoped map[string]sandbox.Acces
 			}
 			if base == ":workspace_roots" {
 				for _, r := range roots {
+					if err := checkGlobRoot(escapeGlob(r) + "/" + sub); err != nil {
+						return nil, fmt.Errorf("%w (the workspace root `%s`)", err, r)
+					}
 					out = append(out, sandbox.GlobDenyEntry(escapeGlob(r)+"/"+sub))
 				}
 				continue
 			}
 			abs, err := p.absolutePath(base)
 			if err != nil {
+				return nil, err
+			}
+			if err := checkGlobRoot(escapeGlob(abs) + "/" + sub); err != nil {
 				return nil, err
 			}
 			out = append(out, sandbox.GlobDenyEntry(escapeGlob(abs)+"/"+sub))

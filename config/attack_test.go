@@ -1,0 +1,103 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/codexec/codex/sandbox"
+)
+
+// The kept protections name absolute paths: a `:workspace_roots` subpath
+// deny is compiled against the configured roots, so that a request whose
+// sandbox has other workspace roots (another cwd, a sandboxPolicy without
+// the configured extra roots) still cannot read it.
+func TestProtectionsPinWorkspaceSubpaths(t *testing.T) {
+	p := mustLoad(t, `
+default_permissions = "dev"
+[permissions.dev]
+workspace_roots = { "/other" = true }
+[permissions.dev.filesystem]
+":root" = "read"
+":workspace_roots" = { "." = "write", "private" = "none", "a/b" = "deny" }
+`)
+	deny, _, err := p.Protections("/req")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/req/private", "/other/private", "/req/a/b", "/other/a/b"} {
+		if !slices.Contains(deny, sandbox.PathEntry(want, sandbox.AccessDeny)) {
+			t.Errorf("%s missing from %+v", want, deny)
+		}
+	}
+	for _, e := range deny {
+		if e.Path.Type == sandbox.PathSpecial {
+			t.Errorf("a kept entry still depends on the request's context: %+v", e)
+		}
+	}
+}
+
+// A `:tmpdir` deny also covers the server's own $TMPDIR: a request that
+// sets another TMPDIR must not make the configured one readable.
+func TestProtectionsPinServerTmpdir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	p := mustLoad(t, "default_permissions = \"d\"\n[permissions.d.filesystem]\n\":root\" = \"read\"\n\":tmpdir\" = \"none\"\n")
+	deny, _, err := p.Protections("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(deny, sandbox.PathEntry(tmp, sandbox.AccessDeny)) || !slices.Contains(deny, sandbox.SpecialEntry(sandbox.SpecialTmpdir, sandbox.AccessDeny)) {
+		t.Errorf("protections %+v", deny)
+	}
+}
+
+// A deny glob whose scan would start at "/" is skipped by the sandbox as
+// too broad: accepting it would deny nothing while the file says
+// otherwise. Such a pattern fails at load, or for a request whose policy
+// cwd is "/", at resolution.
+func TestDenyGlobRootedAtSlashFails(t *testing.T) {
+	for _, text := range []string{
+		"[permissions.d.filesystem]\n\"/**/*.env\" = \"none\"\n",
+		"[permissions.d.filesystem]\n\"/*\" = \"none\"\n",
+		"[permissions.d.filesystem]\n\"/\" = { \"**/*.pem\" = \"none\" }\n",
+		"[permissions.d]\nworkspace_roots = { \"/\" = true }\n[permissions.d.filesystem]\n\":workspace_roots\" = { \"**/*.env\" = \"none\" }\n",
+	} {
+		if _, err := load(t, text); err == nil || !strings.Contains(err.Error(), "rooted at `/`") {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
+	p := mustLoad(t, "default_permissions = \"d\"\n[permissions.d.filesystem]\n\":root\" = \"read\"\n\":workspace_roots\" = { \"**/*.env\" = \"none\" }\n")
+	if _, err := p.Resolve("d", "/"); err == nil || !strings.Contains(err.Error(), "rooted at `/`") {
+		t.Errorf("resolve at /: %v", err)
+	}
+	if _, _, err := p.Protections("/"); err == nil {
+		t.Error("protections at / fail open")
+	}
+	if _, _, err := p.Protections("/w"); err != nil {
+		t.Error(err)
+	}
+}
+
+// A deny path whose name holds glob characters is denied literally as
+// well as matched as a pattern.
+func TestDenyPathWithGlobCharactersIsAlsoLiteral(t *testing.T) {
+	dir := t.TempDir()
+	lit := filepath.Join(dir, "d[1]", "key")
+	if err := os.MkdirAll(filepath.Dir(lit), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lit, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := mustLoad(t, "default_permissions = \"d\"\n[permissions.d.filesystem]\n\":root\" = \"read\"\n\""+lit+"\" = \"none\"\n")
+	deny, _, err := p.Protections("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(deny, sandbox.PathEntry(lit, sandbox.AccessDeny)) {
+		t.Errorf("protections %+v", deny)
+	}
+}

@@ -1,0 +1,75 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/codexec/codex/sandbox"
+)
+
+// denyGlob compiles an absolute or `~/…` deny glob written as a
+// filesystem key. The pattern must not be rooted at "/" (checkGlobRoot).
+// When a file or folder of that very name exists (a name with brackets,
+// say), it is denied as well: the key may have meant the literal path.
+func (p *Permissions) denyGlob(pattern string) ([]sandbox.Entry, error) {
+	abs := pattern
+	if pattern == "~" || strings.HasPrefix(pattern, "~/") {
+		if !filepath.IsAbs(p.home) {
+			return []sandbox.Entry{sandbox.GlobDenyEntry(pattern)}, nil // the sandbox fails closed
+		}
+		abs = filepath.Join(p.home, strings.TrimPrefix(pattern, "~"))
+	}
+	if err := checkGlobRoot(abs); err != nil {
+		return nil, err
+	}
+	out := []sandbox.Entry{sandbox.GlobDenyEntry(pattern)}
+	if _, err := os.Lstat(abs); err == nil {
+		out = append(out, sandbox.PathEntry(abs, sandbox.AccessDeny))
+	}
+	return out, nil
+}
+
+// checkGlobRoot refuses a deny glob whose scan would start at "/": the
+// sandbox skips such a pattern as too broad, so it would deny nothing
+// while the file says otherwise. An unescaped `{` counts as the start of
+// the pattern (an alternation may name several top-level folders).
+func checkGlobRoot(pattern string) error {
+	clean := filepath.Clean(pattern)
+	for i := 0; i < len(clean); i++ {
+		switch clean[i] {
+		case '\\':
+			i++
+		case '*', '?', '[', ']', '{':
+			if strings.LastIndex(clean[:i], "/") <= 0 {
+				return fmt.Errorf("deny glob `%s` is rooted at `/`: the sandbox cannot scan the whole file system for it, so it would deny nothing; name the folder to scan", clean)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// pinProtection turns a kept deny entry into entries that do not depend
+// on the context of the request that keeps it: a `:workspace_roots`
+// subpath becomes one absolute path per configured workspace root, and
+// `:tmpdir` also names the server's own $TMPDIR.
+func (p *Permissions) pinProtection(e sandbox.Entry, roots []string) []sandbox.Entry {
+	if e.Path.Type != sandbox.PathSpecial {
+		return []sandbox.Entry{e}
+	}
+	switch e.Path.Kind {
+	case sandbox.SpecialProjectRoots:
+		var out []sandbox.Entry
+		for _, r := range roots {
+			out = append(out, sandbox.PathEntry(filepath.Join(r, e.Path.Subpath), sandbox.AccessDeny))
+		}
+		return out
+	case sandbox.SpecialTmpdir:
+		if filepath.IsAbs(p.tmpdir) {
+			return []sandbox.Entry{e, sandbox.PathEntry(p.tmpdir, sandbox.AccessDeny)}
+		}
+	}
+	return []sandbox.Entry{e}
+}

@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCommandExecConfigAttacks: a hostile request (a prompt-injected
+// client) or command tries to read what the configured default profile
+// denies. Each attack must either be refused or leave every denied file
+// unreadable.
+func TestCommandExecConfigAttacks(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	home, work, secret, shared := filepath.Join(base, "home"), filepath.Join(base, "work"), filepath.Join(base, "secret"), filepath.Join(base, "shared")
+	writeFiles(t, work, "a.txt", "sec.env", "sub/deep/x.env", "private/k")
+	writeFiles(t, secret, "key", "sub/key2")
+	writeFiles(t, shared, "private/k2")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(secret, "sub"), filepath.Join(work, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(`
+default_permissions = "dev"
+[permissions.dev]
+workspace_roots = { "`+shared+`" = true }
+[permissions.dev.filesystem]
+":root" = "read"
+":tmpdir" = "write"
+":workspace_roots" = { "." = "write", "**/*.env" = "none", "private" = "none" }
+"`+secret+`" = "none"
+[permissions.reader.filesystem]
+":minimal" = "read"
+":workspace_roots" = "read"
+[permissions.shallow]
+extends = ":read-only"
+[permissions.shallow.filesystem]
+glob_scan_max_depth = 1
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := cxConfigured(t, false, home, work)
+	denied := []string{secret + "/key", secret + "/sub/key2", work + "/sec.env", work + "/sub/deep/x.env", work + "/private/k", shared + "/private/k2"}
+	probe := `for f in ` + strings.Join(denied, " ") + `; do cat "$f" >/dev/null 2>&1 && printf 'LEAK:%s\n' "$f"; done; true`
+	hlink := `ln ` + secret + `/key h1 2>/dev/null; ln ` + work + `/sec.env h2 2>/dev/null; cat h1 h2 2>/dev/null | grep -q . && echo LEAK:hardlink; ` +
+		`ln -s ` + secret + `/sub/key2 s1; cat s1 >/dev/null 2>&1 && echo LEAK:symlink; rm -f h1 h2 s1; true`
+	for _, tc := range []struct {
+		name string
+		kv   []any
+	}{
+		{"workspaceWrite with a writable root inside a denied dir", []any{"sandboxPolicy", map[string]any{"type": "workspaceWrite", "writableRoots": []string{secret + "/sub"}}}},
+		{":workspace with the cwd inside a denied dir", []any{"permissionProfile", ":workspace", "cwd", secret + "/sub"}},
+		{":workspace with a relative cwd climbing into a denied dir", []any{"permissionProfile", ":workspace", "cwd", "../secret/sub"}},
+		{":workspace with the cwd through a symlink into a denied dir", []any{"permissionProfile", ":workspace", "cwd", "link"}},
+		{":workspace with TMPDIR inside a denied dir", []any{"permissionProfile", ":workspace", "env", map[string]any{"TMPDIR": secret + "/sub"}}},
+		{"workspaceWrite with TMPDIR inside a denied dir", []any{"sandboxPolicy", map[string]any{"type": "workspaceWrite"}, "env", map[string]any{"TMPDIR": secret + "/sub"}}},
+		{"the default profile with TMPDIR inside a denied dir", []any{"env", map[string]any{"TMPDIR": secret + "/sub"}}},
+		{"a read-only user profile with the cwd inside a denied dir", []any{"permissionProfile", "reader", "cwd", secret + "/sub"}},
+		{"a :workspace_roots subpath deny with the cwd elsewhere", []any{"permissionProfile", ":read-only", "cwd", base}},
+		{"a :workspace_roots subpath deny under a configured extra root", []any{"sandboxPolicy", map[string]any{"type": "readOnly"}}},
+		{"a user profile with a shallower glob_scan_max_depth", []any{"permissionProfile", "shallow"}},
+		{":workspace with cwd /", []any{"permissionProfile", ":workspace", "cwd", "/"}},
+		{":danger-full-access", []any{"permissionProfile", ":danger-full-access"}},
+		{"externalSandbox", []any{"sandboxPolicy", map[string]any{"type": "externalSandbox", "networkAccess": "enabled"}}},
+	} {
+		for _, cmd := range []string{probe, hlink} {
+			p := map[string]any{"command": []string{"/bin/sh", "-c", cmd}}
+			for i := 0; i < len(tc.kv); i += 2 {
+				p[tc.kv[i].(string)] = tc.kv[i+1]
+			}
+			m := c.call("command/exec", p)
+			if m["error"] != nil {
+				t.Logf("%s: refused: %s", tc.name, errorOf(m))
+				continue
+			}
+			var r struct {
+				ExitCode       int
+				Stdout, Stderr string
+			}
+			if err := json.Unmarshal([]byte(result(t, m)), &r); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(r.Stderr, "cannot enforce sandbox") {
+				t.Logf("%s: the sandbox refused: %s", tc.name, r.Stderr)
+				continue
+			}
+			if strings.Contains(r.Stdout, "LEAK") || r.ExitCode != 0 {
+				t.Errorf("%s: exit %d\n%s%s", tc.name, r.ExitCode, r.Stdout, r.Stderr)
+			}
+		}
+	}
+	// A PTY run is sandboxed like a pipe run.
+	got := c.call("command/exec", map[string]any{"command": []string{"/bin/sh", "-c", probe}, "processId": "tty", "tty": true, "permissionProfile": ":danger-full-access"})
+	result(t, got)
+	if out, _ := c.deltas("tty", "stdout"); strings.Contains(out, "LEAK") {
+		t.Errorf("tty :danger-full-access: %s", out)
+	}
+}

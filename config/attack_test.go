@@ -101,3 +101,79 @@ func TestDenyPathWithGlobCharactersIsAlsoLiteral(t *testing.T) {
 		t.Errorf("protections %+v", deny)
 	}
 }
+
+// A deny of a whole subtree written as `dir/**` masks the folder itself:
+// as a glob it would only deny the files that exist at the start, down to
+// glob_scan_max_depth.
+func TestDenySubtreeGlobMasksTheFolder(t *testing.T) {
+	dir := t.TempDir()
+	deep := filepath.Join(dir, "s", "a", "b", "c", "key")
+	if err := os.MkdirAll(filepath.Dir(deep), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(deep, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := mustLoad(t, `
+default_permissions = "d"
+[permissions.d.filesystem]
+glob_scan_max_depth = 1
+":root" = "read"
+"`+dir+`/s/**" = "none"
+":workspace_roots" = { "w/**" = "none" }
+`)
+	r, err := p.Resolve("d", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []sandbox.Entry{sandbox.PathEntry(dir+"/s", sandbox.AccessDeny), sandbox.ProjectRootsEntry("w", sandbox.AccessDeny)} {
+		if !slices.Contains(r.Profile.Entries, want) {
+			t.Errorf("%+v missing from %+v", want, r.Profile.Entries)
+		}
+	}
+	plan, err := sandbox.Resolve(r.Profile, sandbox.Context{Cwd: dir, WorkspaceRoots: r.WorkspaceRoots}, sandbox.PurposeProcess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.CanRead(deep) {
+		t.Errorf("%s readable: deny paths %v", deep, plan.DenyPaths)
+	}
+}
+
+// An unknown special path grants nothing, which is safe for read and
+// write; as a deny it would deny nothing, so it fails at load.
+func TestUnknownSpecialPathDenyFails(t *testing.T) {
+	for _, text := range []string{
+		"[permissions.d.filesystem]\n\":cwd\" = \"none\"\n",
+		"[permissions.d.filesystem]\n\":home\" = { \".ssh\" = \"none\" }\n",
+	} {
+		if _, err := load(t, text); err == nil || !strings.Contains(err.Error(), "unknown special path") {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
+	if _, err := load(t, "[permissions.d.filesystem]\n\":cwd\" = \"write\"\n"); err != nil {
+		t.Error(err)
+	}
+}
+
+// Two spellings of one path do not let the laxer one win: the tie goes
+// to the deny, also across extends.
+func TestDenyWinsOverAnotherSpelling(t *testing.T) {
+	p := mustLoad(t, `
+[permissions.p.filesystem]
+":root" = "read"
+"/x" = "none"
+[permissions.c]
+extends = "p"
+[permissions.c.filesystem]
+"/x/" = "write"
+"/x/." = "read"
+`)
+	r, err := p.Resolve("c", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Profile.Access("/x/y", sandbox.Context{Cwd: "/w"}); got != sandbox.AccessDeny {
+		t.Errorf("/x/y: %s", got)
+	}
+}

@@ -73,3 +73,12 @@ func (p *Permissions) pinProtection(e sandbox.Entry, roots []string) []sandbox.E
 	}
 	return []sandbox.Entry{e}
 }
+
+// literalSubtree reports a glob that is only a trailing `/**` after a
+// literal path. As a deny it is compiled as that path: the whole folder is
+// masked, instead of the files that exist at the start being matched down
+// to glob_scan_max_depth.
+func literalSubtree(pattern string) bool {
+	s, ok := strings.CutSuffix(pattern, "/**")
+	return ok && s != "" && !hasGlob(s)
+}

@@ -17,7 +17,7 @@ func TestCommandExecConfigAttacks(t *testing.T) {
 	base := t.TempDir()
 	home, work, secret, shared := filepath.Join(base, "home"), filepath.Join(base, "work"), filepath.Join(base, "secret"), filepath.Join(base, "shared")
 	writeFiles(t, work, "a.txt", "sec.env", "sub/deep/x.env", "private/k")
-	writeFiles(t, secret, "key", "sub/key2")
+	writeFiles(t, secret, "key", "sub/key2", "docs/d")
 	writeFiles(t, shared, "private/k2")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
@@ -37,6 +37,12 @@ workspace_roots = { "`+shared+`" = true }
 [permissions.reader.filesystem]
 ":minimal" = "read"
 ":workspace_roots" = "read"
+[permissions.docs.filesystem]
+":minimal" = "read"
+":workspace_roots" = { "." = "read", "docs" = "read" }
+[permissions.vendored.filesystem]
+":root" = "read"
+":workspace_roots" = { "." = "write", "vendor" = "none", "vendor/pub" = "write" }
 [permissions.shallow]
 extends = ":read-only"
 [permissions.shallow.filesystem]
@@ -45,7 +51,7 @@ glob_scan_max_depth = 1
 		t.Fatal(err)
 	}
 	c := cxConfigured(t, false, home, work)
-	denied := []string{secret + "/key", secret + "/sub/key2", work + "/sec.env", work + "/sub/deep/x.env", work + "/private/k", shared + "/private/k2"}
+	denied := []string{secret + "/key", secret + "/sub/key2", secret + "/docs/d", work + "/sec.env", work + "/sub/deep/x.env", work + "/private/k", shared + "/private/k2"}
 	probe := `for f in ` + strings.Join(denied, " ") + `; do cat "$f" >/dev/null 2>&1 && printf 'LEAK:%s\n' "$f"; done; true`
 	hlink := `ln ` + secret + `/key h1 2>/dev/null; ln ` + work + `/sec.env h2 2>/dev/null; cat h1 h2 2>/dev/null | grep -q . && echo LEAK:hardlink; ` +
 		`ln -s ` + secret + `/sub/key2 s1; cat s1 >/dev/null 2>&1 && echo LEAK:symlink; rm -f h1 h2 s1; true`
@@ -54,6 +60,12 @@ glob_scan_max_depth = 1
 		kv   []any
 	}{
 		{"workspaceWrite with a writable root inside a denied dir", []any{"sandboxPolicy", map[string]any{"type": "workspaceWrite", "writableRoots": []string{secret + "/sub"}}}},
+		{"workspaceWrite with a file: URI writable root inside a denied dir", []any{"sandboxPolicy", map[string]any{"type": "workspaceWrite", "writableRoots": []string{"file://" + secret + "/sub"}}}},
+		{"workspaceWrite with a writable root through a symlink into a denied dir", []any{"sandboxPolicy", map[string]any{"type": "workspaceWrite", "writableRoots": []string{work + "/link"}}}},
+		{"workspaceWrite with a denied file as a writable root", []any{"sandboxPolicy", map[string]any{"type": "workspaceWrite", "writableRoots": []string{work + "/sec.env"}}}},
+		{":workspace with a denied file as TMPDIR", []any{"permissionProfile", ":workspace", "env", map[string]any{"TMPDIR": work + "/sec.env"}}},
+		{"a user profile's subpath grant under a cwd that is a denied dir", []any{"permissionProfile", "docs", "cwd", secret}},
+		{"a user profile's subpath grant under a denied dir, HOME and TMPDIR moved", []any{"permissionProfile", "vendored", "env", map[string]any{"HOME": secret, "TMPDIR": secret + "/sub"}}},
 		{":workspace with the cwd inside a denied dir", []any{"permissionProfile", ":workspace", "cwd", secret + "/sub"}},
 		{":workspace with a relative cwd climbing into a denied dir", []any{"permissionProfile", ":workspace", "cwd", "../secret/sub"}},
 		{":workspace with the cwd through a symlink into a denied dir", []any{"permissionProfile", ":workspace", "cwd", "link"}},
@@ -94,9 +106,15 @@ glob_scan_max_depth = 1
 			}
 		}
 	}
+	// A grant the operator wrote below a denied folder of the same profile
+	// still works: the check only refuses what the profile does not grant.
+	writeFiles(t, work, "vendor/k", "vendor/pub/p")
+	got := result(t, c.call("command/exec", map[string]any{"command": []string{"/bin/sh", "-c", "cat vendor/k 2>/dev/null; echo w > vendor/pub/w && cat vendor/pub/p vendor/pub/w"}, "permissionProfile": "vendored"}))
+	if !strings.Contains(got, `"stdout":"pw\n"`) {
+		t.Errorf("vendored profile: %s", got)
+	}
 	// A PTY run is sandboxed like a pipe run.
-	got := c.call("command/exec", map[string]any{"command": []string{"/bin/sh", "-c", probe}, "processId": "tty", "tty": true, "permissionProfile": ":danger-full-access"})
-	result(t, got)
+	result(t, c.call("command/exec", map[string]any{"command": []string{"/bin/sh", "-c", probe}, "processId": "tty", "tty": true, "permissionProfile": ":danger-full-access"}))
 	if out, _ := c.deltas("tty", "stdout"); strings.Contains(out, "LEAK") {
 		t.Errorf("tty :danger-full-access: %s", out)
 	}

@@ -8,50 +8,66 @@ import (
 	"github.com/codexec/codex/sandbox"
 )
 
-// reopensDenied refuses a plan in which a path the request chose (chosen,
-// relative ones taken from dir) lies strictly inside a denied folder and
-// holds a writable or readable root: the sandbox re-attaches such a root
-// inside the folder's mask, so a request could read a denied folder's
-// contents by naming a subfolder as its cwd, a writable root or $TMPDIR.
-// A root the operator wrote below a denied folder of the workspace is not
-// at issue: it lies inside a request path, not the other way round.
-func reopensDenied(plan *sandbox.Plan, chosen []string, dir string) *rpc.Error {
+// allowance is a path an operator's profile grants: a writable or readable
+// root at or below prefix may lie inside a denied folder, when that folder
+// lies strictly inside within (any folder when within is "").
+type allowance struct{ prefix, within string }
+
+// operatorAllowances lists what a user profile itself grants below its
+// own or the kept deny paths: its absolute read and write paths, and its
+// `:workspace_roots` subpaths under each workspace root. The paths are
+// taken literally: a symlink swapped in later explains nothing.
+func operatorAllowances(entries []sandbox.Entry, roots []string) []allowance {
+	var out []allowance
+	for _, e := range entries {
+		switch {
+		case e.Access == sandbox.AccessDeny:
+		case e.Path.Type == sandbox.PathAbsolute:
+			out = append(out, allowance{prefix: filepath.Clean(e.Path.Path)})
+		case e.Path.Type == sandbox.PathSpecial && e.Path.Kind == sandbox.SpecialProjectRoots && e.Path.Subpath != "":
+			for _, r := range roots {
+				out = append(out, allowance{prefix: filepath.Join(r, e.Path.Subpath), within: filepath.Clean(r)})
+			}
+		}
+	}
+	if self := sandbox.SelfPath(); filepath.IsAbs(self) {
+		out = append(out, allowance{prefix: filepath.Dir(filepath.Clean(self))})
+	}
+	return out
+}
+
+// reopensDenied refuses a plan with a writable or readable root strictly
+// inside one of its deny paths that the operator's profile does not grant
+// (operatorAllowances). The sandbox re-attaches such a root inside the
+// folder's mask, so without this check a request could read a denied
+// folder by naming a subfolder of it as its cwd, a writable root or its
+// $TMPDIR. The check compares the plan's own paths, which the helper
+// verifies by identity, so a symlink swapped after it cannot move a root.
+func reopensDenied(plan *sandbox.Plan, allowed []allowance) *rpc.Error {
 	roots := make([]string, 0, len(plan.WritableRoots)+len(plan.ReadableRoots))
 	for _, w := range plan.WritableRoots {
 		roots = append(roots, w.Path)
 	}
 	roots = append(roots, plan.ReadableRoots...)
-	for _, c := range chosen {
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(dir, c)
-		}
-		forms := []string{filepath.Clean(c)}
-		if real, err := filepath.EvalSymlinks(c); err == nil && real != forms[0] {
-			forms = append(forms, real)
-		}
-		for _, f := range forms {
-			d := deniedAbove(f, plan.DenyPaths)
-			if d == "" {
+	for _, r := range roots {
+		for _, d := range plan.DenyPaths {
+			if r == d || !below(r, d) || granted(r, d, allowed) {
 				continue
 			}
-			for _, r := range roots {
-				if below(r, f) || below(f, r) && below(r, d) && r != d {
-					return rpc.Errorf(rpc.CodeInvalidRequest, "command/exec: %s lies inside the denied path %s, which a request cannot open", c, d)
-				}
-			}
+			return rpc.Errorf(rpc.CodeInvalidRequest, "command/exec: %s lies inside the denied path %s, which a request cannot open", r, d)
 		}
 	}
 	return nil
 }
 
-// deniedAbove returns the deny path that strictly contains path, or "".
-func deniedAbove(path string, deny []string) string {
-	for _, d := range deny {
-		if path != d && below(path, d) {
-			return d
+// granted reports whether an allowance covers root r inside deny path d.
+func granted(r, d string, allowed []allowance) bool {
+	for _, a := range allowed {
+		if below(r, a.prefix) && (a.within == "" || d != a.within && below(d, a.within)) {
+			return true
 		}
 	}
-	return ""
+	return false
 }
 
 // below reports whether path equals dir or lies below it (clean absolute

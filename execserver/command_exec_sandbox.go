@@ -24,7 +24,7 @@ type execPolicy struct {
 	profile   sandbox.Profile // otherwise
 	policyCwd string          // anchors the profile
 	roots     []string        // workspace roots; nil: the policy cwd
-	chosen    []string        // paths the request chose that become roots
+	allowed   []allowance     // what the operator's profile grants below deny paths
 }
 
 // camelPolicyMembers are the members of a v2 SandboxPolicy; others,
@@ -63,9 +63,9 @@ func parseExecPolicy(raw map[string]any) (sandbox.Policy, *rpc.Error) {
 // the server cwd), the named profile (anchored at the request cwd), or the
 // configured default permissions (at the server cwd). Every choice keeps
 // the configured deny-read entries and glob scan depth, pinned so that the
-// request's cwd or $TMPDIR cannot move them. The paths a request chooses
-// (its cwd as a policy cwd, its writable roots, its $TMPDIR) are recorded
-// for sandboxSpec's check that none of them re-opens a denied folder.
+// request's cwd or $TMPDIR cannot move them. What a user profile grants
+// below deny paths is recorded for sandboxSpec's check that nothing else
+// (a request's cwd, writable root or $TMPDIR) re-opens a denied folder.
 func resolveExecPolicy(p *wire.CommandExecParams, pol *sandbox.Policy, perms *config.Permissions, cwd, serverCwd string) (execPolicy, *rpc.Error) {
 	var ep execPolicy
 	switch {
@@ -78,7 +78,6 @@ func resolveExecPolicy(p *wire.CommandExecParams, pol *sandbox.Policy, perms *co
 			ep.none, ep.netOff = true, !pol.NetworkAccess
 		default:
 			ep.profile = pol.Profile()
-			ep.chosen = append(ep.chosen, pol.WritableRoots...)
 		}
 	default:
 		name, policyCwd := perms.DefaultName(), serverCwd
@@ -90,12 +89,9 @@ func resolveExecPolicy(p *wire.CommandExecParams, pol *sandbox.Policy, perms *co
 			return execPolicy{}, rpc.Errorf(rpc.CodeInvalidRequest, "invalid permission profile: %v", err)
 		}
 		ep = execPolicy{none: r.Disabled, profile: r.Profile, policyCwd: policyCwd, roots: r.WorkspaceRoots}
-		if p.PermissionProfile != nil {
-			ep.chosen = append(ep.chosen, cwd)
+		if !strings.HasPrefix(name, ":") {
+			ep.allowed = operatorAllowances(r.Profile.Entries, r.WorkspaceRoots)
 		}
-	}
-	if tmp, ok := p.Env["TMPDIR"]; ok && tmp != nil {
-		ep.chosen = append(ep.chosen, *tmp)
 	}
 	ep, err := keepProtections(ep, perms, serverCwd)
 	if err != nil {
@@ -170,7 +166,7 @@ func sandboxSpec(ep execPolicy, spec *proc.Spec) error {
 		return err
 	}
 	if plan != nil {
-		if err := reopensDenied(plan, ep.chosen, spec.Dir); err != nil {
+		if err := reopensDenied(plan, ep.allowed); err != nil {
 			return err
 		}
 	}

@@ -9,8 +9,10 @@ import (
 )
 
 // allowance is a path an operator's profile grants: a writable or readable
-// root at or below prefix may lie inside a denied folder, when that folder
-// lies strictly inside within (any folder when within is "").
+// root at or below prefix may lie inside a denied folder that holds prefix
+// strictly, when that folder lies strictly inside within (any folder when
+// within is ""). A grant of "/" or of a folder above the denied one thus
+// re-opens nothing.
 type allowance struct{ prefix, within string }
 
 // operatorAllowances lists what a user profile itself grants below its
@@ -51,7 +53,7 @@ func reopensDenied(plan *sandbox.Plan, allowed []allowance) *rpc.Error {
 	roots = append(roots, plan.ReadableRoots...)
 	for _, r := range roots {
 		for _, d := range plan.DenyPaths {
-			if r == d || !below(r, d) || granted(r, d, allowed) {
+			if !strictlyBelow(r, d) || granted(r, d, allowed) {
 				continue
 			}
 			return rpc.Errorf(rpc.CodeInvalidRequest, "command/exec: %s lies inside the denied path %s, which a request cannot open", r, d)
@@ -63,12 +65,15 @@ func reopensDenied(plan *sandbox.Plan, allowed []allowance) *rpc.Error {
 // granted reports whether an allowance covers root r inside deny path d.
 func granted(r, d string, allowed []allowance) bool {
 	for _, a := range allowed {
-		if below(r, a.prefix) && (a.within == "" || d != a.within && below(d, a.within)) {
+		if below(r, a.prefix) && strictlyBelow(a.prefix, d) && (a.within == "" || strictlyBelow(d, a.within)) {
 			return true
 		}
 	}
 	return false
 }
+
+// strictlyBelow reports whether path lies below dir and is not dir.
+func strictlyBelow(path, dir string) bool { return path != dir && below(path, dir) }
 
 // below reports whether path equals dir or lies below it (clean absolute
 // paths, whole components).

@@ -177,3 +177,19 @@ extends = "p"
 		t.Errorf("/x/y: %s", got)
 	}
 }
+
+// A child's plain value replaces its parent's table whole, deny subpaths
+// included; the load says so.
+func TestExtendsDroppingDeniesWarns(t *testing.T) {
+	p := mustLoad(t, `
+[permissions.p.filesystem]
+":root" = "read"
+":workspace_roots" = { "." = "write", "**/*.env" = "none" }
+[permissions.c]
+extends = "p"
+filesystem = { ":workspace_roots" = "write" }
+`)
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "whose deny of `**/*.env` no longer applies") {
+		t.Errorf("warnings %q", p.Warnings)
+	}
+}

@@ -82,3 +82,29 @@ func literalSubtree(pattern string) bool {
 	s, ok := strings.CutSuffix(pattern, "/**")
 	return ok && s != "" && !hasGlob(s)
 }
+
+// warnDroppedDenies warns when a profile's plain value replaces a table of
+// its parent that holds deny subpaths: `extends` lets the child's key win
+// whole, so those denies no longer apply, which a reader of the child
+// alone would not guess.
+func (p *Permissions) warnDroppedDenies(name string) {
+	child := p.profiles[name]
+	if _, ok := p.profiles[child.extends]; !ok {
+		return
+	}
+	_, parent, err := p.flatten(child.extends)
+	if err != nil {
+		return
+	}
+	for _, k := range sortedKeys(child.fs) {
+		pv, ok := parent.fs[k]
+		if !ok || child.fs[k].scoped != nil || pv.scoped == nil {
+			continue
+		}
+		for _, sub := range sortedKeys(pv.scoped) {
+			if pv.scoped[sub] == sandbox.AccessDeny {
+				p.warnf("permissions."+quoteKey(name)+".filesystem."+quoteKey(k), "replaces the table of `%s`, whose deny of `%s` no longer applies; write a table to keep it", child.extends, sub)
+			}
+		}
+	}
+}

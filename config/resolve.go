@@ -177,6 +177,7 @@ func (p *Permissions) validate() error {
 		if _, err := p.compile(prof, validateCwd); err != nil {
 			return err
 		}
+		p.warnDroppedDenies(name)
 		if base == "" && len(prof.fs) == 0 {
 			p.warnf("permissions."+quoteKey(name), "defines no filesystem entries: a command under it can read nothing")
 		}

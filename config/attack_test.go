@@ -92,13 +92,15 @@ func TestDenyPathWithGlobCharactersIsAlsoLiteral(t *testing.T) {
 	if err := os.WriteFile(lit, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := mustLoad(t, "default_permissions = \"d\"\n[permissions.d.filesystem]\n\":root\" = \"read\"\n\""+lit+"\" = \"none\"\n")
-	deny, _, err := p.Protections("/w")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(deny, sandbox.PathEntry(lit, sandbox.AccessDeny)) {
-		t.Errorf("protections %+v", deny)
+	for key, want := range map[string]string{lit: lit, filepath.Dir(lit) + "/**": filepath.Dir(lit)} {
+		p := mustLoad(t, "default_permissions = \"d\"\n[permissions.d.filesystem]\n\":root\" = \"read\"\n\""+key+"\" = \"none\"\n")
+		deny, _, err := p.Protections("/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(deny, sandbox.PathEntry(want, sandbox.AccessDeny)) {
+			t.Errorf("%s: protections %+v", key, deny)
+		}
 	}
 }
 

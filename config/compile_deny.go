@@ -12,7 +12,8 @@ import (
 // denyGlob compiles an absolute or `~/…` deny glob written as a
 // filesystem key. The pattern must not be rooted at "/" (checkGlobRoot).
 // When a file or folder of that very name exists (a name with brackets,
-// say), it is denied as well: the key may have meant the literal path.
+// say), it is denied as well, and so is the folder of a `…/**` pattern:
+// the key may have meant the literal path.
 func (p *Permissions) denyGlob(pattern string) ([]sandbox.Entry, error) {
 	abs := pattern
 	if pattern == "~" || strings.HasPrefix(pattern, "~/") {
@@ -25,8 +26,11 @@ func (p *Permissions) denyGlob(pattern string) ([]sandbox.Entry, error) {
 		return nil, err
 	}
 	out := []sandbox.Entry{sandbox.GlobDenyEntry(pattern)}
-	if _, err := os.Lstat(abs); err == nil {
-		out = append(out, sandbox.PathEntry(abs, sandbox.AccessDeny))
+	for _, lit := range []string{abs, strings.TrimSuffix(abs, "/**")} {
+		if _, err := os.Lstat(lit); err == nil {
+			out = append(out, sandbox.PathEntry(lit, sandbox.AccessDeny))
+			break
+		}
 	}
 	return out, nil
 }

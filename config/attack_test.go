@@ -195,3 +195,28 @@ filesystem = { ":workspace_roots" = "write" }
 		t.Errorf("warnings %q", p.Warnings)
 	}
 }
+
+// A deny glob that matches a folder denies the files in it: the sandbox's
+// scan matches files only.
+func TestDenyGlobMatchingAFolder(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "app", ".secrets", "key")
+	if err := os.MkdirAll(filepath.Dir(key), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := mustLoad(t, "default_permissions = \"d\"\n[permissions.d.filesystem]\n\":root\" = \"read\"\n\":workspace_roots\" = { \"**/.secrets\" = \"none\" }\n")
+	r, err := p.Resolve("d", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := sandbox.Resolve(r.Profile, sandbox.Context{Cwd: dir, WorkspaceRoots: r.WorkspaceRoots}, sandbox.PurposeProcess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.CanRead(key) {
+		t.Errorf("%s readable: deny paths %v", key, plan.DenyPaths)
+	}
+}

@@ -81,7 +81,7 @@ func (p *Permissions) compileScoped(base string, scoped map[string]sandbox.Acces
 					if err := checkGlobRoot(escapeGlob(r) + "/" + sub); err != nil {
 						return nil, fmt.Errorf("%w (the workspace root `%s`)", err, r)
 					}
-					out = append(out, sandbox.GlobDenyEntry(escapeGlob(r)+"/"+sub))
+					out = append(out, globDeny(escapeGlob(r)+"/"+sub)...)
 				}
 				continue
 			}
@@ -92,7 +92,7 @@ func (p *Permissions) compileScoped(base string, scoped map[string]sandbox.Acces
 			if err := checkGlobRoot(escapeGlob(abs) + "/" + sub); err != nil {
 				return nil, err
 			}
-			out = append(out, sandbox.GlobDenyEntry(escapeGlob(abs)+"/"+sub))
+			out = append(out, globDeny(escapeGlob(abs)+"/"+sub)...)
 			continue
 		}
 		s, err := subtree(sub, a)

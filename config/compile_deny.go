@@ -18,14 +18,14 @@ func (p *Permissions) denyGlob(pattern string) ([]sandbox.Entry, error) {
 	abs := pattern
 	if pattern == "~" || strings.HasPrefix(pattern, "~/") {
 		if !filepath.IsAbs(p.home) {
-			return []sandbox.Entry{sandbox.GlobDenyEntry(pattern)}, nil // the sandbox fails closed
+			return globDeny(pattern), nil // the sandbox fails closed
 		}
 		abs = filepath.Join(p.home, strings.TrimPrefix(pattern, "~"))
 	}
 	if err := checkGlobRoot(abs); err != nil {
 		return nil, err
 	}
-	out := []sandbox.Entry{sandbox.GlobDenyEntry(pattern)}
+	out := globDeny(pattern)
 	for _, lit := range []string{abs, strings.TrimSuffix(abs, "/**")} {
 		if _, err := os.Lstat(lit); err == nil {
 			out = append(out, sandbox.PathEntry(lit, sandbox.AccessDeny))
@@ -111,4 +111,15 @@ func (p *Permissions) warnDroppedDenies(name string) {
 			}
 		}
 	}
+}
+
+// globDeny returns the deny entries of a glob: the pattern, and the files
+// below what it matches. The sandbox's scan matches files only, so
+// `**/.secrets` alone would deny nothing when .secrets is a folder.
+func globDeny(pattern string) []sandbox.Entry {
+	out := []sandbox.Entry{sandbox.GlobDenyEntry(pattern)}
+	if !strings.HasSuffix(pattern, "/**") {
+		out = append(out, sandbox.GlobDenyEntry(pattern+"/**"))
+	}
+	return out
 }

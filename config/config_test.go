@@ -116,8 +116,11 @@ enabled = true
 		sandbox.SpecialEntry(sandbox.SpecialMinimal, sandbox.AccessRead),
 		sandbox.ProjectRootsEntry("", sandbox.AccessWrite),
 		sandbox.GlobDenyEntry("/w/**/*.env"),
+		sandbox.GlobDenyEntry("/w/**/*.env/**"),
 		sandbox.GlobDenyEntry("/other/**/*.env"),
+		sandbox.GlobDenyEntry("/other/**/*.env/**"),
 		sandbox.GlobDenyEntry("/w/rel/**/*.env"),
+		sandbox.GlobDenyEntry("/w/rel/**/*.env/**"),
 		sandbox.ProjectRootsEntry("docs", sandbox.AccessRead),
 	}
 	key := func(e sandbox.Entry) string { return fmt.Sprintf("%v %s", e.Path, e.Access) }
@@ -137,7 +140,7 @@ enabled = true
 		t.Errorf("warnings %q", p.Warnings)
 	}
 	deny, depth, _ := p.Protections("/req")
-	if len(deny) != 5 || depth == nil || *depth != 3 || deny[2].Path.Pattern != "/req/**/*.env" {
+	if len(deny) != 8 || depth == nil || *depth != 3 || deny[2].Path.Pattern != "/req/**/*.env" {
 		t.Errorf("protections %+v %v", deny, depth)
 	}
 }

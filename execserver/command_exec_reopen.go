@@ -12,8 +12,11 @@ import (
 // root at or below prefix may lie inside a denied folder that holds prefix
 // strictly, when that folder lies strictly inside within (any folder when
 // within is ""). A grant of "/" or of a folder above the denied one thus
-// re-opens nothing.
-type allowance struct{ prefix, within string }
+// re-opens nothing; a read grant explains a readable root only.
+type allowance struct {
+	prefix, within string
+	write          bool
+}
 
 // operatorAllowances lists what a user profile itself grants below its
 // own or the kept deny paths: its absolute read and write paths, and its
@@ -25,15 +28,15 @@ func operatorAllowances(entries []sandbox.Entry, roots []string) []allowance {
 		switch {
 		case e.Access == sandbox.AccessDeny:
 		case e.Path.Type == sandbox.PathAbsolute:
-			out = append(out, allowance{prefix: filepath.Clean(e.Path.Path)})
+			out = append(out, allowance{prefix: filepath.Clean(e.Path.Path), write: e.Access == sandbox.AccessWrite})
 		case e.Path.Type == sandbox.PathSpecial && e.Path.Kind == sandbox.SpecialProjectRoots && e.Path.Subpath != "":
 			for _, r := range roots {
-				out = append(out, allowance{prefix: filepath.Join(r, e.Path.Subpath), within: filepath.Clean(r)})
+				out = append(out, allowance{prefix: filepath.Join(r, e.Path.Subpath), within: filepath.Clean(r), write: e.Access == sandbox.AccessWrite})
 			}
 		}
 	}
 	if self := sandbox.SelfPath(); filepath.IsAbs(self) {
-		out = append(out, allowance{prefix: filepath.Dir(filepath.Clean(self))})
+		out = append(out, allowance{prefix: filepath.Dir(filepath.Clean(self))}) // readable, for the helper
 	}
 	return out
 }
@@ -46,26 +49,32 @@ func operatorAllowances(entries []sandbox.Entry, roots []string) []allowance {
 // $TMPDIR. The check compares the plan's own paths, which the helper
 // verifies by identity, so a symlink swapped after it cannot move a root.
 func reopensDenied(plan *sandbox.Plan, allowed []allowance) *rpc.Error {
-	roots := make([]string, 0, len(plan.WritableRoots)+len(plan.ReadableRoots))
-	for _, w := range plan.WritableRoots {
-		roots = append(roots, w.Path)
-	}
-	roots = append(roots, plan.ReadableRoots...)
-	for _, r := range roots {
+	check := func(r string, write bool) *rpc.Error {
 		for _, d := range plan.DenyPaths {
-			if !strictlyBelow(r, d) || granted(r, d, allowed) {
-				continue
+			if strictlyBelow(r, d) && !granted(r, d, write, allowed) {
+				return rpc.Errorf(rpc.CodeInvalidRequest, "command/exec: %s lies inside the denied path %s, which a request cannot open", r, d)
 			}
-			return rpc.Errorf(rpc.CodeInvalidRequest, "command/exec: %s lies inside the denied path %s, which a request cannot open", r, d)
+		}
+		return nil
+	}
+	for _, w := range plan.WritableRoots {
+		if err := check(w.Path, true); err != nil {
+			return err
+		}
+	}
+	for _, r := range plan.ReadableRoots {
+		if err := check(r, false); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// granted reports whether an allowance covers root r inside deny path d.
-func granted(r, d string, allowed []allowance) bool {
+// granted reports whether an allowance covers root r inside deny path d
+// (a writable root when write).
+func granted(r, d string, write bool, allowed []allowance) bool {
 	for _, a := range allowed {
-		if below(r, a.prefix) && strictlyBelow(a.prefix, d) && (a.within == "" || strictlyBelow(d, a.within)) {
+		if (a.write || !write) && below(r, a.prefix) && strictlyBelow(a.prefix, d) && (a.within == "" || strictlyBelow(d, a.within)) {
 			return true
 		}
 	}

@@ -119,3 +119,63 @@ glob_scan_max_depth = 1
 		t.Errorf("tty :danger-full-access: %s", out)
 	}
 }
+
+// TestCommandExecConfigWorkspaceInDeniedFolder: the server's own
+// workspace may lie inside a folder the default profile denies (deny
+// /projects, work in /projects/work); requests anchored there run, while
+// a request that anchors itself at another folder of /projects is refused.
+func TestCommandExecConfigWorkspaceInDeniedFolder(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	home, projects := filepath.Join(base, "home"), filepath.Join(base, "projects")
+	work, other := filepath.Join(projects, "work"), filepath.Join(projects, "other")
+	writeFiles(t, work, "a.txt")
+	writeFiles(t, other, "o.txt")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(`
+default_permissions = "dev"
+[permissions.dev.filesystem]
+":root" = "read"
+":workspace_roots" = { "." = "write" }
+"`+projects+`" = "none"
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := cxConfigured(t, false, home, work)
+	probe := []string{"/bin/sh", "-c", "cat " + work + "/a.txt; cat " + other + "/o.txt 2>/dev/null; true"}
+	for _, tc := range []struct {
+		name string
+		kv   []any
+	}{
+		{"the default profile", nil},
+		{"workspaceWrite", []any{"sandboxPolicy", map[string]any{"type": "workspaceWrite"}}},
+		{":workspace", []any{"permissionProfile", ":workspace"}},
+		{"the default profile by name, in a subfolder", []any{"permissionProfile", "dev", "cwd", work}},
+	} {
+		p := map[string]any{"command": probe}
+		for i := 0; i < len(tc.kv); i += 2 {
+			p[tc.kv[i].(string)] = tc.kv[i+1]
+		}
+		if got := result(t, c.call("command/exec", p)); !strings.Contains(got, `"stdout":"a.txt"`) {
+			t.Errorf("%s: %s", tc.name, got)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		kv   []any
+	}{
+		{":workspace elsewhere in the denied folder", []any{"permissionProfile", ":workspace", "cwd", other}},
+		{"the default profile by name elsewhere in the denied folder", []any{"permissionProfile", "dev", "cwd", other}},
+		{"workspaceWrite with a writable root elsewhere in the denied folder", []any{"sandboxPolicy", map[string]any{"type": "workspaceWrite", "writableRoots": []string{other}}}},
+	} {
+		p := map[string]any{"command": probe}
+		for i := 0; i < len(tc.kv); i += 2 {
+			p[tc.kv[i].(string)] = tc.kv[i+1]
+		}
+		if got := errorOf(c.call("command/exec", p)); !strings.Contains(got, "-32600 command/exec: "+other+" lies inside the denied path "+projects) {
+			t.Errorf("%s: %s", tc.name, got)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/codexec/codex/config"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 )
@@ -41,9 +42,35 @@ func operatorAllowances(entries []sandbox.Entry, roots []string) []allowance {
 	return out
 }
 
+// defaultAllowances are what the configured default profile, anchored at
+// the server cwd, grants below deny paths: its own grants, and its
+// workspace roots themselves when it grants them (the operator chose the
+// server cwd and the configured roots; a workspace inside a denied folder
+// is a deliberate layout). A request may re-open what the default does.
+func defaultAllowances(perms *config.Permissions, serverCwd string) []allowance {
+	name := perms.DefaultName()
+	if strings.HasPrefix(name, ":") {
+		return nil
+	}
+	r, err := perms.Resolve(name, serverCwd)
+	if err != nil {
+		return nil
+	}
+	out := operatorAllowances(r.Profile.Entries, r.WorkspaceRoots)
+	for _, e := range r.Profile.Entries {
+		if e.Path.Type == sandbox.PathSpecial && e.Path.Kind == sandbox.SpecialProjectRoots && e.Path.Subpath == "" && e.Access != sandbox.AccessDeny {
+			for _, root := range r.WorkspaceRoots {
+				out = append(out, allowance{prefix: filepath.Clean(root), write: e.Access == sandbox.AccessWrite})
+			}
+		}
+	}
+	return out
+}
+
 // reopensDenied refuses a plan with a writable or readable root strictly
-// inside one of its deny paths that the operator's profile does not grant
-// (operatorAllowances). The sandbox re-attaches such a root inside the
+// inside one of its deny paths that neither the profile in use, when an
+// operator wrote it, nor the configured default grants (operatorAllowances,
+// defaultAllowances). The sandbox re-attaches such a root inside the
 // folder's mask, so without this check a request could read a denied
 // folder by naming a subfolder of it as its cwd, a writable root or its
 // $TMPDIR. The check compares the plan's own paths, which the helper

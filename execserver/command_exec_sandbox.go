@@ -63,9 +63,10 @@ func parseExecPolicy(raw map[string]any) (sandbox.Policy, *rpc.Error) {
 // the server cwd), the named profile (anchored at the request cwd), or the
 // configured default permissions (at the server cwd). Every choice keeps
 // the configured deny-read entries and glob scan depth, pinned so that the
-// request's cwd or $TMPDIR cannot move them. What a user profile grants
-// below deny paths is recorded for sandboxSpec's check that nothing else
-// (a request's cwd, writable root or $TMPDIR) re-opens a denied folder.
+// request's cwd or $TMPDIR cannot move them. What the user profile in use
+// and the configured default grant below deny paths is recorded for
+// sandboxSpec's check that nothing else (a request's cwd, writable root
+// or $TMPDIR) re-opens a denied folder.
 func resolveExecPolicy(p *wire.CommandExecParams, pol *sandbox.Policy, perms *config.Permissions, cwd, serverCwd string) (execPolicy, *rpc.Error) {
 	var ep execPolicy
 	switch {
@@ -97,6 +98,7 @@ func resolveExecPolicy(p *wire.CommandExecParams, pol *sandbox.Policy, perms *co
 	if err != nil {
 		return execPolicy{}, rpc.Errorf(rpc.CodeInvalidRequest, "invalid permission profile: %v", err)
 	}
+	ep.allowed = append(ep.allowed, defaultAllowances(perms, serverCwd)...)
 	return ep, nil
 }
 

@@ -179,3 +179,39 @@ default_permissions = "dev"
 		}
 	}
 }
+
+// TestCommandExecConfigKernelKnobs: a request for no sandbox keeps the
+// configured deny entries under a full-write sandbox. A uid-0 command
+// there must not reach the host kernel's knobs: kernel.core_pattern names
+// a program the kernel runs as root outside every namespace, which could
+// read the masked files. The probe writes the current value back, so it
+// changes nothing even where the write succeeds.
+func TestCommandExecConfigKernelKnobs(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("the knobs are writable to root only")
+	}
+	base := t.TempDir()
+	home, work := filepath.Join(base, "home"), filepath.Join(base, "work")
+	writeFiles(t, work, "a.txt", "sec.env") // a file to mask: the full-write sandbox exists
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("default_permissions = \"dev\"\n[permissions.dev.filesystem]\n\":root\" = \"read\"\n\":workspace_roots\" = { \".\" = \"write\", \"**/*.env\" = \"none\" }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := cxConfigured(t, false, home, work)
+	probe := `v=$(cat /proc/sys/kernel/core_pattern) && printf '%s\n' "$v" 2>/dev/null > /proc/sys/kernel/core_pattern && echo core_pattern; ` +
+		`(exec 3>/proc/sysrq-trigger) 2>/dev/null && echo sysrq; ` +
+		`awk '$5=="/sys"{o=$6} END{print "sys:" substr(o,1,2)}' /proc/self/mountinfo`
+	for _, kv := range [][]any{
+		{"permissionProfile", ":danger-full-access"},
+		{"sandboxPolicy", map[string]any{"type": "dangerFullAccess"}},
+		{"sandboxPolicy", map[string]any{"type": "workspaceWrite", "writableRoots": []string{"/"}}},
+	} {
+		got := result(t, c.call("command/exec", map[string]any{"command": []string{"/bin/sh", "-c", probe}, kv[0].(string): kv[1]}))
+		if !strings.Contains(got, `"stdout":"sys:ro\n"`) {
+			t.Errorf("%v: %s", kv, got)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/codexec/codex/config"
 	"go.uber.org/zap"
 )
@@ -17,6 +19,11 @@ func loadPermissions(logger *zap.Logger) (*config.Permissions, error) {
 	}
 	for _, w := range perms.Warnings {
 		logger.Warn("configuration", zap.String("warning", w))
+	}
+	if cwd, err := os.Getwd(); err == nil {
+		if _, err := perms.Resolve(perms.DefaultName(), cwd); err != nil {
+			logger.Warn("configuration: the default permissions cannot be used in the server's cwd; every command/exec will be refused", zap.String("cwd", cwd), zap.Error(err))
+		}
 	}
 	logger.Debug("permissions", zap.String("file", path), zap.String("default", perms.DefaultName()))
 	return perms, nil

@@ -50,11 +50,11 @@ func (p *Permissions) compile(prof *profileTOML, cwd string) (compiled, error) {
 // compileAccess compiles `path = access`.
 func (p *Permissions) compileAccess(path string, a sandbox.Access) ([]sandbox.Entry, error) {
 	if hasGlob(path) {
-		if a == sandbox.AccessDeny {
+		if a == sandbox.AccessDeny && !literalSubtree(path) {
 			if !filepath.IsAbs(path) && path != "~" && !strings.HasPrefix(path, "~/") {
 				return nil, notAbsolute(path)
 			}
-			return []sandbox.Entry{sandbox.GlobDenyEntry(path)}, nil
+			return p.denyGlob(path)
 		}
 		stripped, err := subtree(path, a)
 		if err != nil {
@@ -72,13 +72,16 @@ func (p *Permissions) compileScoped(base string, scoped map[string]sandbox.Acces
 	var out []sandbox.Entry
 	for _, sub := range sortedKeys(scoped) {
 		a := scoped[sub]
-		if hasGlob(sub) && a == sandbox.AccessDeny && (base == ":workspace_roots" || !strings.HasPrefix(base, ":")) {
+		if hasGlob(sub) && a == sandbox.AccessDeny && !literalSubtree(sub) && (base == ":workspace_roots" || !strings.HasPrefix(base, ":")) {
 			if err := checkSubpath(sub); err != nil {
 				return nil, err
 			}
 			if base == ":workspace_roots" {
 				for _, r := range roots {
-					out = append(out, sandbox.GlobDenyEntry(escapeGlob(r)+"/"+sub))
+					if err := checkGlobRoot(escapeGlob(r) + "/" + sub); err != nil {
+						return nil, fmt.Errorf("%w (the workspace root `%s`)", err, r)
+					}
+					out = append(out, globDeny(escapeGlob(r)+"/"+sub)...)
 				}
 				continue
 			}
@@ -86,7 +89,10 @@ func (p *Permissions) compileScoped(base string, scoped map[string]sandbox.Acces
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, sandbox.GlobDenyEntry(escapeGlob(abs)+"/"+sub))
+			if err := checkGlobRoot(escapeGlob(abs) + "/" + sub); err != nil {
+				return nil, err
+			}
+			out = append(out, globDeny(escapeGlob(abs)+"/"+sub)...)
 			continue
 		}
 		s, err := subtree(sub, a)
@@ -114,6 +120,8 @@ func (p *Permissions) compilePath(path, sub string, a sandbox.Access) ([]sandbox
 	if strings.HasPrefix(path, ":") {
 		kind, known := specialKinds[path]
 		switch {
+		case !known && a == sandbox.AccessDeny:
+			return nil, fmt.Errorf("unknown special path `%s` cannot be denied: it names nothing here, so nothing would be denied", path)
 		case !known:
 			return nil, nil
 		case kind == sandbox.SpecialProjectRoots:

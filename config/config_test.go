@@ -43,7 +43,7 @@ func TestMissingFileIsReadOnly(t *testing.T) {
 	if err != nil || r.Disabled || r.Profile.FullNetwork() || r.Profile.FullDiskWrite() {
 		t.Fatalf("%+v %v", r, err)
 	}
-	if d, _ := p.Protections("/w"); d != nil {
+	if d, _, _ := p.Protections("/w"); d != nil {
 		t.Fatalf("protections %v", d)
 	}
 }
@@ -116,8 +116,11 @@ enabled = true
 		sandbox.SpecialEntry(sandbox.SpecialMinimal, sandbox.AccessRead),
 		sandbox.ProjectRootsEntry("", sandbox.AccessWrite),
 		sandbox.GlobDenyEntry("/w/**/*.env"),
+		sandbox.GlobDenyEntry("/w/**/*.env/**"),
 		sandbox.GlobDenyEntry("/other/**/*.env"),
+		sandbox.GlobDenyEntry("/other/**/*.env/**"),
 		sandbox.GlobDenyEntry("/w/rel/**/*.env"),
+		sandbox.GlobDenyEntry("/w/rel/**/*.env/**"),
 		sandbox.ProjectRootsEntry("docs", sandbox.AccessRead),
 	}
 	key := func(e sandbox.Entry) string { return fmt.Sprintf("%v %s", e.Path, e.Access) }
@@ -136,8 +139,8 @@ enabled = true
 	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], `":cwd": unknown special path`) {
 		t.Errorf("warnings %q", p.Warnings)
 	}
-	deny, depth := p.Protections("/req")
-	if len(deny) != 5 || depth == nil || *depth != 3 || deny[2].Path.Pattern != "/req/**/*.env" {
+	deny, depth, _ := p.Protections("/req")
+	if len(deny) != 8 || depth == nil || *depth != 3 || deny[2].Path.Pattern != "/req/**/*.env" {
 		t.Errorf("protections %+v %v", deny, depth)
 	}
 }

@@ -58,6 +58,7 @@ type Permissions struct {
 	hasTable    bool
 	profiles    map[string]*profileTOML
 	home        string
+	tmpdir      string // the server's $TMPDIR, which `:tmpdir` also names
 	// Warnings are things the file asks for that have no effect here
 	// (unknown keys, unknown special paths).
 	Warnings []string
@@ -85,6 +86,7 @@ func Load(path string) (*Permissions, error) {
 	}
 	p := &Permissions{file: path}
 	p.home, _ = os.UserHomeDir()
+	p.tmpdir = os.Getenv("TMPDIR")
 	if err := p.read(raw); err != nil {
 		return nil, err
 	}

@@ -137,27 +137,34 @@ func (p *Permissions) flatten(name string) (string, *profileTOML, error) {
 // Protections are the configured default profile's deny-read entries and
 // its glob_scan_max_depth, compiled for the policy cwd cwd. A request
 // that brings its own profile or sandbox policy keeps them: a one-off
-// override must not drop read protections the operator configured.
-func (p *Permissions) Protections(cwd string) ([]sandbox.Entry, *int) {
+// override must not drop read protections the operator configured. The
+// entries are pinned (pinProtection), so they deny the same paths
+// whatever workspace roots or $TMPDIR the request's sandbox has. An error
+// (a deny glob that cannot be anchored at cwd) must refuse the request.
+func (p *Permissions) Protections(cwd string) ([]sandbox.Entry, *int, error) {
 	name := p.DefaultName()
 	if p == nil || !p.hasTable || strings.HasPrefix(name, ":") {
-		return nil, nil
+		return nil, nil, nil
 	}
 	r, err := p.Resolve(name, cwd)
-	if err != nil { // validated at load; cannot happen
-		return nil, nil
+	if err != nil {
+		return nil, nil, err
 	}
 	var deny []sandbox.Entry
 	for _, e := range r.Profile.Entries {
 		if e.Access == sandbox.AccessDeny {
-			deny = append(deny, e)
+			deny = append(deny, p.pinProtection(e, r.WorkspaceRoots)...)
 		}
 	}
 	if len(deny) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return deny, r.Profile.GlobScanMaxDepth
+	return deny, r.Profile.GlobScanMaxDepth, nil
 }
+
+// validateCwd is the policy cwd profiles are compiled for at load: any
+// folder but "/", under which a workspace deny glob cannot be anchored.
+const validateCwd = "/codex-validate/cwd"
 
 // validate compiles every profile and the default once, so that a broken
 // file fails at load rather than on a request.
@@ -167,9 +174,10 @@ func (p *Permissions) validate() error {
 		if err != nil {
 			return err
 		}
-		if _, err := p.compile(prof, "/"); err != nil {
+		if _, err := p.compile(prof, validateCwd); err != nil {
 			return err
 		}
+		p.warnDroppedDenies(name)
 		if base == "" && len(prof.fs) == 0 {
 			p.warnf("permissions."+quoteKey(name), "defines no filesystem entries: a command under it can read nothing")
 		}
@@ -179,7 +187,7 @@ func (p *Permissions) validate() error {
 			}
 		}
 	}
-	if _, err := p.Resolve(p.DefaultName(), "/"); err != nil {
+	if _, err := p.Resolve(p.DefaultName(), validateCwd); err != nil {
 		if re, ok := err.(*ResolveError); ok {
 			return p.errf("default_permissions", "%s", re.Msg)
 		}

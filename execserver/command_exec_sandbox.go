@@ -24,6 +24,7 @@ type execPolicy struct {
 	profile   sandbox.Profile // otherwise
 	policyCwd string          // anchors the profile
 	roots     []string        // workspace roots; nil: the policy cwd
+	allowed   []allowance     // what the operator's profile grants below deny paths
 }
 
 // camelPolicyMembers are the members of a v2 SandboxPolicy; others,
@@ -60,8 +61,12 @@ func parseExecPolicy(raw map[string]any) (sandbox.Policy, *rpc.Error) {
 
 // resolveExecPolicy is check 7 of docs/protocol.md §12.2: the sandbox policy (anchored at
 // the server cwd), the named profile (anchored at the request cwd), or the
-// configured default permissions (at the server cwd). An explicit profile
-// or policy keeps the configured deny-read entries and glob scan depth.
+// configured default permissions (at the server cwd). Every choice keeps
+// the configured deny-read entries and glob scan depth, pinned so that the
+// request's cwd or $TMPDIR cannot move them. What the user profile in use
+// and the configured default grant below deny paths is recorded for
+// sandboxSpec's check that nothing else (a request's cwd, writable root
+// or $TMPDIR) re-opens a denied folder.
 func resolveExecPolicy(p *wire.CommandExecParams, pol *sandbox.Policy, perms *config.Permissions, cwd, serverCwd string) (execPolicy, *rpc.Error) {
 	var ep execPolicy
 	switch {
@@ -85,27 +90,41 @@ func resolveExecPolicy(p *wire.CommandExecParams, pol *sandbox.Policy, perms *co
 			return execPolicy{}, rpc.Errorf(rpc.CodeInvalidRequest, "invalid permission profile: %v", err)
 		}
 		ep = execPolicy{none: r.Disabled, profile: r.Profile, policyCwd: policyCwd, roots: r.WorkspaceRoots}
-		if p.PermissionProfile == nil {
-			return ep, nil // the configured profile itself
+		if !strings.HasPrefix(name, ":") {
+			ep.allowed = operatorAllowances(r.Profile.Entries, r.WorkspaceRoots)
 		}
 	}
-	return keepProtections(ep, perms, serverCwd), nil
+	ep, err := keepProtections(ep, perms, serverCwd)
+	if err != nil {
+		return execPolicy{}, rpc.Errorf(rpc.CodeInvalidRequest, "invalid permission profile: %v", err)
+	}
+	ep.allowed = append(ep.allowed, defaultAllowances(perms, serverCwd)...)
+	return ep, nil
 }
 
-// keepProtections adds the configured deny-read entries to an explicit
-// profile or policy, compiled for the request's policy cwd and for the
-// server cwd (the workspace they were configured for), so that a request
-// anchored elsewhere cannot read the server workspace's denied files
-// either. A request that asked for no sandbox gets one that only masks
-// them: full write, full network, the denied paths hidden.
-func keepProtections(ep execPolicy, perms *config.Permissions, serverCwd string) execPolicy {
-	deny, depth := perms.Protections(ep.policyCwd)
+// keepProtections adds the configured deny-read entries to the profile,
+// compiled for the request's policy cwd and for the server cwd (the
+// workspace they were configured for), so that a request anchored
+// elsewhere cannot read the server workspace's denied files either. A
+// request that asked for no sandbox gets one that only masks them: full
+// write, full network, the denied paths hidden. The glob scan depth is the
+// configured one, or the deeper of it and the profile's when the profile
+// has deny globs of its own (nil is unlimited): a profile's shallow scan
+// must not let the configured globs miss deeper files.
+func keepProtections(ep execPolicy, perms *config.Permissions, serverCwd string) (execPolicy, error) {
+	deny, depth, err := perms.Protections(ep.policyCwd)
+	if err != nil {
+		return execPolicy{}, err
+	}
 	if ep.policyCwd != serverCwd {
-		more, _ := perms.Protections(serverCwd)
+		more, _, err := perms.Protections(serverCwd)
+		if err != nil {
+			return execPolicy{}, err
+		}
 		deny = append(deny, more...)
 	}
 	if len(deny) == 0 {
-		return ep
+		return ep, nil
 	}
 	if ep.none {
 		ep.none = false
@@ -113,11 +132,26 @@ func keepProtections(ep execPolicy, perms *config.Permissions, serverCwd string)
 	}
 	prof := ep.profile
 	prof.Entries = append(slices.Clip(prof.Entries), deny...)
-	if prof.GlobScanMaxDepth == nil {
+	if slices.ContainsFunc(prof.Entries[:len(ep.profile.Entries)], isDenyGlob) {
+		prof.GlobScanMaxDepth = deeper(prof.GlobScanMaxDepth, depth)
+	} else {
 		prof.GlobScanMaxDepth = depth
 	}
 	ep.profile = prof
-	return ep
+	return ep, nil
+}
+
+// deeper returns the larger glob scan depth, nil (unlimited) winning.
+func deeper(a, b *int) *int {
+	if a == nil || b == nil {
+		return nil
+	}
+	d := max(*a, *b)
+	return &d
+}
+
+func isDenyGlob(e sandbox.Entry) bool {
+	return e.Path.Type == sandbox.PathGlob && e.Access == sandbox.AccessDeny
 }
 
 // sandboxSpec puts the plan of ep into spec, with the network variable in
@@ -132,6 +166,11 @@ func sandboxSpec(ep execPolicy, spec *proc.Spec) error {
 	plan, env, err := planFor(&sandbox.Sandbox{Permissions: ep.profile, Cwd: ep.policyCwd, WorkspaceRoots: ep.roots}, spec.Dir, spec.Env, true)
 	if err != nil {
 		return err
+	}
+	if plan != nil {
+		if err := reopensDenied(plan, ep.allowed); err != nil {
+			return err
+		}
 	}
 	spec.Sandbox, spec.Env = plan, env
 	return nil

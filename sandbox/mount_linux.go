@@ -61,6 +61,9 @@ func setupMounts(p *Plan) (shadowed map[string]bool, err error) {
 	if err := maskProcFiles(); err != nil {
 		return nil, err
 	}
+	if err := protectKernelKnobs(); err != nil {
+		return nil, err
+	}
 	return shadowed, setupDev(p)
 }
 

@@ -264,7 +264,8 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 	case <-ctx.Done():
 	}
 	drain.Stop()
-	if settledRun(e, timedOut) {
+	settled := settledRun(e, timedOut)
+	if settled {
 		defer e.pr.Close() // after the response: nothing left to kill or deliver
 	} else {
 		e.pr.Close() // kills what is left of the tree; no output after this
@@ -274,7 +275,14 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 	if timedOut {
 		code = wire.CommandExecTimeoutExitCode
 	}
-	h.execEnded(e, out, code, cause)
+	if settled {
+		// Counted before the response and logged after it (before
+		// Close): the log line is not part of the round trip.
+		h.execClosed(e)
+		defer h.execLogEnd(e, out, code, cause)
+	} else {
+		h.execEnded(e, out, code, cause)
+	}
 	if ctx.Err() != nil {
 		return
 	}

@@ -74,10 +74,21 @@ func (e *cmdExec) execExited() { e.obs.ran = time.Since(e.obs.startedAt) }
 // did, the bytes it wrote, and the server's cause for ending it ("" if
 // none).
 func (h *connHandler) execEnded(e *cmdExec, out *execOutput, code int, cause string) {
+	h.execClosed(e)
+	h.execLogEnd(e, out, code, cause)
+}
+
+// execClosed counts the end of a run and fixes its duration.
+func (h *connHandler) execClosed(e *cmdExec) {
 	h.reg.cfg.Metrics.ProcessClosed()
 	if e.obs.ran == 0 {
 		e.obs.ran = time.Since(e.obs.startedAt)
 	}
+}
+
+// execLogEnd writes the "process ended" line of a run counted by
+// execClosed.
+func (h *connHandler) execLogEnd(e *cmdExec, out *execOutput, code int, cause string) {
 	fields := endFields(kindCommandExec, e.id, e.pr, code, e.obs.ran, out.read.Load())
 	if cause != "" {
 		fields = append(fields, zap.String("cause", cause))

@@ -23,7 +23,7 @@ type execResult struct {
 
 // WriteJSON implements rpc.StreamedResult.
 func (r execResult) WriteJSON(w io.Writer) error {
-	buf := make([]byte, 0, resultPiece+16)
+	buf := make([]byte, 0, r.bufSize())
 	buf = append(buf, `{"exitCode":`...)
 	buf = strconv.AppendInt(buf, int64(r.code), 10)
 	buf = append(buf, `,"stdout":"`...)
@@ -40,6 +40,22 @@ func (r execResult) WriteJSON(w io.Writer) error {
 	}
 	_, err = w.Write(append(buf, `"}`...))
 	return err
+}
+
+// bufSize is the capacity WriteJSON starts with: a piece, or for a short
+// result about its size (escapes beyond the slack grow the buffer), so that
+// a run with little output does not allocate 64 KiB for its response.
+func (r execResult) bufSize() int {
+	n := 0
+	for _, blocks := range [][][]byte{r.stdout, r.stderr} {
+		for _, b := range blocks {
+			n += len(b)
+		}
+	}
+	if n >= resultPiece {
+		return resultPiece + 16
+	}
+	return n + n/4 + 64
 }
 
 // MarshalJSON gives the same JSON in memory.

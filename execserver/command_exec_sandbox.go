@@ -34,6 +34,11 @@ var camelPolicyMembers = []string{"type", "writableRoots", "networkAccess", "exc
 // parseExecPolicy parses sandboxPolicy at decoding time: its errors are
 // "Invalid request: …".
 func parseExecPolicy(raw map[string]any) (sandbox.Policy, *rpc.Error) {
+	if raw["type"] == "dangerFullAccess" {
+		// The other members do not apply to it: what sandbox.ParsePolicy
+		// would return, without a marshal and a parse per request.
+		return sandbox.Policy{Mode: sandbox.PolicyDangerFullAccess}, nil
+	}
 	kept := map[string]any{}
 	for _, k := range camelPolicyMembers {
 		if v, ok := raw[k]; ok {

@@ -39,6 +39,7 @@ func TestCommandExecResultJSON(t *testing.T) {
 	for _, in := range []string{
 		"", "plain", "a\xffb", "\xc3\xa9\xc3", "nul\x00kept", "\xef\xbb\xbfok", "q\"b\\s/<>&\u2028",
 		"\n\r\t\b\f\x01\x1f\x7f", strings.Repeat("é", resultPiece), strings.Repeat("€", resultPiece), "x" + strings.Repeat("\U0001F600", resultPiece), string(big),
+		strings.Repeat("\x01", resultPiece/3),
 	} {
 		var out, errs capped
 		for p := in; len(p) > 0; { // in reads of 1 to 40000 bytes, as a pipe delivers them
@@ -76,4 +77,17 @@ func replaceInvalid(s string) string {
 		s = s[size:]
 	}
 	return sb.String()
+}
+
+// BenchmarkCommandExecResultEmpty writes the result of a run without
+// output (the #14 response).
+func BenchmarkCommandExecResultEmpty(b *testing.B) {
+	b.ReportAllocs()
+	var w bytes.Buffer
+	for b.Loop() {
+		w.Reset()
+		if err := (execResult{}).WriteJSON(&w); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -86,6 +86,7 @@ type Conn struct {
 
 	wtok      chan struct{} // holds one token: the right to write
 	inq       chan queued   // drained by the handler goroutine only
+	blocking  bool          // reads block an OS thread (see yieldToHandler)
 	stopWrite chan struct{} // closed when no more messages may be written
 	done      chan struct{} // closed when the connection has ended
 	closeOnce sync.Once
@@ -119,6 +120,9 @@ func NewConn(f Framer, opts Options) *Conn {
 	}
 	if c.log == nil {
 		c.log = zap.NewNop()
+	}
+	if b, ok := f.(blockingReader); ok {
+		c.blocking = b.blocksThread()
 	}
 	if l, ok := f.(lender); ok && opts.Predecode != nil {
 		l.lend()

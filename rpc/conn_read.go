@@ -108,6 +108,7 @@ func (c *Conn) dispatch(req *Request) bool {
 	}
 	select {
 	case c.inq <- q:
+		c.yieldToHandler()
 		return true
 	case <-c.ctx.Done():
 		return false

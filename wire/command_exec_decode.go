@@ -24,6 +24,15 @@ func members(raw json.RawMessage) ([]string, []json.RawMessage, *rpc.Error) {
 	if raw[0] != '{' {
 		return nil, nil, ErrInvalidRequestDecode("invalid type: " + serdeKind(raw) + ", expected struct")
 	}
+	if keys, vals, ok := fastMembers(raw); ok {
+		return keys, vals, nil
+	}
+	return tokenMembers(raw)
+}
+
+// tokenMembers is members through json.Decoder's tokens, whose errors are
+// the messages for invalid input.
+func tokenMembers(raw json.RawMessage) ([]string, []json.RawMessage, *rpc.Error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	if _, err := d.Token(); err != nil {
@@ -76,6 +85,9 @@ func typeErr(raw json.RawMessage, want string) *rpc.Error {
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
 
 func decodeString(raw json.RawMessage, want string) (string, *rpc.Error) {
+	if s, ok := plainString(raw); ok {
+		return s, nil
+	}
 	var s string
 	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
 		return "", typeErr(raw, want)
@@ -188,10 +200,10 @@ func decodeCommand(raw json.RawMessage) ([]string, *rpc.Error) {
 	if raw[0] != '[' {
 		return nil, typeErr(raw, "a sequence")
 	}
-	var items []json.RawMessage
-	if json.Unmarshal(raw, &items) != nil {
+	if !json.Valid(raw) {
 		return nil, typeErr(raw, "a sequence")
 	}
+	items := fastItems(raw)
 	argv := make([]string, len(items))
 	for i, it := range items {
 		s, err := decodeString(it, "a string")

@@ -66,3 +66,50 @@ func TestFastItemsAndStrings(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFastMembers: whatever the input, the fast split either leaves it to
+// the token decoder or returns exactly what that decoder returns.
+func FuzzFastMembers(f *testing.F) {
+	for _, in := range fastCases {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		keys, vals, ok := fastMembers(in)
+		if !ok {
+			return
+		}
+		wk, wv, werr := tokenMembers(json.RawMessage(in))
+		if werr != nil {
+			t.Fatalf("%q: fast split took what the token decoder refuses: %v", in, werr)
+		}
+		if !reflect.DeepEqual(keys, wk) || len(vals) != len(wv) {
+			t.Fatalf("%q: keys %q, want %q", in, keys, wk)
+		}
+		for i := range vals {
+			if string(vals[i]) != string(wv[i]) {
+				t.Fatalf("%q: value %d %q, want %q", in, i, vals[i], wv[i])
+			}
+		}
+	})
+}
+
+// FuzzDecodeCommandExecParams: the decoder never panics, and a command it
+// accepts is the one encoding/json reads.
+func FuzzDecodeCommandExecParams(f *testing.F) {
+	for _, in := range fastCases {
+		f.Add([]byte(in))
+	}
+	f.Add([]byte(`{"command":["a","b\u0000",""],"env":{"A":null,"B":"x"},"size":{"rows":1,"cols":2},"tty":true}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		p, err := DecodeCommandExecParams(json.RawMessage(in))
+		if err != nil || p == nil {
+			return
+		}
+		var want struct {
+			Command []string `json:"command"`
+		}
+		if json.Unmarshal(in, &want) == nil && !reflect.DeepEqual(p.Command, want.Command) && len(want.Command) > 0 {
+			t.Fatalf("%q: command %q, want %q", in, p.Command, want.Command)
+		}
+	})
+}

@@ -200,3 +200,25 @@ func TestEscapesRootsInGlobs(t *testing.T) {
 		t.Fatalf("pattern %q", got)
 	}
 }
+
+// FuzzLoad: no file makes Load panic, and a file it accepts resolves its
+// default profile.
+func FuzzLoad(f *testing.F) {
+	f.Add("default_permissions = \"dev\"\n[permissions.dev.filesystem]\n\":root\" = \"read\"\n\":workspace_roots\" = { \".\" = \"write\", \"**/*.env\" = \"none\" }\n")
+	f.Add("[permissions.a]\nextends = \"b\"\n[permissions.b]\nextends = \":workspace\"\nnetwork = { enabled = true }\n")
+	f.Add("[permissions.a.filesystem]\n\"/x/[a\" = \"none\"\n\"~/y/**\" = \"read\"\nglob_scan_max_depth = 2\n")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, text string) {
+		path := filepath.Join(dir, FileName)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Load(path)
+		if err != nil {
+			return
+		}
+		if _, err := p.Resolve(p.DefaultName(), "/w"); err != nil {
+			t.Fatalf("%q: loaded, but its default does not resolve: %v", text, err)
+		}
+	})
+}

@@ -74,12 +74,14 @@ func TestCommandExecClientBuffered(t *testing.T) {
 		wantResult(t, res, err, unifiedexec.CommandExecResult{Stdout: "over|new|unset", Stderr: "err"})
 
 		r = sh(`printf partial; exec sleep 30`)
-		r.Timeout = 300 * time.Millisecond
+		// Long enough for the sandbox to start and the shell to print on a
+		// loaded machine; the point is the output kept at the timeout.
+		r.Timeout = 3 * time.Second
 		start := time.Now()
 		res, err = c.CommandExec(ctx, r)
 		wantResult(t, res, err, unifiedexec.CommandExecResult{ExitCode: 124, Stdout: "partial"})
 		if d := time.Since(start); d > 10*time.Second {
-			t.Errorf("a 300 ms timeout took %s", d)
+			t.Errorf("a 3 s timeout took %s", d)
 		}
 
 		r = sh(`printf abcdef; printf uvwxyz >&2; exit 3`)

@@ -52,8 +52,8 @@ func TestCommandExecCap(t *testing.T) {
 func TestCommandExecTimeout(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		start := time.Now()
-		got := result(t, c.call("command/exec", execParams(`printf before; trap '' TERM; sleep 30`, "timeoutMs", 300)))
-		if want := `{"exitCode":124,"stderr":"","stdout":"before"}`; got != want || time.Since(start) > 5*time.Second {
+		got := result(t, c.call("command/exec", execParams(`printf before; trap '' TERM; sleep 30`, "timeoutMs", 3000)))
+		if want := `{"exitCode":124,"stderr":"","stdout":"before"}`; got != want || time.Since(start) > 15*time.Second {
 			t.Fatalf("got %s after %v, want %s", got, time.Since(start), want)
 		}
 		got = result(t, c.call("command/exec", execParams(`sleep 30`, "timeoutMs", 0)))

@@ -26,7 +26,7 @@ type listener struct {
 func launchServer(t *testing.T, env []string, args ...string) *listener {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"exec-server"}, args...)...)
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
+	cmd.Env = append([]string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
 	l := &listener{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = l.stderr
 	stdin, err := cmd.StdinPipe()

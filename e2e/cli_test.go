@@ -15,7 +15,7 @@ import (
 func runCLI(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
+	cmd.Env = append([]string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -150,7 +150,7 @@ COMP_WORDS=(codex exec-s); COMP_CWORD=1; _codex_complete; echo "${COMPREPLY[*]}"
 COMP_WORDS=(codex exec-server --session-t); COMP_CWORD=2; _codex_complete; echo "${COMPREPLY[*]}"
 COMP_WORDS=(codex exec ""); COMP_CWORD=2; _codex_complete; echo "${COMPREPLY[*]}"`
 	cmd := exec.Command(bash, "--norc", "-c", script)
-	cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin"}
+	cmd.Env = []string{raceEnv, "PATH=" + dir + ":/usr/bin:/bin"}
 	out, err := cmd.CombinedOutput()
 	if want := "exec-server\n--session-ttl\nrun\n"; err != nil || string(out) != want {
 		t.Errorf("bash completion: %v, %q; want %q", err, out, want)

@@ -32,7 +32,7 @@ func forEachClient(t *testing.T, f func(t *testing.T, ctx context.Context, c *un
 		{"stdio", func(t *testing.T, ctx context.Context) (*unifiedexec.Client, error) {
 			return unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{
 				Path: binary, MaxRestarts: -1,
-				Env: []string{"PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "CODEX_E2E_MARKER=1"},
+				Env: []string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "CODEX_E2E_MARKER=1"},
 			})
 		}},
 	} {

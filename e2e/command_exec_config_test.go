@@ -23,7 +23,7 @@ func cxConfigured(t *testing.T, ws bool, home, dir string) *cx {
 		listen = "ws://127.0.0.1:0"
 	}
 	cmd := exec.Command(binary, "exec-server", "--listen", listen)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "CODEX_HOME=" + home}
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "CODEX_HOME=" + home}
 	cmd.Dir = dir
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
@@ -202,7 +202,7 @@ func TestConfigErrorIsFatal(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(binary, "exec-server", "--listen", "stdio")
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "CODEX_HOME=" + home}
+		cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin", "CODEX_HOME=" + home}
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()

@@ -84,7 +84,7 @@ func TestEscapeReplacedBinaryExecRunRestart(t *testing.T) {
 	// The command replaces the binary, then kills its exec-server (its
 	// parent), so that the client restarts it.
 	cmd := exec.Command(bin, "exec", "run", "--", "/bin/sh", "-c", "mv "+script+" "+bin+" && kill -9 $PPID")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME")}
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME")}
 	out, _ := cmd.CombinedOutput()
 	if b, err := os.ReadFile(marker); err == nil {
 		t.Fatalf("the replaced binary ran as the exec-server: %q (output %q)", b, out)

@@ -94,7 +94,7 @@ func TestEscapeTIOCSTISandboxCLI(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			cmd := exec.Command(binary, "sandbox", "--mode", mode, "--", "/usr/bin/python3", "-c", tiocstiProbe)
 			cmd.Dir = t.TempDir()
-			cmd.Env = []string{"PATH=/usr/bin:/bin", "TERM=dumb"}
+			cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin", "TERM=dumb"}
 			out, code := runOnPTY(t, cmd, "")
 			if code != 0 {
 				t.Fatalf("exit %d: %q", code, out)
@@ -117,7 +117,7 @@ func TestEscapeTIOCSTISandboxCLI(t *testing.T) {
 func TestSandboxCLICtrlC(t *testing.T) {
 	cmd := exec.Command(binary, "sandbox", "--mode", "read-only", "--", "/bin/sh", "-c", "echo ready; exec sleep 30")
 	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TERM=dumb"}
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin", "TERM=dumb"}
 	start := time.Now()
 	out, code := runOnPTY(t, cmd, "ready")
 	if code != 130 {
@@ -134,7 +134,7 @@ func TestSandboxCLIForwardsSignals(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd := exec.Command(binary, "sandbox", "--mode", "workspace-write", "--", "/bin/sh", "-c", "echo ready; exec sleep 30")
 			cmd.Dir = t.TempDir()
-			cmd.Env = []string{"PATH=/usr/bin:/bin"}
+			cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)

@@ -31,7 +31,7 @@ func TestExecRunCtrlCAtTerminal(t *testing.T) {
 	}
 	defer ptmx.Close()
 	cmd := exec.Command(binary, "exec", "run", "--", "sh", "-c", `trap "echo trapped; exit 130" INT; echo ready; while :; do sleep 0.1; done`)
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	if err := cmd.Start(); err != nil {

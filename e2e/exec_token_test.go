@@ -13,7 +13,7 @@ import (
 func execRun(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"exec", "run"}, args...)...)
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+	cmd.Env = append([]string{raceEnv, "PATH=/usr/bin:/bin"}, env...)
 	var stdout, stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -15,7 +15,7 @@ func TestExecRunTTY(t *testing.T) {
 		t.Skip("script(1) is not installed")
 	}
 	cmd := exec.Command(script, "-qec", binary+" exec run --tty -- sh -c 'tty; stty size; exit 3'", "/dev/null")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TERM=dumb"}
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin", "TERM=dumb"}
 	out, err := cmd.CombinedOutput()
 	ee, ok := err.(*exec.ExitError)
 	if !ok || ee.ExitCode() != 3 {

@@ -149,7 +149,7 @@ func TestSignedBearerStartErrors(t *testing.T) {
 	} {
 		args := append([]string{"exec-server", "--listen", "ws://127.0.0.1:0", "--ws-auth", "signed-bearer-token"}, tc.args...)
 		cmd := exec.Command(binary, args...)
-		cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, tc.env...)
+		cmd.Env = append([]string{raceEnv, "PATH=/usr/bin:/bin"}, tc.env...)
 		out, err := cmd.Output()
 		ee, ok := err.(*exec.ExitError)
 		if !ok || ee.ExitCode() != 2 || len(out) != 0 {

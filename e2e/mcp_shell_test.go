@@ -32,7 +32,7 @@ func startMCP(t *testing.T, bash string) *mcpServer {
 func startMCPWith(t *testing.T, env []string, args ...string) *mcpServer {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", append([]string{"-c", `trap '' PIPE; exec "$0" exec-mcp-server "$@"`, binary}, args...)...)
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
+	cmd.Env = append([]string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

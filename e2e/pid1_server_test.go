@@ -47,7 +47,7 @@ func startAsPID1(t *testing.T) *pid1Server {
 	}
 	cmd := exec.Command(unshare, "--fork", "--pid", "--mount-proc", "--kill-child",
 		binary, "exec-server", "--listen", "stdio", "--log-level", "debug")
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
 	s := &pid1Server{t: t, cmd: cmd, stderr: &lockedBuffer{}, resps: make(chan map[string]json.RawMessage, 64), done: make(chan struct{}), nextID: 1}
 	s.cond = sync.NewCond(&s.mu)
 	cmd.Stderr = s.stderr

@@ -32,7 +32,7 @@ func startCLIWaiting(t *testing.T, dir, script string) *cliRun {
 	cmd := exec.Command(binary, "sandbox", "--mode", "workspace-write", "--",
 		"/bin/bash", "--norc", "-c", "echo ready; read -r _; "+script)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ func sandboxCLI(t *testing.T, dir string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"sandbox"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return string(out), ee.ExitCode()

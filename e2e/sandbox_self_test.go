@@ -98,7 +98,7 @@ func TestSandboxCannotReplaceOwnBinary(t *testing.T) {
 
 	for _, attack := range selfAttacks {
 		cmd := exec.Command(self, "sandbox", "--mode", "workspace-write", "--exclude-tmp", "--", "sh", "-c", evilScript+attack)
-		cmd.Dir, cmd.Env = root, []string{"PATH=/usr/bin:/bin"}
+		cmd.Dir, cmd.Env = root, []string{raceEnv, "PATH=/usr/bin:/bin"}
 		out, err := cmd.CombinedOutput()
 		if err == nil {
 			t.Errorf("codex sandbox %q succeeded: %q", attack, out)

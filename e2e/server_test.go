@@ -56,7 +56,7 @@ func startServer(t *testing.T, args ...string) *server {
 func startServerFrom(t *testing.T, bin string, args ...string) *server {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"exec-server", "--listen", "ws://127.0.0.1:0", "--log-level", "debug"}, args...)...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "CODEX_E2E_MARKER=1"}
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "CODEX_E2E_MARKER=1"}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

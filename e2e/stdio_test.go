@@ -20,7 +20,7 @@ type stdioServer struct {
 func startStdio(t *testing.T, args ...string) *stdioServer {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"exec-server", "--listen", "stdio"}, args...)...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

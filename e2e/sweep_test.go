@@ -142,7 +142,7 @@ func startServerIn(t *testing.T, dir string) int {
 	}
 	defer unix.Close(fd)
 	cmd := exec.Command(binary, "exec-server", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr

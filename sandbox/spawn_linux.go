@@ -198,7 +198,7 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 func (w *WrappedCommand) Command(ctx context.Context) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, w.Path)
 	cmd.Args = slices.Clone(w.Argv)
-	cmd.Env = []string{}
+	cmd.Env = helperEnv()
 	cmd.ExtraFiles = w.ExtraFiles
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	w.applySys(cmd.SysProcAttr)
@@ -213,7 +213,7 @@ func (w *WrappedCommand) Command(ctx context.Context) *exec.Cmd {
 // if nil) gets w's namespaces, id maps and parent-death signal, and keeps
 // its other settings (Setsid, Setctty, PidFD, a cgroup fd).
 func (w *WrappedCommand) ApplyTo(attr *syscall.ProcAttr) (path string, argv []string) {
-	attr.Env = []string{}
+	attr.Env = helperEnv()
 	for _, f := range w.ExtraFiles {
 		attr.Files = append(attr.Files, f.Fd())
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -42,6 +43,12 @@ func run(m *testing.M, binary *string, root string, onPath bool, flags ...string
 		fmt.Fprintln(os.Stderr, "building codex:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
+	}
+	if slices.Contains(flags, "-race") {
+		// A race-detector build sleeps one second at the exit of every
+		// process with more than one thread (servers, helpers, CLI runs);
+		// children that inherit our environment skip it.
+		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
 	if onPath {
 		_ = os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))

@@ -49,6 +49,11 @@ func TestInitReapsOrphansAsPID1(t *testing.T) {
 	if len(zombies) > 0 {
 		t.Fatalf("zombies left in the namespace after 10 s:\n%s", strings.Join(zombies, "\n"))
 	}
+	// The log lines reach the buffer through another goroutine: give them
+	// a moment.
+	for end := time.Now().Add(5 * time.Second); strings.Count(c.stderr.String(), "reaped orphan") < 5*4 && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if n := strings.Count(c.stderr.String(), "reaped orphan"); n < 5*4 {
 		t.Errorf("the server logged %d reaped orphans, want at least %d", n, 5*4)
 	}

@@ -113,6 +113,7 @@ func TestSignedBearerAuth(t *testing.T) {
 		t.Errorf("a sandboxed command read the secret file: code %d out %q", code, out)
 	}
 
+	s.waitStderr("websocket jwt audience mismatch", 5*time.Second)
 	logs := s.stderr.String()
 	for _, tok := range sent {
 		if sig := tok[strings.LastIndex(tok, ".")+1:]; strings.Contains(logs, tok) || (sig != "" && strings.Contains(logs, sig)) {

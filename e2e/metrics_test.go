@@ -13,6 +13,7 @@ import (
 // metricsURL returns the /metrics URL the server logged at start.
 func metricsURL(t *testing.T, s *server) string {
 	t.Helper()
+	s.waitStderr(`"serving metrics"`, 5*time.Second)
 	l := one(t, jsonLogs(t, s.stderr.String()), "serving metrics", nil)
 	u, _ := l["url"].(string)
 	if !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.HasSuffix(u, "/metrics") {

@@ -85,6 +85,10 @@ func startServerFrom(t *testing.T, bin string, args ...string) *server {
 	if !strings.HasPrefix(s.URL, "ws://127.0.0.1:") {
 		t.Fatalf("first stdout line %q is not a ws URL; stderr:\n%s", s.URL, s.stderr.String())
 	}
+	// stderr is copied by another goroutine than the stdout reader: wait
+	// for the listening line, so that every start-up line before it (the
+	// cgroup mode, the metrics URL) is in the buffer for the test to read.
+	s.waitStderr("exec-server listening", 5*time.Second)
 	t.Cleanup(func() {
 		s.stop()
 		if extra := <-rest; extra != "" {
@@ -390,4 +394,17 @@ func (c *client) run(id string, params map[string]any) (string, int) {
 	c.t.Helper()
 	c.ok("process/start", params, nil)
 	return checkEvents(c.t, c.events(id, 20*time.Second))
+}
+
+// waitStderr waits up to d for substr in the server's stderr and reports
+// whether it came.
+func (s *server) waitStderr(substr string, d time.Duration) bool {
+	for end := time.Now().Add(d); ; time.Sleep(5 * time.Millisecond) {
+		if strings.Contains(s.stderr.String(), substr) {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
 }

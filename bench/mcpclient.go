@@ -62,16 +62,8 @@ func StartMCP(ctx context.Context, label string, argv []string, dir, rules, bash
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + codexHome, "CODEX_BASH_PATH=" + bash}
 	cmd.Stderr = errFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
+	stdin, stdout, err := startPiped(cmd)
 	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	sc := bufio.NewScanner(stdout)

@@ -136,3 +136,22 @@ func binaryVersion(bin, scratch string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// startPiped starts cmd in a process group of its own (a terminal ^C
+// reaches only the driver, which stops its children itself) with pipes to
+// its stdin and from its stdout.
+func startPiped(cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	return stdin, stdout, nil
+}

@@ -57,17 +57,9 @@ func StartStdio(label, bin string, args []string, scratch string) (*StdioClient,
 	cmd.Env = serverEnv(home, codexHome)
 	cmd.Dir = scratch
 	cmd.Stderr = errFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
+	stdin, stdout, err := startPiped(cmd)
 	if err != nil {
 		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	c := &StdioClient{Label: label, Pid: cmd.Process.Pid, cmd: cmd, stdin: stdin, done: make(chan struct{}), pending: map[int64]chan *Response{}}
 	go func() {

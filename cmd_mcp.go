@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/codexec/codex/execpolicy"
 	"github.com/codexec/codex/shelltool"
@@ -46,6 +47,7 @@ Use it from Codex with, in config.toml:
 			&cli.StringFlag{Name: "bash", Usage: "`PATH` of the shell (default: /bin/bash with --intercept ptrace, $CODEX_BASH_PATH, a patched Bash, with wrapper)"},
 			&cli.StringFlag{Name: "execve", Usage: "`PATH` of codex-execve-wrapper (default: this binary under that name, linked in a private temporary directory)"},
 			&cli.BoolFlag{Name: "preserve-program-paths", Usage: "match rules on the full program path instead of its base name"},
+			&cli.BoolFlag{Name: "escalate-in-writable-dirs", Usage: "let a program a rule allows escalate even when its working directory (or HOME) lies where the call's sandbox can write, and may have planted the configuration the program reads (docs/shell-tool.md §11.2)"},
 			&cli.StringFlag{Name: "intercept", Value: interceptPtrace, Usage: "how execs are intercepted: `MODE` ptrace (every exec of the call, traced in the kernel; any shell) or wrapper (a patched shell execs codex-execve-wrapper; that shell's own execs only)"},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log `LEVEL`: debug, info, warn or error (stderr)"},
 		},
@@ -56,19 +58,19 @@ Use it from Codex with, in config.toml:
 // mcpEvaluator loads the exec policy of a server once, at start-up: the
 // *.rules files of /etc/codex/rules and $CODEX_HOME/rules (docs/shell-tool.md §7.1).
 // Any error is fatal, so that a typo cannot silently drop a forbidden rule.
-func mcpEvaluator() (shelltool.EvaluateFunc, error) {
+func mcpEvaluator() (shelltool.EvaluateFunc, *execpolicy.Policy, error) {
 	home, err := execpolicy.UserLayerHome()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pol, err := execpolicy.LoadLayers(home)
 	if err != nil {
-		return nil, rulesLoadError(err)
+		return nil, nil, rulesLoadError(err)
 	}
 	return func(cmd []string) (execpolicy.Decision, bool) {
 		ev := pol.Evaluate(cmd)
 		return ev.Decision, ev.PolicyDriven
-	}, nil
+	}, pol, nil
 }
 
 // rulesLoadError words a load error as the reference server does for a
@@ -103,10 +105,11 @@ func runExecMCPServer(c *cli.Context) error {
 		return usageErrorf(c, "%s", err)
 	}
 	defer func() { _ = logger.Sync() }()
-	evaluate, err := mcpEvaluator()
+	evaluate, pol, err := mcpEvaluator()
 	if err != nil {
 		return cli.Exit("Error: "+err.Error(), 1)
 	}
+	pathDirs := programDirs(os.Getenv("PATH"))
 	var runner shelltool.Runner = &shelltool.TracedRunner{Bash: bash, Logger: logger}
 	if mode == interceptWrapper {
 		wrapper := c.String("execve")
@@ -124,8 +127,11 @@ func runExecMCPServer(c *cli.Context) error {
 		Name: "codex", Version: buildVersion(),
 		Evaluate:             evaluate,
 		PreserveProgramPaths: c.Bool("preserve-program-paths"),
-		Runner:               runner,
-		Logger:               logger,
+		Programs:             shelltool.NewPrograms(pol.Programs(), pol.HostExecutables, pathDirs),
+		Escalation: &shelltool.EscalationPolicy{Dirs: shelltool.TrustedPathDirs(os.Getenv("PATH")),
+			HostExecutables: pol.HostExecutables, InWritableDirs: c.Bool("escalate-in-writable-dirs")},
+		Runner: runner,
+		Logger: logger,
 	})
 }
 
@@ -164,4 +170,17 @@ func wrapperLink() (dir, link string, err error) {
 		return "", "", err
 	}
 	return dir, link, nil
+}
+
+// programDirs are the directories where the rules' program names are
+// looked up (docs/shell-tool.md §11.3): the server's PATH, then the usual
+// system directories.
+func programDirs(path string) []string {
+	var out []string
+	for _, d := range append(filepath.SplitList(path), "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin") {
+		if filepath.IsAbs(d) && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -179,3 +179,30 @@ func absProgram(p string) (string, bool) {
 	}
 	return filepath.Clean(p), true
 }
+
+// Programs returns the program of every prefix rule, once each, as the
+// rules spell it (the first spelling for case-folded duplicates).
+func (p *Policy) Programs() []string {
+	if p == nil {
+		return nil
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]string, 0, len(p.byKey))
+	for _, rs := range p.byKey {
+		out = append(out, rs[0].Program)
+	}
+	return out
+}
+
+// HostExecutables returns the absolute paths a host_executable()
+// declaration pins the program name to, and whether there is one.
+func (p *Policy) HostExecutables(name string) ([]string, bool) {
+	if p == nil {
+		return nil, false
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	paths, ok := p.hostExecutables[name]
+	return append([]string(nil), paths...), ok
+}

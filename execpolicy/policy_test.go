@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -235,5 +236,27 @@ func BenchmarkEvaluate(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		p.Evaluate(cmds[i%len(cmds)])
+	}
+}
+
+func TestProgramsAndHostExecutables(t *testing.T) {
+	p, err := load(t, `prefix_rule(pattern=["git", "status"])
+prefix_rule(pattern=["Git", "log"])
+prefix_rule(pattern=[["ls", "dir"]])
+host_executable(name="git", paths=["/usr/bin/git", "/opt/git/bin/git"])
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Programs()
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"dir", "git", "ls"}) && !slices.Equal(got, []string{"Git", "dir", "ls"}) {
+		t.Errorf("Programs() = %v", got)
+	}
+	if paths, ok := p.HostExecutables("git"); !ok || !slices.Equal(paths, []string{"/usr/bin/git", "/opt/git/bin/git"}) {
+		t.Errorf("HostExecutables(git) = %v, %v", paths, ok)
+	}
+	if _, ok := p.HostExecutables("ls"); ok {
+		t.Error("HostExecutables(ls) declared")
 	}
 }

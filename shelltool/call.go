@@ -96,7 +96,8 @@ func (h *handler) start(id rpc.ID, a *shellArgs, workdir string, plan *sandbox.P
 	ctx, cancel := context.WithCancel(h.c.Context())
 	expired := make(chan struct{})
 	sw := NewStopwatch(h.cfg.Clock, a.timeout(), func() { close(expired) })
-	d := &PolicyDecider{Evaluate: h.cfg.Evaluate, PreserveProgramPaths: h.cfg.PreserveProgramPaths, Pause: sw.Pause}
+	d := &PolicyDecider{Evaluate: h.cfg.Evaluate, PreserveProgramPaths: h.cfg.PreserveProgramPaths, Pause: sw.Pause,
+		Programs: h.cfg.Programs, trust: newCallTrust(h.cfg.Escalation, plan)}
 	if h.elicitation {
 		d.Elicit = h.elicit
 	}

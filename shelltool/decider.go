@@ -2,6 +2,7 @@ package shelltool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -38,7 +39,10 @@ const (
 // PolicyDecider is the escalate.Decider of one shell call: it turns the
 // policy's verdict on each exec into Run, Escalate or Deny (docs/shell-tool.md §7.4),
 // asking the user through Elicit for `prompt`, with the call's stopwatch
-// paused while the question is pending.
+// paused while the question is pending. The verdict is taken from the
+// file the exec runs as well as from its name (§11.3), and an allowed
+// exec escalates only when its file and its working directory qualify
+// (§11.1, §11.2); otherwise it runs in the sandbox, with a note.
 //
 // Evaluate is required. A nil Elicit declines every prompt (a client
 // without the elicitation capability); a nil Pause pauses nothing. It is
@@ -52,6 +56,12 @@ type PolicyDecider struct {
 	// Pause stops the call's timeout clock until the returned function is
 	// called.
 	Pause func() (resume func())
+	// Programs identifies the files of the rules' programs; nil judges by
+	// names only.
+	Programs *Programs
+	// trust decides what may leave the call's sandbox; nil (a call
+	// without a sandbox) escalates nothing: it runs where it is.
+	trust *callTrust
 }
 
 var _ escalate.Decider = (*PolicyDecider)(nil)
@@ -59,26 +69,22 @@ var _ escalate.Decider = (*PolicyDecider)(nil)
 // Decide implements escalate.Decider. It returns a Deny when ctx ends
 // while the user is being asked.
 func (d *PolicyDecider) Decide(ctx context.Context, r escalate.Request) escalate.Decision {
-	program := r.File
-	if !d.PreserveProgramPaths {
-		program = filepath.Base(r.File)
+	j := d.judge(r, 0)
+	defer j.close()
+	if j.refusal != "" {
+		return deny(j.refusal)
 	}
-	cmd := []string{program}
-	if len(r.Argv) > 1 {
-		cmd = append(cmd, r.Argv[1:]...)
-	}
-	decision, driven := d.Evaluate(cmd)
-	switch decision {
+	switch j.decision {
 	case execpolicy.Allow:
-		return allowed(driven)
+		return d.allowed(r, &j)
 	case execpolicy.Prompt:
-		return d.ask(ctx, r, driven)
+		return d.ask(ctx, r, &j)
 	}
 	return deny(reasonForbidden)
 }
 
 // ask puts the exec to the user.
-func (d *PolicyDecider) ask(ctx context.Context, r escalate.Request, driven bool) escalate.Decision {
+func (d *PolicyDecider) ask(ctx context.Context, r escalate.Request, j *judgement) escalate.Decision {
 	if d.Elicit == nil {
 		return deny(reasonDeclined)
 	}
@@ -91,7 +97,7 @@ func (d *PolicyDecider) ask(ctx context.Context, r escalate.Request, driven bool
 	case err != nil:
 		return deny(fmt.Sprintf("Failed to ask the user: %v", err))
 	case action == ElicitAccept:
-		return allowed(driven)
+		return d.allowed(r, j)
 	case action == ElicitCancel:
 		return deny(reasonCancelled)
 	}
@@ -108,12 +114,42 @@ func elicitMessage(r escalate.Request) string {
 }
 
 // allowed is the action for an allowed exec: Escalate when an explicit
-// rule allowed it, Run (in the sandbox) when only the heuristic did.
-func allowed(policyDriven bool) escalate.Decision {
-	if policyDriven {
-		return escalate.Decision{Action: escalate.Escalate}
+// rule allowed it and it qualifies (docs/shell-tool.md §11), Run (in the
+// sandbox) otherwise, with a note when a rule had allowed it.
+func (d *PolicyDecider) allowed(r escalate.Request, j *judgement) escalate.Decision {
+	if !j.driven || d.trust == nil {
+		return escalate.Decision{Action: escalate.Run}
 	}
-	return escalate.Decision{Action: escalate.Run}
+	prog, err := d.qualify(r, j)
+	if err != nil {
+		return escalate.Decision{Action: escalate.Run,
+			Note: fmt.Sprintf("codex: %s not escalated: %v; it runs in the sandbox", r.File, err)}
+	}
+	return escalate.Decision{Action: escalate.Escalate, Program: prog}
+}
+
+// qualify checks that r may leave the sandbox and opens the file to run.
+func (d *PolicyDecider) qualify(r escalate.Request, j *judgement) (*escalate.Program, error) {
+	if j.loaded {
+		return nil, errors.New("it is run through the dynamic loader")
+	}
+	prog, err := d.trust.qualify(r.File, r.Exe, j.name)
+	if err != nil {
+		return nil, err
+	}
+	if j.interp != "" {
+		ip, err := d.trust.qualify(j.interp, j.interpExe, filepath.Base(j.interp))
+		if err != nil {
+			prog.Close()
+			return nil, fmt.Errorf("its interpreter: %w", err)
+		}
+		ip.Close()
+	}
+	if err := d.trust.configCheck(r.Workdir); err != nil {
+		prog.Close()
+		return nil, err
+	}
+	return prog, nil
 }
 
 func deny(reason string) escalate.Decision {

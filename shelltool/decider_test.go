@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	"github.com/codexec/codex/execpolicy"
+	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/shelltool/escalate"
 )
 
 // TestPolicyDecider is the decision table of docs/shell-tool.md §7.4 with a fake policy
 // and a fake user.
 func TestPolicyDecider(t *testing.T) {
-	req := escalate.Request{File: "/usr/bin/git", Argv: []string{"g", "init", "."}, Workdir: "/w"}
+	req := escalate.Request{File: "/usr/bin/env", Argv: []string{"e", "init", "."}, Workdir: "/w"}
+	trust := newCallTrust(&EscalationPolicy{Dirs: TrustedPathDirs("/usr/bin:/bin")}, &sandbox.Plan{ReadOnlyRoot: true})
 	run := escalate.Decision{Action: escalate.Run}
 	esc := escalate.Decision{Action: escalate.Escalate}
 	for _, tc := range []struct {
@@ -42,6 +44,7 @@ func TestPolicyDecider(t *testing.T) {
 			d := &PolicyDecider{
 				Evaluate: func(cmd []string) (execpolicy.Decision, bool) { gotCmd = cmd; return tc.decision, tc.driven },
 				Pause:    func() func() { pauses++; return func() { resumes++ } },
+				trust:    trust,
 			}
 			if tc.elicit != nil {
 				d.Elicit = func(ctx context.Context, m string) (ElicitAction, error) {
@@ -53,13 +56,18 @@ func TestPolicyDecider(t *testing.T) {
 				}
 			}
 			got := d.Decide(context.Background(), req)
+			if (got.Program != nil) != (got.Action == escalate.Escalate) {
+				t.Errorf("program %+v for action %v", got.Program, got.Action)
+			}
+			got.Close()
+			got.Program = nil
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v (%v), want %+v (%v)", got, reason(got), tc.want, reason(tc.want))
 			}
-			if !reflect.DeepEqual(gotCmd, []string{"git", "init", "."}) {
+			if !reflect.DeepEqual(gotCmd, []string{"env", "init", "."}) {
 				t.Errorf("evaluated %q, want the base name and argv[1:]", gotCmd)
 			}
-			if tc.asked && msg != "Allow agent to run `/usr/bin/git init .` in `/w`?" {
+			if tc.asked && msg != "Allow agent to run `/usr/bin/env init .` in `/w`?" {
 				t.Errorf("message %q", msg)
 			}
 			if pauses != resumes {
@@ -76,9 +84,10 @@ func TestPolicyDeciderPreservePaths(t *testing.T) {
 	d := &PolicyDecider{PreserveProgramPaths: true, Evaluate: func(cmd []string) (execpolicy.Decision, bool) {
 		got = cmd
 		return execpolicy.Allow, true
-	}}
-	dec := d.Decide(context.Background(), escalate.Request{File: "/usr/local/bin/custom-cmd", Argv: []string{"custom-cmd", "--flag", "value"}})
-	if dec.Action != escalate.Escalate || !reflect.DeepEqual(got, []string{"/usr/local/bin/custom-cmd", "--flag", "value"}) {
+	}, trust: newCallTrust(&EscalationPolicy{Dirs: TrustedPathDirs("/usr/bin")}, &sandbox.Plan{ReadOnlyRoot: true})}
+	dec := d.Decide(context.Background(), escalate.Request{File: "/usr/bin/env", Argv: []string{"custom-cmd", "--flag", "value"}})
+	defer dec.Close()
+	if dec.Action != escalate.Escalate || !reflect.DeepEqual(got, []string{"/usr/bin/env", "--flag", "value"}) {
 		t.Fatalf("%v %q", dec, got)
 	}
 }

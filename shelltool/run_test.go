@@ -59,7 +59,16 @@ func (d *recordingDecider) Decide(_ context.Context, r escalate.Request) escalat
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.reqs = append(d.reqs, r)
-	return escalate.Decision{Action: d.action}
+	dec := escalate.Decision{Action: d.action}
+	if d.action == escalate.Escalate {
+		p, err := escalate.OpenProgram(r.File)
+		if err != nil {
+			reason := err.Error()
+			return escalate.Decision{Action: escalate.Deny, Reason: &reason}
+		}
+		dec.Program = p
+	}
+	return dec
 }
 
 // runCall runs command in dir under state with timeout.

@@ -30,6 +30,12 @@ type Config struct {
 	Evaluate EvaluateFunc
 	// PreserveProgramPaths matches rules on full program paths.
 	PreserveProgramPaths bool
+	// Programs identifies the rules' programs by file (docs/shell-tool.md
+	// §11.3); nil judges by names only.
+	Programs *Programs
+	// Escalation is what an escalation trusts (§11.1-§11.2); nil trusts
+	// no directory: no program escalates from a sandboxed call.
+	Escalation *EscalationPolicy
 	// Runner runs one shell call (NewBashRunner).
 	Runner Runner
 	// Cwd resolves relative workdirs; empty means the process's cwd.

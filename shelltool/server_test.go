@@ -332,7 +332,8 @@ func TestElicitation(t *testing.T) {
 		return Result{}, nil
 	}}
 	prompt := func([]string) (execpolicy.Decision, bool) { return execpolicy.Prompt, true }
-	c := startServer(t, Config{Runner: r, Evaluate: prompt})
+	esc := &EscalationPolicy{Dirs: TrustedPathDirs("/usr/bin:/bin")}
+	c := startServer(t, Config{Runner: r, Evaluate: prompt, Escalation: esc})
 	c.send(`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{"form":{},"url":{}}}}}`)
 	c.recv()
 	call := `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"shell","arguments":{"command":"cat /etc/hostname","workdir":"/"}}}`
@@ -348,6 +349,7 @@ func TestElicitation(t *testing.T) {
 		if (answer == "accept") != (d.Action == escalate.Escalate) {
 			t.Errorf("%s: %+v", answer, d)
 		}
+		d.Close()
 		c.recv()
 	}
 

@@ -27,10 +27,19 @@ var patchedBash = func() string {
 type byProgram map[string]Decision
 
 func (m byProgram) Decide(ctx context.Context, r Request) Decision {
-	if d, ok := m[filepath.Base(r.File)]; ok {
-		return d
+	d, ok := m[filepath.Base(r.File)]
+	if !ok {
+		return Decision{Action: Run}
 	}
-	return Decision{Action: Run}
+	if d.Action == Escalate {
+		p, err := OpenProgram(r.File)
+		if err != nil {
+			reason := err.Error()
+			return Decision{Action: Deny, Reason: &reason}
+		}
+		d.Program = p
+	}
+	return d
 }
 
 // TestPatchedBash runs a script under the patched Bash with our wrapper

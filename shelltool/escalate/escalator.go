@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -15,9 +14,11 @@ import (
 )
 
 // Escalator runs escalated programs outside any sandbox: the actuator of
-// the Escalate action. Each program runs in its own process group, with
-// the request's argv (argv[0] kept), working directory and environment
-// exactly, and only the descriptors it is given (before each start, every
+// the Escalate action. Each program runs in its own process group, from
+// the descriptor of the file that was judged (never by looking its path
+// up again), with the request's argv (argv[0] kept) and working
+// directory, the server's environment plus the request's harmless
+// variables (escalatedEnv), and only the descriptors it is given (before each start, every
 // descriptor of this process above 2 is marked close-on-exec: Go creates
 // its own so, but a server may inherit some without the flag, and
 // explicit passing, which dup2s, is not affected); SIGPIPE is at its
@@ -32,6 +33,8 @@ import (
 // group (setsid) are out of reach, as for any process-group kill.
 type Escalator struct {
 	log *zap.Logger
+	// env is the environment escalated programs start from.
+	env []string
 
 	mu       sync.Mutex
 	children map[*child]struct{} // guarded by mu: not yet reaped
@@ -52,10 +55,11 @@ func NewEscalator(log *zap.Logger) *Escalator {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Escalator{log: log, children: map[*child]struct{}{}}
+	return &Escalator{log: log, env: serverEnv, children: map[*child]struct{}{}}
 }
 
-// Run starts r.File outside the sandbox and waits for it to exit. stdio
+// Run starts prog (r.File, as judged) outside the sandbox and waits for
+// it to exit. Run does not close prog. stdio
 // holds the child's descriptors: stdio[i] becomes descriptor i, a nil
 // entry (or a missing 0, 1 or 2) is /dev/null for 0–2 and closed above.
 // Run does not close stdio. r.Workdir and r.File must be absolute.
@@ -65,7 +69,7 @@ func NewEscalator(log *zap.Logger) *Escalator {
 // 128+9 with a nil error. The error is non-nil only when the program
 // was not started (no such file, not executable, bad workdir, ctx
 // already done); the code is then 0.
-func (e *Escalator) Run(ctx context.Context, r Request, stdio []*os.File) (code int, err error) {
+func (e *Escalator) Run(ctx context.Context, r Request, prog *Program, stdio []*os.File) (code int, err error) {
 	fds := make([]int, len(stdio))
 	for i, f := range stdio {
 		fds[i] = -1
@@ -82,22 +86,26 @@ func (e *Escalator) Run(ctx context.Context, r Request, stdio []*os.File) (code 
 			return 0, fmt.Errorf("descriptor %d: %w", i, err)
 		}
 	}
-	code, err = e.run(ctx, r, fds)
+	code, err = e.run(ctx, r, prog, fds)
 	runtime.KeepAlive(stdio)
 	return code, err
 }
 
 // run is Run on raw descriptors (fds[i] for i, -1 for none); it does not
 // close them.
-func (e *Escalator) run(ctx context.Context, r Request, fds []int) (int, error) {
+func (e *Escalator) run(ctx context.Context, r Request, prog *Program, fds []int) (int, error) {
 	if err := context.Cause(ctx); err != nil {
 		return 0, fmt.Errorf("not started: %w", err)
+	}
+	if prog == nil {
+		return 0, errNoProgram
 	}
 	files, closeNull, err := withDevNull(fds)
 	if err != nil {
 		return 0, err
 	}
-	c, err := e.start(r, files)
+	c, err := e.start(r, prog, files)
+	runtime.KeepAlive(prog)
 	closeNull()
 	if err != nil {
 		return 0, err
@@ -139,17 +147,40 @@ func (e *Escalator) run(ctx context.Context, r Request, fds []int) (int, error) 
 
 // start spawns the child in a new process group and registers it, under
 // mu so that KillAll sees every child started before it.
-func (e *Escalator) start(r Request, files []uintptr) (*child, error) {
+//
+// The child execs /proc/self/fd/N, N a descriptor of prog: the kernel
+// follows that link to the open file itself, as execveat(fd, "",
+// AT_EMPTY_PATH) does. A binary's descriptor is a close-on-exec
+// duplicate numbered above any the fork's descriptor set-up touches;
+// a script's is passed as descriptor 3 (above stdio; any descriptor
+// beyond is dropped), which stays open for the interpreter to read the
+// script through ScriptPath (docs/shell-tool.md §11.1).
+func (e *Escalator) start(r Request, prog *Program, files []uintptr) (*child, error) {
+	// ForkExec closes every number below len(files) that files leaves
+	// empty and moves descriptors up from len(files): start above both.
+	exe, err := unix.FcntlInt(uintptr(prog.Fd()), unix.F_DUPFD_CLOEXEC, 2*len(files)+8)
+	if err != nil {
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	defer unix.Close(exe)
+	path := "/proc/self/fd/" + strconv.Itoa(exe)
+	if prog.Script {
+		for len(files) < scriptFD {
+			files = append(files, ^uintptr(0))
+		}
+		path = ScriptPath
+		files = append(files[:scriptFD], uintptr(exe))
+	}
 	attr := &syscall.ProcAttr{
 		Dir:   r.Workdir,
-		Env:   envList(r.Env),
+		Env:   escalatedEnv(e.env, r.Workdir, r.Env),
 		Files: files,
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	markCloseOnExec()
-	pid, err := syscall.ForkExec(r.File, r.Argv, attr)
+	pid, err := syscall.ForkExec(path, r.Argv, attr)
 	if err != nil {
 		return nil, &os.PathError{Op: "exec", Path: r.File, Err: err}
 	}
@@ -157,6 +188,12 @@ func (e *Escalator) start(r Request, files []uintptr) (*child, error) {
 	e.children[c] = struct{}{}
 	return c, nil
 }
+
+// ScriptPath is the path an escalated script is run by: the interpreter
+// finds it in its argv in place of the script's own path.
+const ScriptPath = "/proc/self/fd/3"
+
+const scriptFD = 3
 
 // kill sends SIGKILL to c's process group while c is registered.
 func (e *Escalator) kill(c *child) {
@@ -263,19 +300,4 @@ func withDevNull(fds []int) ([]uintptr, func(), error) {
 			_ = unix.Close(null)
 		}
 	}, nil
-}
-
-// envList is env as KEY=VALUE strings, sorted by key; never nil, so an
-// empty env stays empty.
-func envList(env map[string]string) []string {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, k+"="+env[k])
-	}
-	return out
 }

@@ -28,7 +28,7 @@ func shRequest(dir, script string, env map[string]string) Request {
 func runOutput(t *testing.T, e *Escalator, ctx context.Context, r Request) (int, string) {
 	t.Helper()
 	rd, w := pipe(t)
-	code, err := e.Run(ctx, r, []*os.File{nil, w, w})
+	code, err := runFile(e, ctx, r, []*os.File{nil, w, w})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -49,7 +49,7 @@ func TestRunExitCodesAndSignals(t *testing.T) {
 		"exit 0": 0, "exit 42": 42, "exit 255": 255,
 		"kill -TERM $$": 128 + 15, "kill -KILL $$": 128 + 9, "kill -SEGV $$": 128 + 11,
 	} {
-		code, err := e.Run(context.Background(), shRequest("/", script, nil), nil)
+		code, err := runFile(e, context.Background(), shRequest("/", script, nil), nil)
 		if err != nil || code != want {
 			t.Errorf("%q: %d, %v; want %d", script, code, err, want)
 		}
@@ -60,12 +60,15 @@ func TestRunExitCodesAndSignals(t *testing.T) {
 func TestRunRequestExactly(t *testing.T) {
 	e := NewEscalator(zaptest.NewLogger(t))
 	dir := t.TempDir()
-	// argv[0] kept, cwd = Workdir, env exactly the request's (no PWD or
-	// server variables added), SIGPIPE not ignored, only fds 0-2 open.
+	// argv[0] kept, cwd = Workdir, env the server's plus the request's
+	// harmless variables (docs/shell-tool.md §11.2), SIGPIPE not ignored,
+	// only fds 0-2 open.
+	e.env = []string{"PATH=/usr/bin:/bin", "HOME=/srv", "PWD=/elsewhere", "LANG=en_US.UTF-8"}
 	r := Request{File: "/bin/sh", Argv: []string{"custom-argv0", "-c",
 		`printf '%s|' "$0" "$(pwd)"; env | sort | tr '\n' '|'; ` +
 			`grep SigIgn /proc/$$/status | tr '\n' '|'; exec ls /proc/self/fd`},
-		Workdir: dir, Env: map[string]string{"KEY": "VALUE", "PATH": "/usr/bin:/bin"}}
+		Workdir: dir, Env: map[string]string{"KEY": "VALUE", "PATH": "/evil", "LD_PRELOAD": "x.so", "BASH_ENV": "x",
+			"LANG": "C.UTF-8", "LC_ALL": "C", "TERM": "xterm", "TZ": "/evil/zone", "GIT_DIR": "/evil"}}
 	t.Setenv("SERVER_ONLY", "leak")
 	code, out := runOutput(t, e, context.Background(), r)
 	parts := strings.Split(out, "|")
@@ -75,10 +78,9 @@ func TestRunRequestExactly(t *testing.T) {
 	if parts[0] != "custom-argv0" || parts[1] != dir {
 		t.Errorf("argv0 %q cwd %q; want custom-argv0 %q", parts[0], parts[1], dir)
 	}
-	// dash adds PWD (it sets it itself) and nothing else.
 	env := strings.Join(parts[2:len(parts)-2], "|")
-	if env != "KEY=VALUE|PATH=/usr/bin:/bin|PWD="+dir {
-		t.Errorf("env %q, want exactly KEY, PATH (and the shell's own PWD)", env)
+	if want := "HOME=/srv|LANG=C.UTF-8|LC_ALL=C|PATH=/usr/bin:/bin|PWD=" + dir + "|TERM=xterm"; env != want {
+		t.Errorf("env %q, want %q", env, want)
 	}
 	ign, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(parts[len(parts)-2], "SigIgn:")), 16, 64)
 	if err != nil || ign&(1<<(unix.SIGPIPE-1)) != 0 {
@@ -107,7 +109,7 @@ func TestRunDescriptorsOnTargets(t *testing.T) {
 	stdio := make([]*os.File, y+1)
 	stdio[x], stdio[y] = fb, fa // fd 100 in the child is pipe b
 	r := Request{File: "/bin/bash", Argv: []string{"bash", "-c", "echo to-b >&100; echo to-a >&101"}, Workdir: "/"}
-	code, err := e.Run(context.Background(), r, stdio)
+	code, err := runFile(e, context.Background(), r, stdio)
 	if err != nil || code != 0 {
 		t.Fatalf("Run: %d, %v", code, err)
 	}
@@ -125,7 +127,7 @@ func TestRunStartFailure(t *testing.T) {
 	e := NewEscalator(zaptest.NewLogger(t))
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	if code, err := e.Run(done, shRequest("/", "exit 0", nil), nil); err == nil || !errors.Is(err, context.Canceled) {
+	if code, err := runFile(e, done, shRequest("/", "exit 0", nil), nil); err == nil || !errors.Is(err, context.Canceled) {
 		t.Errorf("Run with a done context: %d, %v; want not started", code, err)
 	}
 	for _, r := range []Request{
@@ -133,7 +135,7 @@ func TestRunStartFailure(t *testing.T) {
 		{File: "/bin/sh", Argv: []string{"sh"}, Workdir: "/nonexistent-dir"},
 		{File: "/etc/hostname", Argv: []string{"hostname"}, Workdir: "/"},
 	} {
-		if code, err := e.Run(context.Background(), r, nil); err == nil {
+		if code, err := runFile(e, context.Background(), r, nil); err == nil {
 			t.Errorf("%+v: code %d, no error", r, code)
 		}
 	}
@@ -147,7 +149,7 @@ func startedGroup(t *testing.T, ctx context.Context, e *Escalator, script string
 	rd, w := pipe(t)
 	done := make(chan int, 1)
 	go func() {
-		code, err := e.Run(ctx, shRequest("/", script, nil), []*os.File{nil, w, w})
+		code, err := runFile(e, ctx, shRequest("/", script, nil), []*os.File{nil, w, w})
 		if err != nil {
 			t.Errorf("Run: %v", err)
 		}
@@ -238,7 +240,7 @@ func TestKillAll(t *testing.T) {
 	waitGone(t, s2)
 	assertNoZombies(t)
 	// Still usable afterwards.
-	if code, err := e.Run(ctx, shRequest("/", "exit 7", nil), nil); code != 7 || err != nil {
+	if code, err := runFile(e, ctx, shRequest("/", "exit 7", nil), nil); code != 7 || err != nil {
 		t.Errorf("after KillAll: %d, %v", code, err)
 	}
 }
@@ -271,4 +273,14 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// runFile runs r as Run does, with r.File opened as the judged program.
+func runFile(e *Escalator, ctx context.Context, r Request, stdio []*os.File) (int, error) {
+	p, err := OpenProgram(r.File)
+	if err != nil {
+		return 0, err
+	}
+	defer p.Close()
+	return e.Run(ctx, r, p, stdio)
 }

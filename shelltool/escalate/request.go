@@ -1,6 +1,9 @@
 package escalate
 
-import "context"
+import (
+	"context"
+	"os"
+)
 
 // Request is one exec a command of a shell call asked for.
 type Request struct {
@@ -15,6 +18,19 @@ type Request struct {
 	Workdir string
 	// Env is the environment the exec would pass, exactly.
 	Env map[string]string
+	// Exe, when not nil, is File as the kernel will run it for the
+	// command, opened (O_PATH) in the command's own view: its mount
+	// namespace, root and working directory (for an execveat of a
+	// descriptor, that descriptor's file, a memfd included). nil when the
+	// interceptor cannot tell (the wrapper): File is then the server's
+	// view. It belongs to the interceptor and is valid until Decide
+	// returns.
+	Exe *os.File
+	// Open, when not nil, opens a path (absolute, or relative to
+	// Workdir) as the kernel would for the exec'ing process, following
+	// symlinks, O_PATH: for a script's interpreter and the program a
+	// dynamic loader is asked to run. nil means the server's view.
+	Open func(path string) (*os.File, error)
 }
 
 // Action is what happens to an exec.
@@ -36,6 +52,21 @@ const (
 type Decision struct {
 	Action Action
 	Reason *string
+	// Program is the file an Escalate runs: the one that was judged,
+	// opened at decision time. Required for Escalate (the Escalator runs
+	// nothing else); the receiver of the Decision closes it.
+	Program *Program
+	// Note, for Run, says why an exec a rule allowed runs in the sandbox
+	// after all (docs/shell-tool.md §11.1); the interceptor shows it on
+	// the command's stderr when it can.
+	Note string
+}
+
+// Close releases d's Program, if any.
+func (d Decision) Close() {
+	if d.Program != nil {
+		d.Program.Close()
+	}
 }
 
 // Decider judges exec requests. Decide may block (for example while the

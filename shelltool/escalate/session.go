@@ -127,6 +127,11 @@ func serveSession(ctx context.Context, fd int, d Decider, esc *Escalator, log *z
 	} else {
 		whileConnected(ctx, f, c, func(ctx context.Context) { dec = d.Decide(ctx, r) })
 	}
+	defer dec.Close()
+	if dec.Action == Escalate && dec.Program == nil {
+		reason := errNoProgram.Error()
+		dec = Decision{Action: Deny, Reason: &reason} // fail closed
+	}
 	log.Debug("escalate: decision", zap.String("file", r.File), zap.Strings("argv", r.Argv),
 		zap.Int("action", int(dec.Action)))
 	if err := writeMessage(c, wireResponse{dec}, nil); err != nil {
@@ -135,12 +140,12 @@ func serveSession(ctx context.Context, fd int, d Decider, esc *Escalator, log *z
 	if dec.Action != Escalate {
 		return nil
 	}
-	return superExec(ctx, f, c, r, esc)
+	return superExec(ctx, f, c, r, dec.Program, esc)
 }
 
 // superExec is the Escalate half of a session: receive the descriptors,
 // run the program, answer its exit code.
-func superExec(ctx context.Context, f *os.File, c pollConn, r Request, esc *Escalator) error {
+func superExec(ctx context.Context, f *os.File, c pollConn, r Request, prog *Program, esc *Escalator) error {
 	payload, fds, err := readFrame(c)
 	if err != nil {
 		return fmt.Errorf("receiving SuperExecMessage: %w", err)
@@ -155,7 +160,7 @@ func superExec(ctx context.Context, f *os.File, c pollConn, r Request, esc *Esca
 		return err
 	}
 	var code int
-	whileConnected(ctx, f, c, func(ctx context.Context) { code, err = esc.run(ctx, r, stdio) })
+	whileConnected(ctx, f, c, func(ctx context.Context) { code, err = esc.run(ctx, r, prog, stdio) })
 	if err != nil {
 		// Tell the command why, on its own stderr, as a failed exec in
 		// the wrapper would; exit code 1 likewise.

@@ -26,7 +26,16 @@ func (d *fakeDecider) Decide(ctx context.Context, r Request) Decision {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.got = append(d.got, r)
-	return d.dec
+	dec := d.dec
+	if dec.Action == Escalate {
+		p, err := OpenProgram(r.File)
+		if err != nil {
+			reason := err.Error()
+			return Decision{Action: Deny, Reason: &reason}
+		}
+		dec.Program = p
+	}
+	return dec
 }
 
 func (d *fakeDecider) requests() []Request {
@@ -110,8 +119,8 @@ func TestSessionEscalateEmptyFDList(t *testing.T) {
 	child, stop := startServe(t, d)
 	defer stop()
 	dir := t.TempDir()
-	w := wireRequest{File: "/bin/sh", Argv: []string{"sh", "-c", `test "$KEY" = VALUE && exit 42; exit 1`},
-		Workdir: dir, Env: map[string]string{"KEY": "VALUE"}}
+	w := wireRequest{File: "/bin/sh", Argv: []string{"sh", "-c", `test "$LANG" = VALUE && exit 42; exit 1`},
+		Workdir: dir, Env: map[string]string{"LANG": "VALUE"}}
 	c, dec := ask(t, child, w)
 	if dec.Action != Escalate {
 		t.Fatalf("action %v, want Escalate", dec.Action)

@@ -62,7 +62,7 @@ func runWrapper(t *testing.T, wrapper string, child *os.File, dir string, env []
 	return wrapperRun{code, stdout.String(), stderr.String()}
 }
 
-var baseEnv = []string{"PATH=/usr/bin:/bin", "FOO=bar"}
+var baseEnv = []string{"PATH=/usr/bin:/bin", "FOO=bar", "TERM=xterm-test"}
 
 func TestWrapperRun(t *testing.T) {
 	for name, wrapper := range wrappers(t) {
@@ -108,9 +108,10 @@ func TestWrapperEscalate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			child, _ := startServe(t, &fakeDecider{dec: Decision{Action: Escalate}})
 			got := runWrapper(t, wrapper, child, "/", baseEnv,
-				"/bin/sh", "sh", "-c", `echo "out $FOO $PPID"; echo err >&2; exit 42`)
-			// Run by the server (our process), on the wrapper's stdio.
-			want := "out bar " + strconv.Itoa(os.Getpid()) + "\n"
+				"/bin/sh", "sh", "-c", `echo "out $FOO $TERM $PPID"; echo err >&2; exit 42`)
+			// Run by the server (our process), on the wrapper's stdio, with
+			// the server's environment and the request's TERM only.
+			want := "out  xterm-test " + strconv.Itoa(os.Getpid()) + "\n"
 			if got.code != 42 || got.stdout != want || got.stderr != "err\n" {
 				t.Errorf("got %+v, want exit 42, %q, err", got, want)
 			}

@@ -57,9 +57,11 @@ func (t *tracer) onExecStop(tr *tracee) {
 		t.resume(tr.tid, 0) // bound to fail: let the kernel say so
 		return
 	}
-	req := escalate.Request{File: tg.file, Argv: call.argv, Workdir: cwd, Env: envMap(call.envp)}
+	req := escalate.Request{File: tg.file, Argv: call.argv, Workdir: cwd, Env: envMap(call.envp),
+		Exe: tg.exe, Open: opener(tr.tid)}
 	d, quick := t.quick(req)
-	if quick && d.Action == escalate.Run {
+	if quick && d.Action == escalate.Run && d.Note == "" {
+		tg.release()
 		tr.judged = &tg
 		t.resume(tr.tid, 0)
 		return
@@ -68,6 +70,8 @@ func (t *tracer) onExecStop(tr *tracee) {
 		if !quick {
 			d = t.s.cfg.Decider.Decide(ctx, req)
 		}
+		tg.release()
+		defer d.Close()
 		return t.s.act(ctx, tr.tid, req, d, &tg)
 	})
 }
@@ -86,14 +90,32 @@ func (t *tracer) quick(req escalate.Request) (escalate.Decision, bool) {
 func (s *Session) act(ctx context.Context, tid int, req escalate.Request, d escalate.Decision, tg *target) result {
 	s.log.Debug("ptrace: decision", zap.Int("tid", tid), zap.String("file", req.File),
 		zap.Strings("argv", req.Argv), zap.Int("action", int(d.Action)))
-	switch d.Action {
-	case escalate.Run:
+	switch {
+	case d.Action == escalate.Run:
+		if d.Note != "" {
+			s.tell(ctx, tid, d.Note+"\n")
+		}
 		return result{resume: true, judged: tg}
-	case escalate.Escalate:
-		return result{exit: true, code: s.escalate(ctx, tid, req)}
-	default:
-		return s.deny(ctx, tid, d)
+	case d.Action == escalate.Escalate && d.Program != nil:
+		return result{exit: true, code: s.escalate(ctx, tid, req, d.Program)}
+	case d.Action == escalate.Escalate:
+		reason := "no judged program to run" // fail closed
+		d = escalate.Decision{Action: escalate.Deny, Reason: &reason}
 	}
+	return s.deny(ctx, tid, d)
+}
+
+// tell writes msg on tid's stderr.
+func (s *Session) tell(ctx context.Context, tid int, msg string) {
+	files, err := takeFDs(tid, 2)
+	if err != nil {
+		s.log.Debug("ptrace: no stderr for a message", zap.Int("tid", tid), zap.Error(err))
+		return
+	}
+	if files[0] != nil {
+		writeAll(ctx, files[0], msg)
+	}
+	closeAll(files)
 }
 
 // deny writes the Deny message on tid's stderr and ends the exec with
@@ -103,15 +125,7 @@ func (s *Session) deny(ctx context.Context, tid int, d escalate.Decision) result
 	if d.Reason != nil {
 		msg = "Execution denied: " + *d.Reason + "\n"
 	}
-	files, err := takeFDs(tid, 2)
-	if err == nil {
-		if files[0] != nil {
-			writeAll(ctx, files[0], msg)
-		}
-		closeAll(files)
-	} else {
-		s.log.Debug("ptrace: no stderr for the deny message", zap.Int("tid", tid), zap.Error(err))
-	}
+	s.tell(ctx, tid, msg)
 	return result{exit: true, code: 1}
 }
 
@@ -120,7 +134,7 @@ func (s *Session) deny(ctx context.Context, tid int, d escalate.Decision) result
 // N, 1 when it could not start (the error then goes to tid's stderr).
 // Meanwhile SIGHUP, SIGINT and SIGTERM sent to the stopped tid are
 // forwarded to the program's process group (forwardSignals).
-func (s *Session) escalate(ctx context.Context, tid int, req escalate.Request) int {
+func (s *Session) escalate(ctx context.Context, tid int, req escalate.Request, prog *escalate.Program) int {
 	files, err := takeFDs(tid, 0, 1, 2)
 	if err != nil {
 		s.log.Warn("ptrace: taking the tracee's descriptors", zap.Int("tid", tid), zap.Error(err))
@@ -133,7 +147,7 @@ func (s *Session) escalate(ctx context.Context, tid int, req escalate.Request) i
 		defer close(forwarding)
 		forwardSignals(fwdCtx, tid, req, files)
 	}()
-	code, err := s.cfg.Escalator.Run(ctx, req, files)
+	code, err := s.cfg.Escalator.Run(ctx, req, prog, files)
 	stopForward()
 	<-forwarding
 	if err != nil {
@@ -188,6 +202,8 @@ func (t *tracer) onExec(tr *tracee) {
 	t.s.log.Info("ptrace: exec differs from the judged one; judging again",
 		zap.Int("tid", tr.tid), zap.String("file", req.File), zap.Strings("argv", argv))
 	if d, ok := t.quick(req); ok {
+		req.Exe.Close()
+		d.Close()
 		if d.Action == escalate.Run {
 			t.resume(tr.tid, 0)
 		} else {
@@ -196,7 +212,10 @@ func (t *tracer) onExec(tr *tracee) {
 		return
 	}
 	t.startWorker(tr, func(ctx context.Context) result {
-		if t.s.cfg.Decider.Decide(ctx, req).Action == escalate.Run {
+		d := t.s.cfg.Decider.Decide(ctx, req)
+		req.Exe.Close()
+		d.Close()
+		if d.Action == escalate.Run {
 			return result{resume: true}
 		}
 		return result{kill: true}
@@ -232,7 +251,13 @@ func ranRequest(proc string, argv []string) (escalate.Request, error) {
 		return escalate.Request{}, err
 	}
 	env, _ := readNulList(proc + "/environ")
-	return escalate.Request{File: strings.TrimSuffix(exe, " (deleted)"), Argv: argv, Workdir: cwd, Env: envMap(env)}, nil
+	fd, err := unix.Open(proc+"/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return escalate.Request{}, &os.PathError{Op: "open", Path: proc + "/exe", Err: err}
+	}
+	tid, _ := strconv.Atoi(strings.TrimPrefix(proc, "/proc/"))
+	return escalate.Request{File: strings.TrimSuffix(exe, " (deleted)"), Argv: argv, Workdir: cwd, Env: envMap(env),
+		Exe: os.NewFile(uintptr(fd), exe), Open: opener(tid)}, nil
 }
 
 // readNulList reads a NUL-separated list (cmdline, environ).

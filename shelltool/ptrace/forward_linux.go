@@ -126,8 +126,9 @@ func findEscalated(req escalate.Request, stdio []*os.File) int {
 }
 
 // runsRequest reports whether a process with argv runs req: req.Argv
-// itself, or, for a script, its interpreter with req.File and the
-// arguments after argv[0].
+// itself, or, for a script, its interpreter with the script (req.File,
+// or the descriptor the Escalator runs it from) and the arguments after
+// argv[0].
 func runsRequest(argv []string, req escalate.Request) bool {
 	if slices.Equal(argv, req.Argv) {
 		return true
@@ -137,7 +138,7 @@ func runsRequest(argv []string, req escalate.Request) bool {
 		rest = rest[1:]
 	}
 	n := len(argv) - len(rest) - 1
-	return n >= 1 && argv[n] == req.File && slices.Equal(argv[n+1:], rest)
+	return n >= 1 && (argv[n] == req.File || argv[n] == escalate.ScriptPath) && slices.Equal(argv[n+1:], rest)
 }
 
 // sameFDs reports whether process pid's descriptors 0.. are the files

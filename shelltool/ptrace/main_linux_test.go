@@ -51,7 +51,22 @@ func (d *decider) Decide(ctx context.Context, r escalate.Request) escalate.Decis
 	if fn == nil {
 		return escalate.Decision{Action: escalate.Run}
 	}
-	return fn(r)
+	return withProgram(fn(r), r)
+}
+
+// withProgram gives an Escalate decision of a fake decider the file the
+// request names, as the server's view opens it.
+func withProgram(dec escalate.Decision, r escalate.Request) escalate.Decision {
+	if dec.Action != escalate.Escalate || dec.Program != nil {
+		return dec
+	}
+	p, err := escalate.OpenProgram(r.File)
+	if err != nil {
+		reason := err.Error()
+		return escalate.Decision{Action: escalate.Deny, Reason: &reason}
+	}
+	dec.Program = p
+	return dec
 }
 
 // files returns the File of every request seen so far.

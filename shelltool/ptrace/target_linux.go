@@ -59,6 +59,17 @@ type target struct {
 	passed string
 	// argv is the argv the exec passes.
 	argv []string
+	// exe is the file, opened O_PATH in the tracee's view, while the
+	// exec is being judged (closed by release before the tracee runs).
+	exe *os.File
+}
+
+// release closes t's descriptor of the file.
+func (t *target) release() {
+	if t.exe != nil {
+		t.exe.Close()
+		t.exe = nil
+	}
 }
 
 // resolve finds the file c will run, the way the kernel will: relative
@@ -106,8 +117,33 @@ func resolve(tid int, c execCall, cwd string) (target, bool) {
 	if err != nil {
 		return t, false
 	}
-	defer unix.Close(fd)
-	return inspect(fd, t)
+	t, ok := inspect(fd, t)
+	if !ok {
+		unix.Close(fd)
+		return t, false
+	}
+	t.exe = os.NewFile(uintptr(fd), t.file)
+	return t, true
+}
+
+// opener returns the escalate.Request's Open for tid: a path opened as
+// the kernel resolves it for tid (absolute inside its root, relative to
+// its working directory), O_PATH, symlinks followed.
+func opener(tid int) func(string) (*os.File, error) {
+	proc := "/proc/" + strconv.Itoa(tid)
+	return func(path string) (*os.File, error) {
+		var fd int
+		var err error
+		if filepath.IsAbs(path) {
+			fd, err = openInRoot(proc+"/root", path, unix.O_PATH|unix.O_CLOEXEC)
+		} else {
+			fd, err = unix.Open(proc+"/cwd/"+path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return os.NewFile(uintptr(fd), path), nil
+	}
 }
 
 // openInRoot opens path (absolute) as if root were "/": the tracee's

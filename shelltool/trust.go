@@ -1,0 +1,218 @@
+package shelltool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/shelltool/escalate"
+)
+
+// EscalationPolicy is the server-wide part of what an escalation trusts
+// (docs/shell-tool.md §11.1-§11.2).
+type EscalationPolicy struct {
+	// Dirs are the trusted directories of the server's PATH, real paths:
+	// a program may be escalated only from one of them, or from a path a
+	// host_executable() declaration names.
+	Dirs []string
+	// HostExecutables returns the paths host_executable() pins a program
+	// name to; nil means none.
+	HostExecutables func(name string) ([]string, bool)
+	// InWritableDirs lets a program escalate although its working
+	// directory (or the server's HOME) lies in a directory the call's
+	// sandbox can write, where the command may have planted the
+	// configuration the program reads (a repository's .git/config).
+	InWritableDirs bool
+}
+
+// TrustedPathDirs returns the directories of path (a PATH value) that
+// are trusted (trustedPath), as real paths, once each.
+func TrustedPathDirs(path string) []string {
+	var out []string
+	for _, d := range filepath.SplitList(path) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil || slices.Contains(out, real) || trustedPath(real) != nil {
+			continue
+		}
+		out = append(out, real)
+	}
+	return out
+}
+
+// trustedPath checks that path (a real path) and every directory above
+// it belong to root or to us and that nobody else may write them: no
+// group or other write permission (a sticky world-writable /tmp fails).
+func trustedPath(path string) error {
+	uid := uint32(os.Geteuid())
+	for p := path; ; p = filepath.Dir(p) {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		if st.Uid != 0 && st.Uid != uid {
+			return fmt.Errorf("%s belongs to uid %d", p, st.Uid)
+		}
+		if st.Mode&0o022 != 0 {
+			return fmt.Errorf("%s is writable by others", p)
+		}
+		if p == "/" {
+			return nil
+		}
+	}
+}
+
+// callTrust is the trust of one call: the policy and the directories its
+// sandbox can write. A nil *callTrust (no sandbox) escalates nothing:
+// the command already runs outside any sandbox.
+type callTrust struct {
+	pol      *EscalationPolicy
+	writable []string // real paths; "/" for a plan that may write everywhere
+}
+
+// newCallTrust is the trust of a call with plan (nil: no sandbox).
+func newCallTrust(pol *EscalationPolicy, plan *sandbox.Plan) *callTrust {
+	if plan == nil {
+		return nil
+	}
+	if pol == nil {
+		pol = &EscalationPolicy{}
+	}
+	t := &callTrust{pol: pol}
+	if !plan.ReadOnlyRoot {
+		t.writable = []string{"/"}
+	}
+	for _, w := range plan.WritableRoots {
+		p := w.Path
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		t.writable = append(t.writable, p)
+	}
+	return t
+}
+
+// writableAt reports whether the sandbox can write path (a real path)
+// or below it.
+func (t *callTrust) writableAt(path string) bool {
+	for _, w := range t.writable {
+		if within(path, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func within(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
+}
+
+var errNoSandbox = errors.New("the call has no sandbox")
+
+// qualify opens the file exe stands for (an O_PATH descriptor in the
+// command's view; nil: file in the server's view) in the server's own
+// view and checks that it may be escalated for the rule program name:
+// the same file in both views, in a trusted PATH directory or pinned by
+// host_executable, on a trusted path, where the sandbox cannot write.
+// The returned Program is that file, to run by its descriptor.
+func (t *callTrust) qualify(file string, exe *os.File, name string) (*escalate.Program, error) {
+	if t == nil {
+		return nil, errNoSandbox
+	}
+	real := file
+	if exe != nil {
+		var err error
+		if real, err = os.Readlink("/proc/self/fd/" + fmt.Sprint(exe.Fd())); err != nil {
+			return nil, err
+		}
+	}
+	if !filepath.IsAbs(real) {
+		return nil, fmt.Errorf("%s is not a file of the host", real)
+	}
+	prog, err := escalate.OpenProgram(real)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.check(prog, exe, name); err != nil {
+		prog.Close()
+		return nil, err
+	}
+	return prog, nil
+}
+
+// check is qualify's test of the opened prog.
+func (t *callTrust) check(prog *escalate.Program, exe *os.File, name string) error {
+	if exe != nil {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(exe.Fd()), &st); err != nil {
+			return err
+		}
+		if st.Dev != prog.Dev || st.Ino != prog.Ino {
+			return fmt.Errorf("%s is another file in the sandbox than on the host", prog.Path)
+		}
+	}
+	path := prog.Path
+	if t.writableAt(path) {
+		return fmt.Errorf("the sandbox can write %s", path)
+	}
+	if err := trustedPath(path); err != nil {
+		return err
+	}
+	if pinned, ok := t.hostExecs(name); ok {
+		for _, p := range pinned {
+			if id, err := statID(p); err == nil && id == (fileID{prog.Dev, prog.Ino}) {
+				return nil
+			}
+		}
+		return fmt.Errorf("%s is not a host_executable() of %s", path, name)
+	}
+	if !slices.Contains(t.pol.Dirs, filepath.Dir(path)) {
+		return fmt.Errorf("%s is not in a trusted directory of the server's PATH", path)
+	}
+	return nil
+}
+
+func (t *callTrust) hostExecs(name string) ([]string, bool) {
+	if t.pol.HostExecutables == nil {
+		return nil, false
+	}
+	return t.pol.HostExecutables(name)
+}
+
+// configCheck refuses an escalation whose working directory, or the
+// server's HOME, lies where the sandbox can write, unless the operator
+// opted in (docs/shell-tool.md §11.2).
+func (t *callTrust) configCheck(workdir string) error {
+	if t.pol.InWritableDirs {
+		return nil
+	}
+	for _, d := range []string{workdir, os.Getenv("HOME"), os.Getenv("XDG_CONFIG_HOME")} {
+		if d == "" {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		if t.writableAt(d) {
+			return fmt.Errorf("the sandbox can write %s, where it may have planted the program's configuration (--escalate-in-writable-dirs trusts it)", d)
+		}
+	}
+	return nil
+}
+
+// statID is the identity of the file at path (symlinks followed).
+func statID(path string) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return fileID{}, err
+	}
+	return fileID{st.Dev, st.Ino}, nil
+}

@@ -128,7 +128,9 @@ func TestInterceptAllowEscalatesEveryPath(t *testing.T) {
 }
 
 // TestInterceptRelativeProgram: ./prog.sh with an allow rule for prog.sh
-// is the prog.sh of the command's working directory, never the server's.
+// is the prog.sh of the command's working directory, never the server's;
+// being a file the sandbox could have written, it runs in the sandbox
+// (docs/shell-tool.md §11.1), with a note.
 func TestInterceptRelativeProgram(t *testing.T) {
 	ws := canonicalTemp(t)
 	srv := canonicalTemp(t)
@@ -139,7 +141,8 @@ func TestInterceptRelativeProgram(t *testing.T) {
 	}
 	s := startIntercept(t)
 	r := s.call(t, 1, "./prog.sh; cd / && "+ws+"/prog.sh", ws, readOnlyProfile, ws, 20000)
-	if r.ExitCode != 0 || r.Output != "workdir-prog\nworkdir-prog\n" {
+	if r.ExitCode != 0 || strings.Count(r.Output, "workdir-prog\n") != 2 || strings.Contains(r.Output, "server-prog") ||
+		strings.Count(r.Output, "prog.sh not escalated") != 2 {
 		t.Errorf("%+v", r)
 	}
 }
@@ -246,22 +249,57 @@ func canonicalTemp(t *testing.T) string {
 	return d
 }
 
+// trustedDir is a fresh directory that qualifies for escalation
+// (docs/shell-tool.md §11.1): below /var/lib, owned by root, writable by
+// nobody else. It needs root.
+func trustedDir(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("a trusted directory for escalated test programs needs root")
+	}
+	d, err := os.MkdirTemp("/var/lib", "codex-e2e-")
+	if err != nil {
+		t.Skipf("no trusted directory: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// startMCPRules starts exec-mcp-server with rules in its CODEX_HOME.
+func startMCPRules(t *testing.T, rules string, args ...string) *mcpServer {
+	t.Helper()
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "rules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "rules", "test.rules"), []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return startMCPWith(t, []string{"CODEX_HOME=" + home}, args...)
+}
+
 // TestInterceptEscalatedLifecycle: an escalated program's death by signal
 // gives 128+N, the command waits for it, and a call timeout kills it (it
-// never gets to write what it would after the timeout).
+// never gets to write what it would after the timeout). The program is
+// pinned by host_executable() in a trusted directory.
 func TestInterceptEscalatedLifecycle(t *testing.T) {
 	ws := canonicalTemp(t)
 	outside := canonicalTemp(t)
-	prog := "#!/bin/sh\ncase $1 in kill) kill -USR1 $$;; slow) sleep 1; echo slow-done;; late) sleep 2; mkdir " + outside + "/late;; esac\n"
-	if err := os.WriteFile(filepath.Join(ws, "prog.sh"), []byte(prog), 0o755); err != nil {
+	dir := trustedDir(t)
+	prog := filepath.Join(dir, "prog.sh")
+	body := "#!/bin/sh\ncase $1 in kill) kill -USR1 $$;; slow) sleep 1; echo slow-done;; late) sleep 2; mkdir " + outside + "/late;; esac\n"
+	if err := os.WriteFile(prog, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := startIntercept(t)
-	r := s.call(t, 1, "./prog.sh kill; echo rc=$?; ./prog.sh slow; echo after", ws, readOnlyProfile, ws, 20000)
+	s := startMCPRules(t, interceptRules+fmt.Sprintf("host_executable(name=%q, paths=[%q])\n", "prog.sh", prog))
+	r := s.call(t, 1, prog+" kill; echo rc=$?; "+prog+" slow; echo after", ws, readOnlyProfile, ws, 20000)
 	if r.ExitCode != 0 || r.Output != "rc=138\nslow-done\nafter\n" {
 		t.Errorf("%+v", r)
 	}
-	r = s.call(t, 2, "./prog.sh late", ws, readOnlyProfile, ws, 500)
+	r = s.call(t, 2, prog+" late", ws, readOnlyProfile, ws, 500)
 	if !r.TimedOut || r.ExitCode != 124 {
 		t.Errorf("%+v", r)
 	}

@@ -27,14 +27,7 @@ prefix_rule(pattern=["touch"], decision="forbidden")
 // redteamRules and extra flags.
 func startRedteam(t *testing.T, args ...string) *mcpServer {
 	t.Helper()
-	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, "rules"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "rules", "test.rules"), []byte(redteamRules), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return startMCPWith(t, []string{"CODEX_HOME=" + home}, args...)
+	return startMCPRules(t, redteamRules, args...)
 }
 
 func needGit(t *testing.T) {

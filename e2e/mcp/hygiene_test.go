@@ -9,7 +9,8 @@ import (
 
 // docs/shell-tool.md §9.14, §6.3: a relative program is resolved against the call's workdir,
 // never the server's cwd (the reference runs the server-cwd copy,
-// unsandboxed).
+// unsandboxed). A file in the workspace, which the sandbox can write, is
+// never escalated either (§11.1): it runs in the sandbox, with a note.
 func TestRelativeProgramResolvedInWorkdir(t *testing.T) {
 	t.Parallel()
 	oursOnly(t, "resolves a relative program against the server's cwd")
@@ -22,11 +23,11 @@ func TestRelativeProgramResolvedInWorkdir(t *testing.T) {
 	s := start(t, opts{cwd: srvCwd, rules: defaultRules + `prefix_rule(pattern=["prog.sh"], decision="allow")` + "\n"})
 	writeFile(t, filepath.Join(s.ws, "prog.sh"), "#!/bin/sh\necho workdir-copy; touch "+s.outside+"/escalated\n", 0o755)
 	out := s.run("./prog.sh")
-	if out.res.Output != "workdir-copy\n" || out.res.ExitCode != 0 {
+	if !strings.Contains(out.res.Output, "workdir-copy\n") || strings.Contains(out.res.Output, "server-cwd-copy") {
 		t.Errorf("./prog.sh: %+v, want the workdir's copy", out.res)
 	}
-	if _, err := os.Stat(filepath.Join(s.outside, "escalated")); err != nil {
-		t.Errorf("the allowed ./prog.sh did not run escalated: %v", err)
+	if _, err := os.Stat(filepath.Join(s.outside, "escalated")); err == nil {
+		t.Error("the workspace's ./prog.sh ran escalated")
 	}
 }
 
@@ -74,31 +75,35 @@ func envOf(s *server, prefix string) map[string]string {
 	return env
 }
 
-// docs/shell-tool.md §5: the wrapper's own variables do not reach an escalated child, and what
-// the shell exported does.
+// docs/shell-tool.md §5, §11.2: the wrapper's own variables do not reach an escalated child;
+// of what the shell exported, only the terminal and locale variables do.
 func TestEscalatedEnvNoWrapperVariables(t *testing.T) {
 	t.Parallel()
 	s := start(t, opts{})
-	env := envOf(s, `export FROM_SHELL=yes; `)
-	for _, k := range []string{"CODEX_ESCALATE_SOCKET", "BASH_EXEC_WRAPPER", "EXEC_WRAPPER"} {
+	env := envOf(s, `export FROM_SHELL=yes LC_ALL=C.UTF-8; `)
+	for _, k := range []string{"CODEX_ESCALATE_SOCKET", "BASH_EXEC_WRAPPER", "EXEC_WRAPPER", "FROM_SHELL"} {
 		if v, ok := env[k]; ok {
 			t.Errorf("escalated child has %s=%s", k, v)
 		}
 	}
-	if env["FROM_SHELL"] != "yes" {
-		t.Errorf("FROM_SHELL = %q, want yes", env["FROM_SHELL"])
+	if env["LC_ALL"] != "C.UTF-8" {
+		t.Errorf("LC_ALL = %q, want C.UTF-8", env["LC_ALL"])
 	}
 }
 
-// docs/shell-tool.md §9.14, §6.3: the escalated child's environment is the request's exactly:
-// a variable the shell unset does not come back from the server's.
-func TestEscalatedEnvExact(t *testing.T) {
+// docs/shell-tool.md §9.14, §11.2: the escalated child's environment is the server's, not
+// the sandbox's: a server variable the shell unset comes back, the
+// shell's PATH and loader variables do not.
+func TestEscalatedEnvIsTheServers(t *testing.T) {
 	t.Parallel()
-	oursOnly(t, "overlays the request env on the server's")
-	s := start(t, opts{env: []string{"LEAK_ME=server"}})
-	env := envOf(s, `unset LEAK_ME; `)
-	if v, ok := env["LEAK_ME"]; ok {
-		t.Errorf("LEAK_ME=%s came back from the server's environment", v)
+	oursOnly(t, "passes the sandbox's environment to escalated programs")
+	s := start(t, opts{env: []string{"SERVER_VAR=server"}})
+	env := envOf(s, `unset SERVER_VAR; export PATH=/evil:$PATH LD_PRELOAD=/nonexistent.so; `)
+	if env["SERVER_VAR"] != "server" {
+		t.Errorf("SERVER_VAR = %q, want the server's value", env["SERVER_VAR"])
+	}
+	if strings.Contains(env["PATH"], "/evil") || env["LD_PRELOAD"] != "" {
+		t.Errorf("the shell's PATH %q or LD_PRELOAD %q reached the escalated child", env["PATH"], env["LD_PRELOAD"])
 	}
 }
 

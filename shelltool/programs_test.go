@@ -1,0 +1,191 @@
+package shelltool
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/codexec/codex/execpolicy"
+	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/shelltool/escalate"
+)
+
+// progDir makes a directory holding an executable for each name, with
+// the given contents.
+func progDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func openT(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := openPath(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestProgramsIdentify: a file is known by identity (a link), by content
+// (a copy, a memfd), and a file PATH holds under two names is multi-call.
+func TestProgramsIdentify(t *testing.T) {
+	bin := progDir(t, map[string]string{"tool": "tool-binary-content", "other": "other-content!!!!!!"})
+	if err := os.Link(filepath.Join(bin, "other"), filepath.Join(bin, "other2")); err != nil {
+		t.Fatal(err)
+	}
+	none := func(string) ([]string, bool) { return nil, false }
+	p := NewPrograms([]string{"tool", "other"}, none, []string{bin})
+	ws := progDir(t, map[string]string{"renamed": "tool-binary-content", "almost": "tool-binary-contenT"})
+	if err := os.Symlink(filepath.Join(bin, "tool"), filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	mfd, err := unix.MemfdCreate("okname", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memfd := os.NewFile(uintptr(mfd), "memfd")
+	defer memfd.Close()
+	if _, err := memfd.WriteString("tool-binary-content"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		f     *os.File
+		names []string
+		multi bool
+	}{
+		{openT(t, filepath.Join(bin, "tool")), []string{"tool"}, false},
+		{openT(t, filepath.Join(ws, "link")), []string{"tool"}, false},
+		{openT(t, filepath.Join(ws, "renamed")), []string{"tool"}, false},
+		{memfd, []string{"tool"}, false},
+		{openT(t, filepath.Join(ws, "almost")), nil, false},
+		{openT(t, filepath.Join(bin, "other2")), []string{"other"}, true},
+	} {
+		id := p.identify(tc.f)
+		if !slices.Equal(id.names, tc.names) || id.multi != tc.multi || id.loader {
+			t.Errorf("%s: %+v, want names %v multi %v", tc.f.Name(), id, tc.names, tc.multi)
+		}
+	}
+	if l := loaderPaths(); len(l) > 0 {
+		if id := p.identify(openT(t, l[0])); !id.loader {
+			t.Errorf("%s is not known as the loader", l[0])
+		}
+	}
+}
+
+func TestLoaderTarget(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		prog string
+		out  []string
+		ok   bool
+	}{
+		{[]string{"ld.so", "/usr/bin/touch", "x"}, "/usr/bin/touch", []string{"/usr/bin/touch", "x"}, true},
+		{[]string{"ld.so", "--library-path", "/l", "--inhibit-cache", "--argv0", "a0", "./t", "x"}, "./t", []string{"a0", "x"}, true},
+		{[]string{"ld.so", "--help"}, "", nil, true},
+		{[]string{"ld.so", "--new-option", "/usr/bin/touch"}, "", nil, false},
+		{[]string{"ld.so", "--preload"}, "", nil, false},
+	} {
+		prog, out, ok := loaderTarget(tc.argv)
+		if prog != tc.prog || !slices.Equal(out, tc.out) || ok != tc.ok {
+			t.Errorf("%q: %q %q %v", tc.argv, prog, out, ok)
+		}
+	}
+}
+
+func TestShebang(t *testing.T) {
+	dir := progDir(t, map[string]string{
+		"a": "#!/bin/sh\necho\n", "b": "#! /usr/bin/env  python3 -u \n", "c": "#!\t/usr/bin/touch\tx y\n",
+		"d": "echo\n", "e": "#!\n",
+	})
+	for name, want := range map[string][3]string{
+		"a": {"/bin/sh", "", "true"}, "b": {"/usr/bin/env", "python3 -u", "true"}, "c": {"/usr/bin/touch", "x y", "true"},
+		"d": {"", "", "false"}, "e": {"", "", "false"},
+	} {
+		interp, arg, ok := shebang(openT(t, filepath.Join(dir, name)))
+		if got := [3]string{interp, arg, map[bool]string{true: "true", false: "false"}[ok]}; got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestDeciderJudgesTheFile: a forbidden program is forbidden through a
+// renamed copy, through a script whose interpreter it is, and through
+// the dynamic loader; an allowed one escalates only from a trusted
+// directory, and a host_executable pin restricts it to its paths.
+func TestDeciderJudgesTheFile(t *testing.T) {
+	pol, err := loadRules(t, `prefix_rule(pattern=["touch"], decision="forbidden")
+prefix_rule(pattern=["env"], decision="allow")
+prefix_rule(pattern=["true"], decision="allow")
+host_executable(name="true", paths=["/nonexistent/true"])
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	touch, err := filepath.EvalSymlinks("/usr/bin/touch")
+	if err != nil {
+		t.Skip(err)
+	}
+	data, _ := os.ReadFile(touch)
+	ws := progDir(t, map[string]string{"tuch": string(data), "okname": "#!" + touch + " x\n"})
+	dirs := []string{"/usr/bin", "/bin"}
+	d := &PolicyDecider{
+		Evaluate: func(cmd []string) (execpolicy.Decision, bool) { ev := pol.Evaluate(cmd); return ev.Decision, ev.PolicyDriven },
+		Programs: NewPrograms(pol.Programs(), pol.HostExecutables, dirs),
+		trust: newCallTrust(&EscalationPolicy{Dirs: TrustedPathDirs("/usr/bin:/bin"), HostExecutables: pol.HostExecutables},
+			&sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}),
+	}
+	decide := func(file string, argv ...string) escalate.Decision {
+		dec := d.Decide(context.Background(), escalate.Request{File: file, Argv: argv, Workdir: "/"})
+		t.Cleanup(dec.Close)
+		return dec
+	}
+	for _, tc := range []struct {
+		file string
+		argv []string
+	}{
+		{filepath.Join(ws, "tuch"), []string{"tuch", "x"}},
+		{filepath.Join(ws, "okname"), []string{"okname"}},
+	} {
+		if dec := decide(tc.file, tc.argv...); dec.Action != escalate.Deny {
+			t.Errorf("%s: %+v, want Deny", tc.file, dec)
+		}
+	}
+	if l := loaderPaths(); len(l) > 0 {
+		if dec := decide(l[0], "ld.so", filepath.Join(ws, "tuch"), "x"); dec.Action != escalate.Deny {
+			t.Errorf("loader: %+v, want Deny", dec)
+		}
+	}
+	if dec := decide("/usr/bin/env", "env"); dec.Action != escalate.Escalate || dec.Program == nil {
+		t.Errorf("env: %+v, want Escalate", dec)
+	}
+	if dec := decide("/usr/bin/true", "true"); dec.Action != escalate.Run || !strings.Contains(dec.Note, "host_executable") {
+		t.Errorf("pinned true: %+v, want Run with a note", dec)
+	}
+	if dec := decide("/usr/bin/env", "env"); dec.Program == nil {
+		t.Error("no program")
+	} else if real, _ := filepath.EvalSymlinks("/usr/bin/env"); dec.Program.Path != real {
+		t.Errorf("program %s, want %s", dec.Program.Path, real)
+	}
+}
+
+// loadRules loads src as a rules file.
+func loadRules(t *testing.T, src string) (*execpolicy.Policy, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.rules")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return execpolicy.LoadFiles(path)
+}

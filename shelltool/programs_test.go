@@ -141,7 +141,10 @@ host_executable(name="true", paths=["/nonexistent/true"])
 	ws := progDir(t, map[string]string{"tuch": string(data), "okname": "#!" + touch + " x\n"})
 	dirs := []string{"/usr/bin", "/bin"}
 	d := &PolicyDecider{
-		Evaluate: func(cmd []string) (execpolicy.Decision, bool) { ev := pol.Evaluate(cmd); return ev.Decision, ev.PolicyDriven },
+		Evaluate: func(cmd []string) (execpolicy.Decision, bool) {
+			ev := pol.Evaluate(cmd)
+			return ev.Decision, ev.PolicyDriven
+		},
 		Programs: NewPrograms(pol.Programs(), pol.HostExecutables, dirs),
 		trust: newCallTrust(&EscalationPolicy{Dirs: TrustedPathDirs("/usr/bin:/bin"), HostExecutables: pol.HostExecutables},
 			&sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}),

@@ -43,8 +43,8 @@ func needGit(t *testing.T) {
 // (its write outside fails) and the output says why it was not
 // escalated (the file lies where the sandbox can write) — with the
 // server's defaults, and with the working directory trusted
-// (--escalate-in-writable-dirs). The real printenv, reached through a symlink named
-// otherwise in the workspace, still escalates there.
+// (--escalate-in-writable-dirs). The real printenv, reached through a
+// symlink named otherwise in the workspace, still escalates.
 func TestRedteamLookalikeEscalation(t *testing.T) {
 	needGit(t)
 	for _, args := range [][]string{nil, {"--escalate-in-writable-dirs"}} {
@@ -74,9 +74,8 @@ ln -s /usr/bin/printenv pe; ./pe
 		if n := strings.Count(r.Output, want); n < 4 {
 			t.Errorf("%v: %d notes %q on the refused escalations, want 4: %q", args, n, want, r.Output)
 		}
-		escalated := strings.Contains(r.Output, "PWD="+ws+"\n") && !strings.Contains(r.Output, "CODEX_SANDBOX")
-		if escalated != (args != nil) {
-			t.Errorf("%v: printenv through a symlink escalated: %v, want %v", args, escalated, args != nil)
+		if !strings.Contains(r.Output, "PWD="+ws+"\n") || strings.Contains(r.Output, "CODEX_SANDBOX") {
+			t.Errorf("%v: printenv through a symlink did not escalate", args)
 		}
 	}
 }
@@ -131,7 +130,7 @@ git config pager.status true
 git config trace2.normalTarget %[1]s/trace2
 git config core.hooksPath %[2]s/hooks
 mkdir -p %[2]s/hooks; printf '#!/bin/sh\necho x > %[1]s/hook\n' > %[2]s/hooks/post-index-change; chmod +x %[2]s/hooks/post-index-change
-git status >/dev/null 2>&1; echo rc=$?
+git status; echo rc=$?
 `, outside, ws)
 	s := startRedteam(t)
 	r := s.call(t, 1, script, ws, workspaceProfile(ws), ws, 60000)

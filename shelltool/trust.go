@@ -187,11 +187,18 @@ func (t *callTrust) hostExecs(name string) ([]string, bool) {
 	return t.pol.HostExecutables(name)
 }
 
-// configCheck refuses an escalation whose working directory, or the
-// server's HOME, lies where the sandbox can write, unless the operator
-// opted in (docs/shell-tool.md §11.2).
-func (t *callTrust) configCheck(workdir string) error {
+// confine keeps what the sandbox wrote from steering prog
+// (docs/shell-tool.md §11.2): the call's writable roots are hidden from it
+// (escalate.Program.Hidden). Without Landlock to hide them, an escalation
+// whose working directory, or the server's HOME or XDG_CONFIG_HOME, lies
+// in one is refused instead. The operator's --escalate-in-writable-dirs
+// trusts them.
+func (t *callTrust) confine(prog *escalate.Program, workdir string) error {
 	if t.pol.InWritableDirs {
+		return nil
+	}
+	if escalate.HidingAvailable() {
+		prog.Hidden = append([]string(nil), t.writable...)
 		return nil
 	}
 	for _, d := range []string{workdir, os.Getenv("HOME"), os.Getenv("XDG_CONFIG_HOME")} {
@@ -202,7 +209,7 @@ func (t *callTrust) configCheck(workdir string) error {
 			d = real
 		}
 		if t.writableAt(d) {
-			return fmt.Errorf("the sandbox can write %s, where it may have planted the program's configuration (--escalate-in-writable-dirs trusts it)", d)
+			return fmt.Errorf("the sandbox can write %s, where it may have planted the program's configuration, and this kernel cannot hide it (--escalate-in-writable-dirs trusts it)", d)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package escalate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -163,13 +164,18 @@ func (e *Escalator) start(r Request, prog *Program, files []uintptr) (*child, er
 		return nil, os.NewSyscallError("fcntl", err)
 	}
 	defer unix.Close(exe)
-	path := "/proc/self/fd/" + strconv.Itoa(exe)
-	if prog.Script {
-		for len(files) < scriptFD {
-			files = append(files, ^uintptr(0))
+	path, argv := "/proc/self/fd/"+strconv.Itoa(exe), r.Argv
+	switch {
+	case len(prog.Hidden) > 0:
+		spec, err := json.Marshal(execSpec{Hidden: prog.Hidden, Script: prog.Script})
+		if err != nil {
+			return nil, err
 		}
+		path, argv = selfExe, append([]string{ExecName, string(spec)}, r.Argv...)
+		files = append(padFiles(files, execFD), uintptr(exe))
+	case prog.Script:
 		path = ScriptPath
-		files = append(files[:scriptFD], uintptr(exe))
+		files = append(padFiles(files, scriptFD), uintptr(exe))
 	}
 	attr := &syscall.ProcAttr{
 		Dir:   r.Workdir,
@@ -180,7 +186,7 @@ func (e *Escalator) start(r Request, prog *Program, files []uintptr) (*child, er
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	markCloseOnExec()
-	pid, err := syscall.ForkExec(path, r.Argv, attr)
+	pid, err := syscall.ForkExec(path, argv, attr)
 	if err != nil {
 		return nil, &os.PathError{Op: "exec", Path: r.File, Err: err}
 	}
@@ -190,10 +196,26 @@ func (e *Escalator) start(r Request, prog *Program, files []uintptr) (*child, er
 }
 
 // ScriptPath is the path an escalated script is run by: the interpreter
-// finds it in its argv in place of the script's own path.
-const ScriptPath = "/proc/self/fd/3"
+// finds it in its argv in place of the script's own path. Through the
+// trampoline (execveat) it is HiddenScriptPath.
+const (
+	ScriptPath       = "/proc/self/fd/3"
+	HiddenScriptPath = "/dev/fd/3"
+)
 
 const scriptFD = 3
+
+// selfExe re-executes our own running image (never our path, which a
+// command could have replaced).
+const selfExe = "/proc/self/exe"
+
+// padFiles returns files cut or padded (with closed entries) to n.
+func padFiles(files []uintptr, n int) []uintptr {
+	for len(files) < n {
+		files = append(files, ^uintptr(0))
+	}
+	return files[:n]
+}
 
 // kill sends SIGKILL to c's process group while c is registered.
 func (e *Escalator) kill(c *child) {

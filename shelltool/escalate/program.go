@@ -20,8 +20,12 @@ type Program struct {
 	// interpreter, which reads the script through /proc/self/fd/3, so the
 	// descriptor stays open across the exec at number 3.
 	Script bool
-	// ID is the file's identity (device, inode).
+	// Dev and Ino are the file's identity.
 	Dev, Ino uint64
+	// Hidden are directories the program may not read, list or execute
+	// from (the call's writable roots, docs/shell-tool.md §11.2): the
+	// Escalator then starts it through ExecMain. Real paths.
+	Hidden []string
 }
 
 // NewProgram takes ownership of f, an O_PATH descriptor of a regular

@@ -133,6 +133,14 @@ func (d *PolicyDecider) qualify(r escalate.Request, j *judgement) (*escalate.Pro
 	if j.loaded {
 		return nil, errors.New("it is run through the dynamic loader")
 	}
+	if len(r.Argv) == 0 {
+		return nil, errors.New("it has no argv[0]")
+	}
+	if a0 := filepath.Base(r.Argv[0]); a0 != filepath.Base(r.File) && a0 != filepath.Base(j.name) {
+		// Programs such as git and busybox choose what to do by argv[0]:
+		// the rule judged the file's name, so argv[0] must be that name.
+		return nil, fmt.Errorf("its argv[0] %q is not its name", r.Argv[0])
+	}
 	prog, err := d.trust.qualify(r.File, r.Exe, j.name)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 // TestPolicyDecider is the decision table of docs/shell-tool.md §7.4 with a fake policy
 // and a fake user.
 func TestPolicyDecider(t *testing.T) {
-	req := escalate.Request{File: "/usr/bin/env", Argv: []string{"e", "init", "."}, Workdir: "/w"}
+	req := escalate.Request{File: "/usr/bin/env", Argv: []string{"env", "init", "."}, Workdir: "/w"}
 	trust := newCallTrust(&EscalationPolicy{Dirs: TrustedPathDirs("/usr/bin:/bin")}, &sandbox.Plan{ReadOnlyRoot: true})
 	run := escalate.Decision{Action: escalate.Run}
 	esc := escalate.Decision{Action: escalate.Escalate}
@@ -85,7 +85,7 @@ func TestPolicyDeciderPreservePaths(t *testing.T) {
 		got = cmd
 		return execpolicy.Allow, true
 	}, trust: newCallTrust(&EscalationPolicy{Dirs: TrustedPathDirs("/usr/bin")}, &sandbox.Plan{ReadOnlyRoot: true})}
-	dec := d.Decide(context.Background(), escalate.Request{File: "/usr/bin/env", Argv: []string{"custom-cmd", "--flag", "value"}})
+	dec := d.Decide(context.Background(), escalate.Request{File: "/usr/bin/env", Argv: []string{"env", "--flag", "value"}})
 	defer dec.Close()
 	if dec.Action != escalate.Escalate || !reflect.DeepEqual(got, []string{"/usr/bin/env", "--flag", "value"}) {
 		t.Fatalf("%v %q", dec, got)

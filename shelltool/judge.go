@@ -1,7 +1,6 @@
 package shelltool
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,6 +85,7 @@ func (d *PolicyDecider) judge(r escalate.Request, depth int) judgement {
 		first = false
 	}
 	if depth >= maxInterpDepth {
+		j.refusal = "too many levels of interpreters"
 		return j
 	}
 	if id.loader {
@@ -98,7 +98,7 @@ func (d *PolicyDecider) judge(r escalate.Request, depth int) judgement {
 			j.stricter(d.judgeOpened(r, prog, argv, depth))
 		}
 	}
-	if interp, arg, ok := shebang(exe); ok {
+	if interp, arg, ok := escalate.Shebang(exe); ok {
 		argv := []string{interp}
 		if arg != "" {
 			argv = append(argv, arg)
@@ -162,32 +162,6 @@ func openPath(path string, open func(string) (*os.File, error)) (*os.File, error
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), path), nil
-}
-
-// shebang reads the "#!" line of f's file as the kernel does: the
-// interpreter, and at most one argument (the rest of the line, trimmed).
-func shebang(f *os.File) (interp, arg string, ok bool) {
-	r := reopen(f)
-	if r == nil {
-		return "", "", false
-	}
-	defer r.Close()
-	var buf [256]byte
-	n, _ := r.Read(buf[:])
-	line := buf[:n]
-	if !bytes.HasPrefix(line, []byte("#!")) {
-		return "", "", false
-	}
-	line = line[2:]
-	if i := bytes.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	s := strings.TrimLeft(string(line), " \t")
-	interp, arg, _ = strings.Cut(strings.TrimRight(s, " \t"), " ")
-	if i := strings.IndexByte(interp, '\t'); i >= 0 {
-		interp, arg = interp[:i], interp[i+1:]+" "+arg
-	}
-	return interp, strings.Trim(arg, " \t"), interp != ""
 }
 
 // The options of the glibc dynamic loader run as a program, with and

@@ -41,11 +41,12 @@ type indexed struct {
 // maxHashes bounds the hash cache.
 const maxHashes = 4096
 
-// hashKey identifies a version of a file's content.
+// hashKey identifies a version of a file's content: the command can set
+// a file's modification time, never its status-change time.
 type hashKey struct {
-	dev, ino uint64
-	size     int64
-	mtime    int64
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
 }
 
 // NewPrograms indexes the files of names (the rules' programs): an
@@ -165,7 +166,7 @@ func (p *Programs) identify(f *os.File) identity {
 		return identity{}
 	}
 	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil {
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return identity{}
 	}
 	id := fileID{st.Dev, st.Ino}
@@ -188,11 +189,11 @@ func (p *Programs) identify(f *os.File) identity {
 	var out identity
 	for _, c := range cands {
 		var cst unix.Stat_t
-		cf, err := os.Open(c.path)
+		cf, err := os.OpenFile(c.path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 		if err != nil {
 			continue
 		}
-		if unix.Fstat(int(cf.Fd()), &cst) == nil {
+		if unix.Fstat(int(cf.Fd()), &cst) == nil && cst.Mode&unix.S_IFMT == unix.S_IFREG {
 			if csum, ok := p.hash(cf, &cst); ok && csum == sum {
 				cid := fileID{cst.Dev, cst.Ino}
 				if c.name == "" {
@@ -208,13 +209,14 @@ func (p *Programs) identify(f *os.File) identity {
 	return out
 }
 
-// reopen opens f's file for reading (nil on failure).
+// reopen opens f's file (a regular file) for reading, never blocking
+// (nil on failure).
 func reopen(f *os.File) *os.File {
-	r, err := os.Open("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(int(f.Fd())), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
 	}
-	return r
+	return os.NewFile(uintptr(fd), f.Name())
 }
 
 // hash is the SHA-256 of r's content (r's stat is st), cached by device,
@@ -223,7 +225,7 @@ func (p *Programs) hash(r *os.File, st *unix.Stat_t) ([32]byte, bool) {
 	if r == nil {
 		return [32]byte{}, false
 	}
-	key := hashKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano()}
+	key := hashKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
 	p.mu.Lock()
 	sum, ok := p.hashes[key]
 	p.mu.Unlock()

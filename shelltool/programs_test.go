@@ -104,22 +104,6 @@ func TestLoaderTarget(t *testing.T) {
 	}
 }
 
-func TestShebang(t *testing.T) {
-	dir := progDir(t, map[string]string{
-		"a": "#!/bin/sh\necho\n", "b": "#! /usr/bin/env  python3 -u \n", "c": "#!\t/usr/bin/touch\tx y\n",
-		"d": "echo\n", "e": "#!\n",
-	})
-	for name, want := range map[string][3]string{
-		"a": {"/bin/sh", "", "true"}, "b": {"/usr/bin/env", "python3 -u", "true"}, "c": {"/usr/bin/touch", "x y", "true"},
-		"d": {"", "", "false"}, "e": {"", "", "false"},
-	} {
-		interp, arg, ok := shebang(openT(t, filepath.Join(dir, name)))
-		if got := [3]string{interp, arg, map[bool]string{true: "true", false: "false"}[ok]}; got != want {
-			t.Errorf("%s: %q, want %q", name, got, want)
-		}
-	}
-}
-
 // TestDeciderJudgesTheFile: a forbidden program is forbidden through a
 // renamed copy, through a script whose interpreter it is, and through
 // the dynamic loader; an allowed one escalates only from a trusted
@@ -172,6 +156,9 @@ host_executable(name="true", paths=["/nonexistent/true"])
 	}
 	if dec := decide("/usr/bin/env", "env"); dec.Action != escalate.Escalate || dec.Program == nil {
 		t.Errorf("env: %+v, want Escalate", dec)
+	}
+	if dec := decide("/usr/bin/env", "git-archive"); dec.Action != escalate.Run || !strings.Contains(dec.Note, "argv[0]") {
+		t.Errorf("env as git-archive: %+v, want Run with a note", dec)
 	}
 	if dec := decide("/usr/bin/true", "true"); dec.Action != escalate.Run || !strings.Contains(dec.Note, "host_executable") {
 		t.Errorf("pinned true: %+v, want Run with a note", dec)

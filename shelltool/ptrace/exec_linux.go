@@ -188,8 +188,8 @@ func (t *tracer) onExec(tr *tracee) {
 	tr.judged = nil
 	proc := "/proc/" + strconv.Itoa(tr.tid)
 	argv, aerr := readNulList(proc + "/cmdline")
-	id, ierr := statID(proc + "/exe")
-	if aerr == nil && ierr == nil && judged.matches(id, argv) {
+	img, ierr := statVersion(proc + "/exe")
+	if aerr == nil && ierr == nil && judged.matches(img, argv) {
 		t.resume(tr.tid, 0)
 		return
 	}
@@ -222,15 +222,17 @@ func (t *tracer) onExec(tr *tracee) {
 	})
 }
 
-// matches reports whether an exec of tg explains the new image with
-// identity id and argv: the same file and argv, or, for a script, its
-// interpreter with the script's name and arguments at the end.
-func (tg *target) matches(id fileID, argv []string) bool {
-	if tg == nil {
+// matches reports whether an exec of tg explains the new image img with
+// argv: the image is the version judged (the file itself, or the end of a
+// script's interpreter chain, unchanged since the decision), and argv is
+// the exec's, or, for a script, the interpreter's with the script's name
+// and arguments at the end.
+func (tg *target) matches(img fileVersion, argv []string) bool {
+	if tg == nil || tg.image == (fileVersion{}) || img != tg.image {
 		return false
 	}
 	if !tg.script {
-		return id == tg.id && slices.Equal(argv, tg.argv)
+		return img.id == tg.id && slices.Equal(argv, tg.argv)
 	}
 	rest := tg.argv
 	if len(rest) > 0 {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/codexec/codex/shelltool/escalate"
 )
 
 // execCall is what one execve or execveat asks for.
@@ -51,6 +53,11 @@ type target struct {
 	file string
 	// id is the file's identity (symlinks followed, as the kernel does).
 	id fileID
+	// image is the version of the file the kernel will load: the file's
+	// own, or for a script the end of its interpreter chain; the zero
+	// value when that chain cannot be followed (the exec event then
+	// judges what was loaded).
+	image fileVersion
 	// script: the file starts with "#!", so the kernel runs its
 	// interpreter with passed in its argv.
 	script bool
@@ -123,7 +130,62 @@ func resolve(tid int, c execCall, cwd string) (target, bool) {
 		return t, false
 	}
 	t.exe = os.NewFile(uintptr(fd), t.file)
+	t.image = finalImage(t.exe, opener(tid))
 	return t, true
+}
+
+// maxInterpreters is how many "#!" interpreters the kernel follows
+// before the loaded image (binfmt_script's recursion limit is below).
+const maxInterpreters = 5
+
+// finalImage follows f's "#!" chain as the kernel will, opening each
+// interpreter with open, and returns the version of the image it ends
+// at; the zero value when it cannot tell.
+func finalImage(f *os.File, open func(string) (*os.File, error)) fileVersion {
+	cur := f
+	for range maxInterpreters {
+		interp, _, ok := escalate.Shebang(cur)
+		if !ok {
+			v, _ := fdVersion(int(cur.Fd()))
+			if cur != f {
+				cur.Close()
+			}
+			return v
+		}
+		next, err := open(interp)
+		if cur != f {
+			cur.Close()
+		}
+		if err != nil {
+			return fileVersion{}
+		}
+		cur = next
+	}
+	if cur != f {
+		cur.Close()
+	}
+	return fileVersion{}
+}
+
+// fileVersion identifies a version of a file's content: its identity,
+// size, modification and status-change times (a command can set the
+// modification time, never the change time).
+type fileVersion struct {
+	id           fileID
+	size         int64
+	mtime, ctime int64
+}
+
+func versionOf(st *unix.Stat_t) fileVersion {
+	return fileVersion{id: fileID{dev: st.Dev, ino: st.Ino}, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+}
+
+func fdVersion(fd int) (fileVersion, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fileVersion{}, err
+	}
+	return versionOf(&st), nil
 }
 
 // opener returns the escalate.Request's Open for tid: a path opened as
@@ -180,9 +242,15 @@ func inspect(fd int, t target) (target, bool) {
 
 // statID is the identity of the file at path (symlinks followed).
 func statID(path string) (fileID, error) {
+	v, err := statVersion(path)
+	return v.id, err
+}
+
+// statVersion is the version of the file at path (symlinks followed).
+func statVersion(path string) (fileVersion, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		return fileID{}, err
+		return fileVersion{}, err
 	}
-	return fileID{dev: st.Dev, ino: st.Ino}, nil
+	return versionOf(&st), nil
 }

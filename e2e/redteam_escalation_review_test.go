@@ -174,3 +174,31 @@ func TestReviewBlockingInterpreter(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewHashCachePoison: the content hash is cached by device,
+// inode, size and modification time, and the command sets the
+// modification time it likes (utime). A file with /bin/true's code,
+// padded to touch's size, is hashed and cached as "not touch"; then the
+// same inode gets touch's bytes and its old mtime back: the next exec
+// hits the cache, is judged as an unknown program, and the forbidden
+// touch runs. No race.
+func TestReviewHashCachePoison(t *testing.T) {
+	ws := canonicalTemp(t)
+	script := `cp /bin/true x; truncate -s $(stat -c %s /usr/bin/touch) x; chmod +x x
+./x; echo first rc=$?
+python3 -c '
+import os
+st = os.stat("x")
+b = open("/usr/bin/touch", "rb").read()
+fd = os.open("x", os.O_WRONLY); os.write(fd, b); os.close(fd)
+os.utime("x", ns=(st.st_atime_ns, st.st_mtime_ns))
+'
+./x poison-mark; echo second rc=$?
+`
+	s := startRedteam(t)
+	r := s.call(t, 1, script, ws, workspaceProfile(ws), ws, 60000)
+	t.Logf("%+v", r)
+	if _, err := os.Stat(filepath.Join(ws, "poison-mark")); err == nil {
+		t.Errorf("the forbidden touch ran: the hash cache took a rewritten file with its old mtime for the old content")
+	}
+}

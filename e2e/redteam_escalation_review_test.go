@@ -202,3 +202,32 @@ os.utime("x", ns=(st.st_atime_ns, st.st_mtime_ns))
 		t.Errorf("the forbidden touch ran: the hash cache took a rewritten file with its old mtime for the old content")
 	}
 }
+
+// TestReviewInterpreterDepth: the judge stops following #! after five
+// levels and then judges the last file by its name alone, although the
+// kernel still runs it: four scripts, each the next one's interpreter,
+// end in "#!<loader> /usr/bin/touch"; the loader at the judge's depth
+// limit is judged as an unknown program, not by what it loads.
+func TestReviewInterpreterDepth(t *testing.T) {
+	loader := ""
+	for _, l := range []string{"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"} {
+		if _, err := os.Stat(l); err == nil {
+			loader = l
+		}
+	}
+	if loader == "" {
+		t.Skip("no glibc loader")
+	}
+	ws := canonicalTemp(t)
+	script := fmt.Sprintf(`printf '#!%[1]s /usr/bin/touch\n' > s4
+printf '#!%[2]s/s4\n' > s3; printf '#!%[2]s/s3\n' > s2; printf '#!%[2]s/s2\n' > s1; printf '#!%[2]s/s1\n' > s0
+chmod +x s0 s1 s2 s3 s4
+./s0 depth-mark; echo rc=$?
+`, loader, ws)
+	s := startRedteam(t)
+	r := s.call(t, 1, script, ws, workspaceProfile(ws), ws, 60000)
+	t.Logf("%+v", r)
+	if _, err := os.Stat(filepath.Join(ws, "depth-mark")); err == nil {
+		t.Errorf("the forbidden touch ran through the loader at the judge's depth limit")
+	}
+}

@@ -24,10 +24,9 @@ type EscalationPolicy struct {
 	// HostExecutables returns the paths host_executable() pins a program
 	// name to; nil means none.
 	HostExecutables func(name string) ([]string, bool)
-	// InWritableDirs lets a program escalate although its working
-	// directory (or the server's HOME) lies in a directory the call's
-	// sandbox can write, where the command may have planted the
-	// configuration the program reads (a repository's .git/config).
+	// InWritableDirs lets escalated programs read the call's writable
+	// roots, where the command may have planted the configuration they
+	// read (a repository's .git/config); by default they are hidden.
 	InWritableDirs bool
 }
 

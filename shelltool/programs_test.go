@@ -179,3 +179,39 @@ func loadRules(t *testing.T, src string) (*execpolicy.Policy, error) {
 	}
 	return execpolicy.LoadFiles(path)
 }
+
+// TestConfine: by default an escalated program gets the call's writable
+// roots hidden; without Landlock, an escalation from a writable working
+// directory is refused instead; the operator's flag trusts both.
+func TestConfine(t *testing.T) {
+	ws := t.TempDir()
+	plan := &sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}
+	prog := func() *escalate.Program {
+		p, err := escalate.OpenProgram("/usr/bin/env")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		return p
+	}
+	real, _ := filepath.EvalSymlinks(ws)
+	tr := newCallTrust(&EscalationPolicy{}, plan)
+	if p := prog(); !escalate.HidingAvailable() {
+		t.Log("no Landlock: hiding not checked")
+	} else if err := tr.confine(p, ws); err != nil || !slices.Equal(p.Hidden, []string{real}) {
+		t.Errorf("confine: %v, hidden %v, want %s", err, p.Hidden, real)
+	}
+	saved := escalate.HidingAvailable
+	escalate.HidingAvailable = func() bool { return false }
+	defer func() { escalate.HidingAvailable = saved }()
+	if err := tr.confine(prog(), ws); err == nil || !strings.Contains(err.Error(), "cannot hide") {
+		t.Errorf("without Landlock, from the workspace: %v", err)
+	}
+	if err := tr.confine(prog(), "/"); err != nil {
+		t.Errorf("without Landlock, from /: %v", err)
+	}
+	trusting := newCallTrust(&EscalationPolicy{InWritableDirs: true}, plan)
+	if p := prog(); trusting.confine(p, ws) != nil || p.Hidden != nil {
+		t.Errorf("the flag still hides %v", p.Hidden)
+	}
+}

@@ -150,7 +150,7 @@ func runExecMCPServer(c *cli.Context) error {
 	})
 }
 
-// callTree makes the owner of the calls' cgroup leaves (docs/shell-tool.md §11),
+// callTree makes the owner of the calls' cgroup leaves (docs/shell-tool.md §4.1),
 // or returns nil where cgroup v2 leaves are unavailable: calls then run
 // without a leaf, as the debug log says. There is no subreaper fallback as
 // in the exec-server: its reaper would reap the children that the ptrace

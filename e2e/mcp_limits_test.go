@@ -22,7 +22,7 @@ import (
 // of its own with the exec-server's per-process limits, and the whole leaf
 // (background jobs, setsid escapees, escalated programs and what they left)
 // is killed when the call ends, times out or is cancelled
-// (docs/shell-tool.md §11).
+// (docs/shell-tool.md §4.1).
 
 // patchedBashPath is the npm 0.97.0 patched Bash of wrapper mode
 // (scripts/patched-bash.sh); the test skips without it.
@@ -377,8 +377,9 @@ func leftovers(t *testing.T, s *mcpServer, end string) {
 }
 
 // TestMCPNoCgroupFallback: without cgroup v2 (here: unmounted in a mount
-// namespace of the server's own) calls still run, without a leaf, and the
-// debug log says so.
+// namespace of the server's own) calls still run, without a leaf, the debug
+// log says so, and a background job still dies with the call (the tracer
+// kills it, or in wrapper mode the kill of Bash's process group).
 func TestMCPNoCgroupFallback(t *testing.T) {
 	unshare, err := exec.LookPath("unshare")
 	if err != nil || os.Geteuid() != 0 {
@@ -394,20 +395,33 @@ trap '' PIPE; exec "$bin" exec-mcp-server "$@"
 	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := startMCPScript(t, []string{"UNSHARE=" + unshare, "SCRIPT=" + script},
-		`exec "$UNSHARE" --mount --propagation private /bin/sh "$SCRIPT" "$0" "$@"`, "--log-level", "debug")
-	ws := canonicalTemp(t)
-	r := s.call(t, 1, "cat /proc/self/cgroup; echo ok", ws, workspaceProfile(ws), ws, 20000)
-	if r.ExitCode != 0 || !strings.HasSuffix(r.Output, "ok\n") {
-		t.Fatalf("%+v", r)
-	}
-	srvText, _ := os.ReadFile("/proc/" + strconv.Itoa(s.pid) + "/cgroup")
-	if call, srv := parseCgroups(r.Output), parseCgroups(string(srvText)); call.v2 != srv.v2 {
-		t.Errorf("without cgroup v2 the call still got a cgroup %q (server: %q)", call.v2, srv.v2)
-	}
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(s.stderr.String(), "no cgroup leaf per call"); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no debug line about the missing per-call leaves; stderr:\n%s", s.stderr.String())
-		}
+	for _, mode := range []string{"ptrace", "wrapper"} {
+		t.Run(mode, func(t *testing.T) {
+			args := []string{"--log-level", "debug"}
+			if mode == "wrapper" {
+				args = append(args, "--intercept", "wrapper", "--bash", patchedBashPath(t))
+			}
+			s := startMCPScript(t, []string{"UNSHARE=" + unshare, "SCRIPT=" + script},
+				`exec "$UNSHARE" --mount --propagation private /bin/sh "$SCRIPT" "$0" "$@"`, args...)
+			ws := canonicalTemp(t)
+			mark := fmt.Sprintf("6%06d.5", rand.IntN(1_000_000))
+			defer killMarked(t, mark)
+			r := s.call(t, 1, "cat /proc/self/cgroup; sleep "+mark+" & echo ok", ws, disabledProfile, ws, 20000)
+			if r.ExitCode != 0 || !strings.HasSuffix(r.Output, "ok\n") {
+				t.Fatalf("%+v", r)
+			}
+			srvText, _ := os.ReadFile("/proc/" + strconv.Itoa(s.pid) + "/cgroup")
+			if call, srv := parseCgroups(r.Output), parseCgroups(string(srvText)); call.v2 != srv.v2 {
+				t.Errorf("without cgroup v2 the call still got a cgroup %q (server: %q)", call.v2, srv.v2)
+			}
+			if left := marksGone(mark, time.Second); len(left) > 0 {
+				t.Errorf("the background job outlived the call")
+			}
+			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(s.stderr.String(), "no cgroup leaf per call"); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no debug line about the missing per-call leaves; stderr:\n%s", s.stderr.String())
+				}
+			}
+		})
 	}
 }

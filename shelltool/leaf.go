@@ -3,6 +3,7 @@ package shelltool
 import (
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -10,7 +11,7 @@ import (
 	"github.com/codexec/codex/proc"
 )
 
-// callLeaf makes the cgroup leaf of one call (docs/shell-tool.md §11):
+// callLeaf makes the cgroup leaf of one call (docs/shell-tool.md §4.1):
 // Bash, everything it forks and every program escalated for it start in
 // it, and it is killed and removed before the call answers. Without a tree
 // (no cgroup v2: the server said so at start-up) it returns nil, and the
@@ -65,4 +66,16 @@ func startCmd(cmd *exec.Cmd, leaf *proc.Leaf) (*os.Process, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// killLeftGroup kills, for a call without a leaf, what the reaped Bash
+// left in its process group pgid (background jobs; not what left the
+// group). The number stays allocated while the group has members, so if
+// /proc/pgid exists it names another process now and nothing is sent (the
+// escalator's check).
+func killLeftGroup(pgid int) {
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pgid)); err == nil {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }

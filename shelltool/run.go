@@ -41,7 +41,7 @@ type BashRunner struct {
 	Grace time.Duration
 	// Logger receives the runner's logs; nil means none.
 	Logger *zap.Logger
-	// Tree makes each call's cgroup leaf (docs/shell-tool.md §11); nil:
+	// Tree makes each call's cgroup leaf (docs/shell-tool.md §4.1); nil:
 	// calls run without one.
 	Tree *proc.TreeKiller
 }
@@ -98,7 +98,7 @@ func (b *BashRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	out := newOutput(MaxOutput)
 	read := make(chan struct{})
 	go collect(pr, out, read)
-	return b.wait(ctx, c, bash, out, pr, read, func() {
+	res, err := b.wait(ctx, c, bash, out, pr, read, func() {
 		// Kill first: a wrapper whose session ended before it died would
 		// print its receive error into the output.
 		_ = leaf.Kill()
@@ -107,6 +107,10 @@ func (b *BashRunner) Run(ctx context.Context, c *Call) (Result, error) {
 		<-served
 		esc.KillAll()
 	})
+	if leaf == nil {
+		killLeftGroup(bash.Pid)
+	}
+	return res, err
 }
 
 // wait waits for Bash, the timeout or ctx, then for the output (with the

@@ -46,7 +46,7 @@ type TracedRunner struct {
 	Grace time.Duration
 	// Logger receives the runner's logs; nil means none.
 	Logger *zap.Logger
-	// Tree makes each call's cgroup leaf (docs/shell-tool.md §11); nil:
+	// Tree makes each call's cgroup leaf (docs/shell-tool.md §4.1); nil:
 	// calls run without one.
 	Tree *proc.TreeKiller
 }

@@ -57,7 +57,7 @@ func NewEscalator(log *zap.Logger) *Escalator {
 
 // Placement decides where escalated programs start, e.g. in the cgroup
 // leaf of the call they run for (a *proc.Leaf: counted against the call's
-// limits and killed with it, docs/shell-tool.md §11). Fork calls fork,
+// limits and killed with it, docs/shell-tool.md §4.1). Fork calls fork,
 // which forks and execs the program with sys, once it has added to sys
 // what it needs; it may call fork a second time if the first fork failed
 // because of what it added.

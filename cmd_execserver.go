@@ -53,8 +53,8 @@ the commands the server runs.`,
 			&cli.Int64Flag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest inbound message in `BYTES`; a larger one ends the connection"},
 			&cli.Int64Flag{Name: "max-parked-stdin-bytes", Value: execserver.DefaultParkedStdinBytes, Usage: "`BYTES` of a connection's process/write calls that may wait for a full stdin queue; beyond, a write is refused"},
 			&cli.IntFlag{Name: "concurrent-requests", Value: 0, Usage: "requests of one connection handled at once: `N`; 0: in order, with long polls parked and control requests answered at once; 1: strictly serial"},
-			&cli.Int64Flag{Name: "max-pids-per-process", Value: 4096, Usage: "`N` tasks (processes and threads) one command and its descendants may have at once, through its cgroup's pids.max; stops fork bombs; 0: no limit"},
-			&cli.StringFlag{Name: "max-memory-per-process", Value: "50%", Usage: "memory.max of each command's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of physical memory; 0: no limit"},
+			&cli.Int64Flag{Name: "max-pids-per-process", Value: defaultMaxPids, Usage: "`N` tasks (processes and threads) one command and its descendants may have at once, through its cgroup's pids.max; stops fork bombs; 0: no limit"},
+			&cli.StringFlag{Name: "max-memory-per-process", Value: defaultMaxMemory, Usage: "memory.max of each command's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of physical memory; 0: no limit"},
 			&cli.StringFlag{Name: "ws-auth", Usage: "WebSocket authentication `MODE`: capability-token (needs --ws-token-file or --ws-token-sha256) or signed-bearer-token (needs --ws-shared-secret-file); /readyz is never gated"},
 			&cli.StringFlag{Name: "ws-token-file", Usage: "`FILE` holding the bearer token (surrounding whitespace trimmed)"},
 			&cli.StringFlag{Name: "ws-token-sha256", Usage: "SHA-256 `HEX` of the bearer token"},
@@ -158,6 +158,13 @@ func tokenHash(c *cli.Context) ([]byte, error) {
 	}
 	return nil, fmt.Errorf("--ws-auth capability-token needs --ws-token-file or --ws-token-sha256")
 }
+
+// The defaults of --max-pids-per-process and --max-memory-per-process, the
+// same for exec-server commands and exec-mcp-server calls.
+const (
+	defaultMaxPids   = 4096
+	defaultMaxMemory = "50%"
+)
 
 // processLimits reads --max-pids-per-process and --max-memory-per-process.
 // The memory default, half of physical memory, lets one large build run

@@ -8,9 +8,11 @@ import (
 	"slices"
 
 	"github.com/codexec/codex/execpolicy"
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/shelltool"
 	"github.com/codexec/codex/shelltool/escalate"
 	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
 )
 
 // mcpServerName is the argv[0] base name that runs exec-mcp-server
@@ -37,6 +39,11 @@ sandbox, "prompt" asks the user by MCP elicitation, "forbidden" refuses it
 sandbox. The rules are the *.rules files of /etc/codex/rules and
 $CODEX_HOME/rules, read once at start-up.
 
+Each call runs in a cgroup leaf of its own (cgroup v2), with the shell, what
+it forks and the programs escalated for it: --max-pids-per-process and
+--max-memory-per-process limit it as they limit an exec-server command, and
+the whole leaf is killed when the call ends, times out or is cancelled.
+
 Use it from Codex with, in config.toml:
   [mcp_servers.shell-tool]
   command = "/path/to/codex"
@@ -50,6 +57,8 @@ Use it from Codex with, in config.toml:
 			&cli.BoolFlag{Name: "escalate-in-writable-dirs", Usage: "let escalated programs read the call's writable roots, where the command may have planted the configuration they read (docs/shell-tool.md §11.2); by default they are hidden from them"},
 			&cli.StringFlag{Name: "intercept", Value: interceptPtrace, Usage: "how execs are intercepted: `MODE` ptrace (every exec of the call, traced in the kernel; any shell) or wrapper (a patched shell execs codex-execve-wrapper; that shell's own execs only)"},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log `LEVEL`: debug, info, warn or error (stderr)"},
+			&cli.Int64Flag{Name: "max-pids-per-process", Value: defaultMaxPids, Usage: "`N` tasks (processes and threads) one call may have at once (its shell, what that forks, the programs escalated for it), through its cgroup's pids.max; stops fork bombs; 0: no limit"},
+			&cli.StringFlag{Name: "max-memory-per-process", Value: defaultMaxMemory, Usage: "memory.max of each call's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of physical memory; 0: no limit"},
 		},
 		Action: runExecMCPServer,
 	}
@@ -110,7 +119,19 @@ func runExecMCPServer(c *cli.Context) error {
 		return cli.Exit("Error: "+err.Error(), 1)
 	}
 	pathDirs := programDirs(os.Getenv("PATH"))
-	var runner shelltool.Runner = &shelltool.TracedRunner{Bash: bash, Logger: logger}
+	limits, err := processLimits(c)
+	if err != nil {
+		return usageErrorf(c, "%s", err)
+	}
+	tree := callTree(logger, limits)
+	if tree != nil {
+		defer func() {
+			if err := tree.Close(); err != nil {
+				logger.Warn("removing the calls' cgroups", zap.Error(err))
+			}
+		}()
+	}
+	var runner shelltool.Runner = &shelltool.TracedRunner{Bash: bash, Logger: logger, Tree: tree}
 	if mode == interceptWrapper {
 		wrapper := c.String("execve")
 		if wrapper == "" {
@@ -121,7 +142,7 @@ func runExecMCPServer(c *cli.Context) error {
 			defer os.RemoveAll(dir)
 			wrapper = link
 		}
-		runner = &shelltool.BashRunner{Bash: bash, Wrapper: wrapper, Logger: logger}
+		runner = &shelltool.BashRunner{Bash: bash, Wrapper: wrapper, Logger: logger, Tree: tree}
 	}
 	return shelltool.Serve(c.Context, os.Stdin, os.Stdout, os.Stdin, shelltool.Config{
 		Name: "codex", Version: buildVersion(),
@@ -133,6 +154,20 @@ func runExecMCPServer(c *cli.Context) error {
 		Runner: runner,
 		Logger: logger,
 	})
+}
+
+// callTree makes the owner of the calls' cgroup leaves (docs/shell-tool.md §4.1),
+// or returns nil where cgroup v2 leaves are unavailable: calls then run
+// without a leaf, as the debug log says. There is no subreaper fallback as
+// in the exec-server: its reaper would reap the children that the ptrace
+// tracer and the escalator wait for.
+func callTree(logger *zap.Logger, lim proc.Limits) *proc.TreeKiller {
+	tree, err := proc.NewCgroupTreeKiller(logger, lim)
+	if err != nil {
+		logger.Debug("no cgroup leaf per call: calls run without --max-pids-per-process and --max-memory-per-process, and what a call leaves is killed by its interceptor alone", zap.Error(err))
+		return nil
+	}
+	return tree
 }
 
 // The --intercept modes of exec-mcp-server.

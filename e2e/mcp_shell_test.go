@@ -17,9 +17,10 @@ import (
 // parent (as some MCP clients start servers): calls must still see it at
 // its default.
 type mcpServer struct {
-	in    io.WriteCloser
-	lines chan string
-	pid   int // the server's (sh execs it)
+	in     io.WriteCloser
+	lines  chan string
+	pid    int           // the server's (sh execs it)
+	stderr *lockedBuffer // the server's logs
 }
 
 func startMCP(t *testing.T, bash string) *mcpServer {
@@ -31,14 +32,23 @@ func startMCP(t *testing.T, bash string) *mcpServer {
 // added to its short environment.
 func startMCPWith(t *testing.T, env []string, args ...string) *mcpServer {
 	t.Helper()
-	cmd := exec.Command("/bin/sh", append([]string{"-c", `trap '' PIPE; exec "$0" exec-mcp-server "$@"`, binary}, args...)...)
+	return startMCPScript(t, env, `trap '' PIPE; exec "$0" exec-mcp-server "$@"`, args...)
+}
+
+// startMCPScript starts the server through the sh script (which gets the
+// binary as $0 and args as "$@", and must exec the server last).
+func startMCPScript(t *testing.T, env []string, script string, args ...string) *mcpServer {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", append([]string{"-c", script, binary}, args...)...)
 	cmd.Env = append([]string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
+	s := &mcpServer{in: in, lines: make(chan string, 100), stderr: &lockedBuffer{}}
+	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &mcpServer{in: in, lines: make(chan string, 100), pid: cmd.Process.Pid}
+	s.pid = cmd.Process.Pid
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 4<<20)
@@ -57,6 +67,9 @@ func startMCPWith(t *testing.T, env []string, args ...string) *mcpServer {
 			cmd.Process.Kill()
 			<-done
 			t.Errorf("exec-mcp-server did not exit on stdin EOF")
+		}
+		if t.Failed() {
+			t.Logf("exec-mcp-server stderr:\n%s", s.stderr.String())
 		}
 	})
 	s.send(t, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}`)
@@ -103,9 +116,21 @@ type shellResult struct {
 // permission profile and cwd) and returns its result.
 func (s *mcpServer) call(t *testing.T, id int, command, workdir, profile, cwd string, timeoutMs int) shellResult {
 	t.Helper()
+	s.startCall(t, id, command, workdir, profile, cwd, timeoutMs)
+	return s.result(t, id)
+}
+
+// startCall sends a shell call without waiting for its answer.
+func (s *mcpServer) startCall(t *testing.T, id int, command, workdir, profile, cwd string, timeoutMs int) {
+	t.Helper()
 	meta := fmt.Sprintf(`{"codex/sandbox-state":{"permissionProfile":%s,"sandboxCwd":"file://%s"}}`, profile, cwd)
 	s.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"shell","arguments":{"command":%q,"workdir":%q,"login":false,"timeout_ms":%d},"_meta":%s}}`,
 		id, command, workdir, timeoutMs, meta))
+}
+
+// result reads the answer to the call id, which must be the next message.
+func (s *mcpServer) result(t *testing.T, id int) shellResult {
+	t.Helper()
 	line := s.recv(t)
 	var msg struct {
 		ID     int `json:"id"`

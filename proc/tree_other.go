@@ -5,6 +5,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"go.uber.org/zap"
 )
@@ -37,3 +38,32 @@ func NewLimitedTreeKiller(logger *zap.Logger, _ Limits) (*TreeKiller, error) {
 func PhysicalMemory() (int64, error) {
 	return 0, fmt.Errorf("proc: physical memory: %w", errors.ErrUnsupported)
 }
+
+// ErrLeafReleased is Leaf.Fork's error once the leaf was released.
+var ErrLeafReleased = errors.New("proc: cgroup leaf released")
+
+// NewCgroupTreeKiller returns an error matching errors.ErrUnsupported
+// outside Linux.
+func NewCgroupTreeKiller(logger *zap.Logger, _ Limits) (*TreeKiller, error) {
+	return NewTreeKiller(logger)
+}
+
+// Leaf is a cgroup leaf; there are none outside Linux.
+type Leaf struct{}
+
+// NewLeaf fails outside Linux.
+func (t *TreeKiller) NewLeaf() (*Leaf, error) {
+	return nil, fmt.Errorf("proc: cgroup leaf: %w", errors.ErrUnsupported)
+}
+
+// Dir is "".
+func (l *Leaf) Dir() string { return "" }
+
+// Fork just calls fork.
+func (l *Leaf) Fork(_ *syscall.SysProcAttr, fork func() (int, error)) (int, error) { return fork() }
+
+// Kill does nothing.
+func (l *Leaf) Kill() error { return nil }
+
+// Release does nothing.
+func (l *Leaf) Release() {}

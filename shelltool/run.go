@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/shelltool/escalate"
@@ -26,8 +27,9 @@ const DefaultGrace = 100 * time.Millisecond
 // BashRunner runs shell calls with a patched Bash (docs/shell-tool.md §4): under our
 // sandbox helper when the call has a plan, with the call's escalate socket
 // kept open across the helper's exec, stdin /dev/null, stdout and stderr
-// on one pipe, and the wrapper variables set. The zero value is not
-// usable: Bash and Wrapper are required. Safe for concurrent use.
+// on one pipe, and the wrapper variables set. With Tree, each call runs in
+// a cgroup leaf of its own, killed whole when the call ends. The zero value
+// is not usable: Bash and Wrapper are required. Safe for concurrent use.
 type BashRunner struct {
 	// Bash is the path of the patched Bash.
 	Bash string
@@ -39,6 +41,9 @@ type BashRunner struct {
 	Grace time.Duration
 	// Logger receives the runner's logs; nil means none.
 	Logger *zap.Logger
+	// Tree makes each call's cgroup leaf (docs/shell-tool.md §4.1); nil:
+	// calls run without one.
+	Tree *proc.TreeKiller
 }
 
 var _ Runner = (*BashRunner)(nil)
@@ -51,12 +56,14 @@ func (b *BashRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	}
 	c, release := guardPlaceholders(c, log)
 	defer release()
+	leaf := callLeaf(b.Tree, log)
+	defer leaf.Release() // last: what the kills below left, daemons included
 	server, child, err := escalate.NewSocketPair()
 	if err != nil {
 		return Result{}, err
 	}
 	defer server.Close()
-	esc := escalate.NewEscalator(log)
+	esc := escalate.NewPlacedEscalator(log, leaf)
 	serveCtx, stopServe := context.WithCancel(ctx)
 	served := make(chan struct{})
 	go func() {
@@ -78,8 +85,9 @@ func (b *BashRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	}
 	defer pr.Close()
 	cmd, cleanup, err := b.command(c, child, pw)
+	var bash *os.Process
 	if err == nil {
-		err = cmd.Start()
+		bash, err = startCmd(cmd, leaf)
 	}
 	cleanup()
 	pw.Close()
@@ -90,35 +98,44 @@ func (b *BashRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	out := newOutput(MaxOutput)
 	read := make(chan struct{})
 	go collect(pr, out, read)
-	return b.wait(ctx, c, cmd, out, pr, read, func() {
+	res, err := b.wait(ctx, c, bash, out, pr, read, func() {
 		// Kill first: a wrapper whose session ended before it died would
 		// print its receive error into the output.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = leaf.Kill()
+		_ = syscall.Kill(-bash.Pid, syscall.SIGKILL)
 		stopServe()
 		<-served
 		esc.KillAll()
 	})
+	if leaf == nil {
+		killLeftGroup(bash.Pid)
+	}
+	return res, err
 }
 
 // wait waits for Bash, the timeout or ctx, then for the output (with the
 // grace period), and builds the result. kill stops the escalations and
 // kills Bash's process group and the escalated children.
-func (b *BashRunner) wait(ctx context.Context, c *Call, cmd *exec.Cmd, out *output, pr *os.File, read chan struct{}, kill func()) (Result, error) {
+func (b *BashRunner) wait(ctx context.Context, c *Call, bash *os.Process, out *output, pr *os.File, read chan struct{}, kill func()) (Result, error) {
 	start := time.Now()
 	c.Stopwatch.Start()
 	defer c.Stopwatch.Stop()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan *os.ProcessState, 1)
+	go func() {
+		ps, _ := bash.Wait() // our child: it cannot fail
+		exited <- ps
+	}()
+	var ps *os.ProcessState
 	timedOut := false
 	select {
-	case <-exited:
+	case ps = <-exited:
 	case <-c.Expired:
 		timedOut = true
 		kill()
-		<-exited
+		ps = <-exited
 	case <-ctx.Done():
 		kill()
-		<-exited
+		ps = <-exited
 	}
 	duration := time.Since(start)
 	grace := b.Grace
@@ -133,7 +150,7 @@ func (b *BashRunner) wait(ctx context.Context, c *Call, cmd *exec.Cmd, out *outp
 	t.Stop()
 	pr.Close() // ends collect if a background process still holds the pipe
 	<-read
-	res := Result{ExitCode: exitCode(cmd.ProcessState), Output: out.String(), Duration: duration, TimedOut: timedOut}
+	res := Result{ExitCode: exitCode(ps), Output: out.String(), Duration: duration, TimedOut: timedOut}
 	if timedOut {
 		res.ExitCode = 124
 	}

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/shelltool/escalate"
@@ -32,7 +33,9 @@ const DefaultTracedBash = "/bin/bash"
 // not usable: Bash is required. Safe for concurrent use.
 //
 // When Bash exits, what it left running (background jobs) is killed with
-// the call: a traced process cannot outlive its tracer.
+// the call: a traced process cannot outlive its tracer, and with Tree the
+// call's cgroup leaf, which also holds the escalated programs and what
+// they left, is killed whole.
 type TracedRunner struct {
 	// Bash is the path of the shell.
 	Bash string
@@ -43,6 +46,9 @@ type TracedRunner struct {
 	Grace time.Duration
 	// Logger receives the runner's logs; nil means none.
 	Logger *zap.Logger
+	// Tree makes each call's cgroup leaf (docs/shell-tool.md §4.1); nil:
+	// calls run without one.
+	Tree *proc.TreeKiller
 }
 
 var _ Runner = (*TracedRunner)(nil)
@@ -55,6 +61,8 @@ func (b *TracedRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	}
 	c, release := guardPlaceholders(c, log)
 	defer release()
+	leaf := callLeaf(b.Tree, log)
+	defer leaf.Release() // last: what the session and the escalator left, daemons included
 	w, err := sandbox.Wrap(b.plan(c))
 	if err != nil {
 		return Result{}, err
@@ -78,10 +86,12 @@ func (b *TracedRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	attr := &syscall.ProcAttr{Files: []uintptr{null.Fd(), pw.Fd(), pw.Fd()}, Sys: &syscall.SysProcAttr{Setsid: true}}
 	path, argv := w.ApplyTo(attr)
 	attr.Files = append(attr.Files, syncR.Fd())
-	esc := escalate.NewEscalator(log)
+	esc := escalate.NewPlacedEscalator(log, leaf)
 	defer esc.KillAll()
 	sess, err := ptrace.Start(ctx, ptrace.Config{Decider: c.Decider, Escalator: esc, Logger: log},
-		func() (int, error) { return syscall.ForkExec(path, argv, attr) }, syncW)
+		func() (int, error) {
+			return leaf.Fork(attr.Sys, func() (int, error) { return syscall.ForkExec(path, argv, attr) })
+		}, syncW)
 	closeFiles(append(slices.Clone(w.ExtraFiles), syncR, pw, null))
 	if err != nil {
 		return Result{}, rpc.Errorf(rpc.CodeInternalError, "failed to start %s: %v", b.Bash, err)
@@ -90,7 +100,13 @@ func (b *TracedRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	out := newOutput(MaxOutput)
 	read := make(chan struct{})
 	go collect(pr, out, read)
-	return b.wait(ctx, c, sess, esc, out, pr, read), nil
+	kill := func() {
+		_ = leaf.Kill() // all at once, forks in flight included
+		sess.Kill()
+		esc.KillAll()
+		<-sess.Exited()
+	}
+	return b.wait(ctx, c, sess, kill, out, pr, read), nil
 }
 
 // plan is the call's sandbox plan running Bash with exec traced: the
@@ -120,18 +136,13 @@ func (b *TracedRunner) plan(c *Call) sandbox.Plan {
 	return p
 }
 
-// wait waits for Bash, the timeout or ctx, then for the output (with the
-// grace period), and builds the result; the caller then ends the
-// session, which kills whatever is left.
-func (b *TracedRunner) wait(ctx context.Context, c *Call, sess *ptrace.Session, esc *escalate.Escalator, out *output, pr *os.File, read chan struct{}) Result {
+// wait waits for Bash, the timeout or ctx (then it calls kill), then for
+// the output (with the grace period), and builds the result; the caller
+// then ends the session and the leaf, which kills whatever is left.
+func (b *TracedRunner) wait(ctx context.Context, c *Call, sess *ptrace.Session, kill func(), out *output, pr *os.File, read chan struct{}) Result {
 	start := time.Now()
 	c.Stopwatch.Start()
 	defer c.Stopwatch.Stop()
-	kill := func() {
-		sess.Kill()
-		esc.KillAll()
-		<-sess.Exited()
-	}
 	timedOut := false
 	select {
 	case <-sess.Exited():

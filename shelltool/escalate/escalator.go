@@ -31,11 +31,14 @@ import (
 // exits, and reaps it. If other processes of its group are still alive
 // then (a background job it left), the group is remembered until Run's
 // ctx ends or KillAll is called, which kill it. Processes that leave the
-// group (setsid) are out of reach, as for any process-group kill.
+// group (setsid) are out of reach of these kills: a Placement that starts
+// the programs in the call's cgroup leaf (NewPlacedEscalator) is what
+// ends them.
 type Escalator struct {
 	log *zap.Logger
 	// env is the environment escalated programs start from.
-	env []string
+	env   []string
+	place Placement // nil: programs start where the server runs
 
 	mu       sync.Mutex
 	children map[*child]struct{} // guarded by mu: not yet reaped
@@ -53,10 +56,26 @@ type child struct {
 
 // NewEscalator returns an Escalator logging to log (nil: no logs).
 func NewEscalator(log *zap.Logger) *Escalator {
+	return NewPlacedEscalator(log, nil)
+}
+
+// Placement decides where escalated programs start, e.g. in the cgroup
+// leaf of the call they run for (a *proc.Leaf: counted against the call's
+// limits and killed with it, docs/shell-tool.md §4.1). Fork calls fork,
+// which forks and execs the program with sys, once it has added to sys
+// what it needs; it may call fork a second time if the first fork failed
+// because of what it added.
+type Placement interface {
+	Fork(sys *syscall.SysProcAttr, fork func() (int, error)) (int, error)
+}
+
+// NewPlacedEscalator is NewEscalator whose programs start through place
+// (nil: where the server runs).
+func NewPlacedEscalator(log *zap.Logger, place Placement) *Escalator {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Escalator{log: log, env: serverEnv, children: map[*child]struct{}{}}
+	return &Escalator{log: log, env: serverEnv, place: place, children: map[*child]struct{}{}}
 }
 
 // Run starts prog (r.File, as judged) outside the sandbox and waits for
@@ -186,7 +205,13 @@ func (e *Escalator) start(r Request, prog *Program, files []uintptr) (*child, er
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	markCloseOnExec()
-	pid, err := syscall.ForkExec(path, argv, attr)
+	fork := func() (int, error) { return syscall.ForkExec(path, argv, attr) }
+	var pid int
+	if e.place != nil {
+		pid, err = e.place.Fork(attr.Sys, fork)
+	} else {
+		pid, err = fork()
+	}
 	if err != nil {
 		return nil, &os.PathError{Op: "exec", Path: r.File, Err: err}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -337,4 +338,44 @@ func runProgram(t *testing.T, e *Escalator, r Request, p *Program) (int, string)
 	}
 	out, _ := readAll(rd)
 	return code, out
+}
+
+// recordingPlacement is a Placement that counts its forks and can refuse
+// them.
+type recordingPlacement struct {
+	forks  int
+	refuse error
+}
+
+func (p *recordingPlacement) Fork(sys *syscall.SysProcAttr, fork func() (int, error)) (int, error) {
+	p.forks++
+	if sys == nil || !sys.Setpgid {
+		return 0, errors.New("placement got no SysProcAttr of the program")
+	}
+	if p.refuse != nil {
+		return 0, p.refuse
+	}
+	return fork()
+}
+
+// TestPlacedEscalator: every escalated program starts through the
+// escalator's Placement (the call's cgroup leaf in the server), and one it
+// refuses does not start.
+func TestPlacedEscalator(t *testing.T) {
+	p := &recordingPlacement{}
+	e := NewPlacedEscalator(zaptest.NewLogger(t), p)
+	dir := t.TempDir()
+	code, out := runOutput(t, e, context.Background(), shRequest(dir, "echo placed", nil))
+	if code != 0 || out != "placed\n" || p.forks != 1 {
+		t.Errorf("code %d, output %q, forks %d", code, out, p.forks)
+	}
+	p.refuse = errors.New("no room")
+	marker := filepath.Join(dir, "ran")
+	if _, err := runFile(e, context.Background(), shRequest(dir, "touch "+marker, nil), nil); err == nil || !strings.Contains(err.Error(), "no room") {
+		t.Errorf("a refused placement: %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil || p.forks != 2 {
+		t.Errorf("the refused program ran (forks %d)", p.forks)
+	}
+	assertNoZombies(t)
 }

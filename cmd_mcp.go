@@ -54,7 +54,7 @@ Use it from Codex with, in config.toml:
 			&cli.StringFlag{Name: "bash", Usage: "`PATH` of the shell (default: /bin/bash with --intercept ptrace, $CODEX_BASH_PATH, a patched Bash, with wrapper)"},
 			&cli.StringFlag{Name: "execve", Usage: "`PATH` of codex-execve-wrapper (default: this binary under that name, linked in a private temporary directory)"},
 			&cli.BoolFlag{Name: "preserve-program-paths", Usage: "match rules on the full program path instead of its base name"},
-			&cli.BoolFlag{Name: "escalate-in-writable-dirs", Usage: "let escalated programs read the call's writable roots, where the command may have planted the configuration they read (docs/shell-tool.md §11.2); by default they are hidden from them"},
+			&cli.BoolFlag{Name: "escalate-in-writable-dirs", Usage: "let an allowed program escalate even when its working directory (or HOME) lies where a sandboxed call could write, and may have planted the configuration the program reads (docs/shell-tool.md §11.2)"},
 			&cli.StringFlag{Name: "intercept", Value: interceptPtrace, Usage: "how execs are intercepted: `MODE` ptrace (every exec of the call, traced in the kernel; any shell) or wrapper (a patched shell execs codex-execve-wrapper; that shell's own execs only)"},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log `LEVEL`: debug, info, warn or error (stderr)"},
 			&cli.Int64Flag{Name: "max-pids-per-process", Value: defaultMaxPids, Usage: "`N` tasks (processes and threads) one call may have at once (its shell, what that forks, the programs escalated for it), through its cgroup's pids.max; stops fork bombs; 0: no limit"},

@@ -22,16 +22,12 @@ import (
 
 // hiddenEntry dispatches the re-executed helper modes: the exec wrapper
 // (argv[0] "codex-execve-wrapper", first: it runs once per intercepted
-// exec), the escalation trampoline (argv[0] "codex-escalate-exec"), the
-// sandbox helper (argv[0] "codex-linux-sandbox") and the
+// exec), the sandbox helper (argv[0] "codex-linux-sandbox") and the
 // filesystem helper ("--fs-helper", or the reference's
 // "--codex-run-as-fs-helper").
 func hiddenEntry(args []string) (int, bool) {
 	if filepath.Base(args[0]) == escalate.WrapperName {
 		return escalate.WrapperMain(), true
-	}
-	if filepath.Base(args[0]) == escalate.ExecName {
-		return escalate.ExecMain(), true
 	}
 	if filepath.Base(args[0]) == sandbox.HelperName {
 		return sandbox.ChildMain(sandbox.ChildOptions{FSHelper: fshelper.ChildMain}), true

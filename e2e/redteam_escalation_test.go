@@ -44,7 +44,8 @@ func needGit(t *testing.T) {
 // escalated (the file lies where the sandbox can write) — with the
 // server's defaults, and with the working directory trusted
 // (--escalate-in-writable-dirs). The real printenv, reached through a
-// symlink named otherwise in the workspace, still escalates.
+// symlink named otherwise in the workspace, escalates only with that
+// flag: by default the workspace is no place to escalate from.
 func TestRedteamLookalikeEscalation(t *testing.T) {
 	needGit(t)
 	for _, args := range [][]string{nil, {"--escalate-in-writable-dirs"}} {
@@ -74,8 +75,9 @@ ln -s /usr/bin/printenv pe; ./pe
 		if n := strings.Count(r.Output, want); n < 4 {
 			t.Errorf("%v: %d notes %q on the refused escalations, want 4: %q", args, n, want, r.Output)
 		}
-		if !strings.Contains(r.Output, "PWD="+ws+"\n") || strings.Contains(r.Output, "CODEX_SANDBOX") {
-			t.Errorf("%v: printenv through a symlink did not escalate", args)
+		escalated := strings.Contains(r.Output, "PWD="+ws+"\n") && !strings.Contains(r.Output, "CODEX_SANDBOX")
+		if escalated != (args != nil) {
+			t.Errorf("%v: printenv through a symlink escalated: %v, want %v", args, escalated, args != nil)
 		}
 	}
 }
@@ -139,6 +141,29 @@ git status; echo rc=$?
 		if _, err := os.Stat(filepath.Join(outside, f)); err == nil {
 			t.Errorf("%s: planted repository config ran outside the sandbox", f)
 		}
+	}
+}
+
+// TestRedteamPlantedAcrossCalls: a repository planted by a
+// workspace-write call is still no place to escalate from in a later
+// read-only call of the same server, where the workspace is not
+// writable.
+func TestRedteamPlantedAcrossCalls(t *testing.T) {
+	needGit(t)
+	ws := canonicalTemp(t)
+	outside := canonicalTemp(t)
+	s := startRedteam(t)
+	plant := fmt.Sprintf("git init -q sub && git -C sub config core.fsmonitor 'echo x > %s/fsmonitor; false'; echo planted", outside)
+	if r := s.call(t, 1, plant, ws, workspaceProfile(ws), ws, 60000); !strings.Contains(r.Output, "planted") {
+		t.Fatalf("%+v", r)
+	}
+	r := s.call(t, 2, "git status >/dev/null; echo rc=$?", filepath.Join(ws, "sub"), readOnlyProfile, ws, 60000)
+	t.Logf("%+v", r)
+	if _, err := os.Stat(filepath.Join(outside, "fsmonitor")); err == nil {
+		t.Error("the planted fsmonitor ran outside the sandbox in a later call")
+	}
+	if !strings.Contains(r.Output, "could write "+ws) {
+		t.Errorf("no note on the refused escalation: %q", r.Output)
 	}
 }
 

@@ -6,9 +6,13 @@
 #   scripts/realclient.sh --mcp [mcp.sh options]
 #
 # instead runs ../shared/realclient/mcp.sh (Codex 0.169.0 drives the MCP `shell`
-# tool) against `bin/codex exec-mcp-server` with no flags (kernel-level
-# interception, the system's Bash), in every sandbox mode unless options are
-# given (e.g. `--sandbox read-only --keep`); every check counts.
+# tool) against `bin/codex exec-mcp-server --escalate-in-writable-dirs`
+# (kernel-level interception, the system's Bash), in every sandbox mode unless
+# options are given (e.g. `--sandbox read-only --keep`); every check counts.
+# The flag is there because mcp.sh's `allow` check runs `touch` from its
+# workspace, a directory the workspace-write call can write, which our
+# default refuses to escalate from (docs/shell-tool.md §11.2): without it that
+# one check fails, by design. REALCLIENT_MCP_SERVER_FLAGS replaces the flag.
 #
 #   scripts/realclient.sh --mcp-wrapper [mcp.sh options]
 #
@@ -22,7 +26,9 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = --mcp ]; then
   shift
   [ $# -gt 0 ] || set -- --sandbox all
-  exec "${REALCLIENT_MCP:-../shared/realclient/mcp.sh}" "$@" -- "$PWD/bin/codex" exec-mcp-server
+  # shellcheck disable=SC2086
+  exec "${REALCLIENT_MCP:-../shared/realclient/mcp.sh}" "$@" -- "$PWD/bin/codex" exec-mcp-server \
+    ${REALCLIENT_MCP_SERVER_FLAGS---escalate-in-writable-dirs}
 fi
 if [ "${1:-}" = --mcp-wrapper ]; then
   shift
@@ -32,7 +38,8 @@ if [ "${1:-}" = --mcp-wrapper ]; then
   trap 'rm -f "$log"' EXIT
   status=0
   CODEX_BASH_PATH=$BASH_PATH "${REALCLIENT_MCP:-../shared/realclient/mcp.sh}" "$@" -- \
-    "$PWD/bin/codex" exec-mcp-server --intercept wrapper --bash "$BASH_PATH" | tee "$log" || status=$?
+    "$PWD/bin/codex" exec-mcp-server --intercept wrapper --bash "$BASH_PATH" \
+    ${REALCLIENT_MCP_SERVER_FLAGS---escalate-in-writable-dirs} | tee "$log" || status=$?
   [ "$status" = 0 ] && exit 0
   other=$(grep '^FAIL ' "$log" | grep -v "nested forbidden exec: sh -c 'rm y'" | grep -cv "nested forbidden exec: env rm z" || true)
   if [ "$other" = 0 ] && grep -q '^FAIL ' "$log" && [ "${REALCLIENT_STRICT:-0}" != 1 ]; then

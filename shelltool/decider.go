@@ -153,7 +153,7 @@ func (d *PolicyDecider) qualify(r escalate.Request, j *judgement) (*escalate.Pro
 		}
 		ip.Close()
 	}
-	if err := d.trust.confine(prog, r.Workdir); err != nil {
+	if err := d.trust.confine(r.Workdir); err != nil {
 		prog.Close()
 		return nil, err
 	}

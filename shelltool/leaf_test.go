@@ -35,7 +35,7 @@ type setsidDecider struct{}
 
 func (setsidDecider) Decide(_ context.Context, r escalate.Request) escalate.Decision {
 	if filepath.Base(r.File) == "setsid" && len(r.Argv) > 1 && r.Argv[1] == "-f" {
-		return escalate.Decision{Action: escalate.Escalate}
+		return escalateFile(r)
 	}
 	return escalate.Decision{Action: escalate.Run}
 }

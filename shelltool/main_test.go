@@ -20,8 +20,6 @@ func init() {
 		os.Exit(sandbox.ChildMain(sandbox.ChildOptions{}))
 	case escalate.WrapperName:
 		os.Exit(escalate.WrapperMain())
-	case escalate.ExecName:
-		os.Exit(escalate.ExecMain())
 	}
 }
 

@@ -59,16 +59,21 @@ func (d *recordingDecider) Decide(_ context.Context, r escalate.Request) escalat
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.reqs = append(d.reqs, r)
-	dec := escalate.Decision{Action: d.action}
 	if d.action == escalate.Escalate {
-		p, err := escalate.OpenProgram(r.File)
-		if err != nil {
-			reason := err.Error()
-			return escalate.Decision{Action: escalate.Deny, Reason: &reason}
-		}
-		dec.Program = p
+		return escalateFile(r)
 	}
-	return dec
+	return escalate.Decision{Action: d.action}
+}
+
+// escalateFile is the Escalate decision of a fake decider: r.File, as the
+// server's view opens it.
+func escalateFile(r escalate.Request) escalate.Decision {
+	p, err := escalate.OpenProgram(r.File)
+	if err != nil {
+		reason := err.Error()
+		return escalate.Decision{Action: escalate.Deny, Reason: &reason}
+	}
+	return escalate.Decision{Action: escalate.Escalate, Program: p}
 }
 
 // runCall runs command in dir under state with timeout.

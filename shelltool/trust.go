@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -24,10 +25,14 @@ type EscalationPolicy struct {
 	// HostExecutables returns the paths host_executable() pins a program
 	// name to; nil means none.
 	HostExecutables func(name string) ([]string, bool)
-	// InWritableDirs lets escalated programs read the call's writable
-	// roots, where the command may have planted the configuration they
-	// read (a repository's .git/config); by default they are hidden.
+	// InWritableDirs lets a program escalate although its working
+	// directory (or the server's HOME) lies in a directory a sandboxed
+	// call could write, where the command may have planted the
+	// configuration the program reads (a repository's .git/config).
 	InWritableDirs bool
+
+	mu   sync.Mutex
+	seen []string // guarded by mu: the writable roots of every call so far
 }
 
 // TrustedPathDirs returns the directories of path (a PATH value) that
@@ -96,6 +101,7 @@ func newCallTrust(pol *EscalationPolicy, plan *sandbox.Plan) *callTrust {
 		}
 		t.writable = append(t.writable, p)
 	}
+	pol.remember(t.writable)
 	return t
 }
 
@@ -186,18 +192,14 @@ func (t *callTrust) hostExecs(name string) ([]string, bool) {
 	return t.pol.HostExecutables(name)
 }
 
-// confine keeps what the sandbox wrote from steering prog
-// (docs/shell-tool.md §11.2): the call's writable roots are hidden from it
-// (escalate.Program.Hidden). Without Landlock to hide them, an escalation
-// whose working directory, or the server's HOME or XDG_CONFIG_HOME, lies
-// in one is refused instead. The operator's --escalate-in-writable-dirs
+// confine refuses an escalation that would start where a sandboxed
+// command could have planted the configuration the program reads
+// (docs/shell-tool.md §11.2): its working directory, or the server's HOME
+// or XDG_CONFIG_HOME, lies in a writable root of this call or of any
+// earlier call of the server. The operator's --escalate-in-writable-dirs
 // trusts them.
-func (t *callTrust) confine(prog *escalate.Program, workdir string) error {
+func (t *callTrust) confine(workdir string) error {
 	if t.pol.InWritableDirs {
-		return nil
-	}
-	if escalate.HidingAvailable() {
-		prog.Hidden = append([]string(nil), t.writable...)
 		return nil
 	}
 	for _, d := range []string{workdir, os.Getenv("HOME"), os.Getenv("XDG_CONFIG_HOME")} {
@@ -207,11 +209,36 @@ func (t *callTrust) confine(prog *escalate.Program, workdir string) error {
 		if real, err := filepath.EvalSymlinks(d); err == nil {
 			d = real
 		}
-		if t.writableAt(d) {
-			return fmt.Errorf("the sandbox can write %s, where it may have planted the program's configuration, and this kernel cannot hide it (--escalate-in-writable-dirs trusts it)", d)
+		if w := t.pol.plantable(d); w != "" {
+			return fmt.Errorf("a sandboxed command could write %s, where it may have planted the program's configuration (--escalate-in-writable-dirs trusts it)", w)
 		}
 	}
 	return nil
+}
+
+// remember adds the writable roots of a call to those the server has
+// seen.
+func (p *EscalationPolicy) remember(roots []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range roots {
+		if !slices.Contains(p.seen, r) {
+			p.seen = append(p.seen, r)
+		}
+	}
+}
+
+// plantable returns the writable root, of any call so far, that holds
+// path; "" when none does.
+func (p *EscalationPolicy) plantable(path string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range p.seen {
+		if within(path, w) {
+			return w
+		}
+	}
+	return ""
 }
 
 // statID is the identity of the file at path (symlinks followed).

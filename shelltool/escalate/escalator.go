@@ -2,7 +2,6 @@ package escalate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -183,16 +182,8 @@ func (e *Escalator) start(r Request, prog *Program, files []uintptr) (*child, er
 		return nil, os.NewSyscallError("fcntl", err)
 	}
 	defer unix.Close(exe)
-	path, argv := "/proc/self/fd/"+strconv.Itoa(exe), r.Argv
-	switch {
-	case len(prog.Hidden) > 0:
-		spec, err := json.Marshal(execSpec{Hidden: prog.Hidden, Script: prog.Script})
-		if err != nil {
-			return nil, err
-		}
-		path, argv = selfExe, append([]string{ExecName, string(spec)}, r.Argv...)
-		files = append(padFiles(files, execFD), uintptr(exe))
-	case prog.Script:
+	path := "/proc/self/fd/" + strconv.Itoa(exe)
+	if prog.Script {
 		path = ScriptPath
 		files = append(padFiles(files, scriptFD), uintptr(exe))
 	}
@@ -205,7 +196,7 @@ func (e *Escalator) start(r Request, prog *Program, files []uintptr) (*child, er
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	markCloseOnExec()
-	fork := func() (int, error) { return syscall.ForkExec(path, argv, attr) }
+	fork := func() (int, error) { return syscall.ForkExec(path, r.Argv, attr) }
 	var pid int
 	if e.place != nil {
 		pid, err = e.place.Fork(attr.Sys, fork)
@@ -221,18 +212,10 @@ func (e *Escalator) start(r Request, prog *Program, files []uintptr) (*child, er
 }
 
 // ScriptPath is the path an escalated script is run by: the interpreter
-// finds it in its argv in place of the script's own path. Through the
-// trampoline (execveat) it is HiddenScriptPath.
-const (
-	ScriptPath       = "/proc/self/fd/3"
-	HiddenScriptPath = "/dev/fd/3"
-)
+// finds it in its argv in place of the script's own path.
+const ScriptPath = "/proc/self/fd/3"
 
 const scriptFD = 3
-
-// selfExe re-executes our own running image (never our path, which a
-// command could have replaced).
-const selfExe = "/proc/self/exe"
 
 // padFiles returns files cut or padded (with closed entries) to n.
 func padFiles(files []uintptr, n int) []uintptr {

@@ -22,10 +22,6 @@ type Program struct {
 	Script bool
 	// Dev and Ino are the file's identity.
 	Dev, Ino uint64
-	// Hidden are directories the program may not read, list or execute
-	// from (the call's writable roots, docs/shell-tool.md §11.2): the
-	// Escalator then starts it through ExecMain. Real paths.
-	Hidden []string
 }
 
 // NewProgram takes ownership of f, an O_PATH descriptor of a regular

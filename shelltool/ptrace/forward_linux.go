@@ -138,7 +138,7 @@ func runsRequest(argv []string, req escalate.Request) bool {
 		rest = rest[1:]
 	}
 	n := len(argv) - len(rest) - 1
-	return n >= 1 && (argv[n] == req.File || argv[n] == escalate.ScriptPath || argv[n] == escalate.HiddenScriptPath) && slices.Equal(argv[n+1:], rest)
+	return n >= 1 && (argv[n] == req.File || argv[n] == escalate.ScriptPath) && slices.Equal(argv[n+1:], rest)
 }
 
 // sameFDs reports whether process pid's descriptors 0.. are the files

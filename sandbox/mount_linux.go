@@ -87,31 +87,44 @@ func bindWritableRoots(p *Plan) (map[string]bool, error) {
 	return mountPlaceholders(p)
 }
 
-// maskDenyPaths hides each existing deny path (step 6): a directory under
-// an empty read-only tmpfs of mode 000, or 111 when writable or readable
-// roots lie below it (those are cloned first and re-attached inside the
-// mask); anything else under an empty mode-000 file. Shallowest first, so a
-// deny path inside an earlier mask is already gone. The masks only hold
-// because the command has no CAP_DAC_OVERRIDE (caps_linux.go).
+// maskDenyPaths hides each existing deny path and link (step 6): a
+// directory under an empty read-only tmpfs of mode 000, or 111 when
+// writable or readable roots lie below it (those are cloned first and
+// re-attached inside the mask); anything else under an empty mode-000
+// file. A deny path is masked where its symlinks lead, a deny link where
+// it is, not followed. Shallowest first, so a deny path inside an earlier
+// mask is already gone. The masks only hold because the command has no
+// CAP_DAC_OVERRIDE (caps_linux.go).
 func maskDenyPaths(p *Plan) error {
-	if len(p.DenyPaths) == 0 {
-		return nil
+	type mask struct {
+		path string
+		link bool
 	}
-	deny := slices.Clone(p.DenyPaths)
-	slices.SortStableFunc(deny, func(a, b string) int { return mountDepth(a) - mountDepth(b) })
+	var masks []mask
+	for _, d := range p.DenyPaths {
+		masks = append(masks, mask{d, false})
+	}
+	for _, d := range p.DenyLinks {
+		masks = append(masks, mask{d, true})
+	}
+	slices.SortStableFunc(masks, func(a, b mask) int { return mountDepth(a.path) - mountDepth(b.path) })
 	empty := -1
 	defer func() {
 		if empty >= 0 {
 			unix.Close(empty)
 		}
 	}()
-	for _, d := range deny {
-		st, err := os.Stat(d)
+	for _, m := range masks {
+		stat := os.Stat
+		if m.link {
+			stat = os.Lstat
+		}
+		st, err := stat(m.path)
 		if err != nil {
 			continue // missing: nothing to hide
 		}
 		if st.IsDir() {
-			if err := maskDir(d, keepersBelow(p, d)); err != nil {
+			if err := maskDir(m.path, keepersBelow(p, m.path), !m.link); err != nil {
 				return err
 			}
 			continue
@@ -121,8 +134,8 @@ func maskDenyPaths(p *Plan) error {
 				return err
 			}
 		}
-		if err := attachFileMask(empty, d); err != nil {
-			return mountErr("mask deny path", d, err)
+		if err := attachFileMask(empty, m.path, !m.link); err != nil {
+			return mountErr("mask deny path", m.path, err)
 		}
 	}
 	return nil
@@ -146,8 +159,9 @@ func keepersBelow(p *Plan, dir string) []string {
 }
 
 // maskDir covers dir with an empty read-only tmpfs; keep are paths below
-// dir whose current mounts are cloned before and re-attached after.
-func maskDir(dir string, keep []string) error {
+// dir whose current mounts are cloned before and re-attached after. With
+// follow, a final symlink in dir is followed.
+func maskDir(dir string, keep []string, follow bool) error {
 	mode := "000"
 	if len(keep) > 0 {
 		mode = "111" // traverse only, down to the re-attached roots
@@ -163,7 +177,7 @@ func maskDir(dir string, keep []string) error {
 		return mountErr("tmpfs for deny mask", dir, err)
 	}
 	defer unix.Close(fd)
-	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dir, unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_SYMLINKS); err != nil {
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dir, moveFlags(follow)); err != nil {
 		return mountErr("mask deny path", dir, err)
 	}
 	if err := attachClones(fd, dir, saved, 0o111); err != nil {
@@ -248,14 +262,24 @@ func emptyFileMount() (int, error) {
 }
 
 // attachFileMask binds the empty file of the mask mount empty onto target
-// (a non-directory), read-only like its source.
-func attachFileMask(empty int, target string) error {
+// (a non-directory), read-only like its source. With follow, a final
+// symlink in target is followed; without, the symlink itself is covered.
+func attachFileMask(empty int, target string, follow bool) error {
 	fd, err := unix.OpenTree(empty, "empty", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	return unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_SYMLINKS)
+	return unix.MoveMount(fd, "", unix.AT_FDCWD, target, moveFlags(follow))
+}
+
+// moveFlags are the move_mount flags of a mask from a detached mount onto
+// a path, following its final symlink or not.
+func moveFlags(follow bool) int {
+	if follow {
+		return unix.MOVE_MOUNT_F_EMPTY_PATH | unix.MOVE_MOUNT_T_SYMLINKS
+	}
+	return unix.MOVE_MOUNT_F_EMPTY_PATH
 }
 
 // newFS creates a detached mount of a fresh filesystem of type fstype with

@@ -1,0 +1,251 @@
+package sandbox
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Limits of deny-glob expansion (docs/sandbox.md §3.5). A mask is one mount
+// in the helper (about 60 µs each, set-up and tear-down), so their number
+// is what a planted flood of matches would drive up.
+const (
+	// maxGlobMatches is how many masks a plan gets before folders are
+	// masked whole instead of the matches in them.
+	maxGlobMatches = 8192
+	// maxGlobMasks caps the masks that cannot be folded into a folder:
+	// matches lying directly in a folder the command needs (a root, its
+	// working folder, or a folder above one). More fails the request.
+	maxGlobMasks = 65536
+	// globFoldAt folds the masks while walking once there are this many,
+	// and maxGlobNodes once this many folders hold them: memory stays
+	// bounded whatever the walk finds.
+	globFoldAt   = 4 * maxGlobMatches
+	maxGlobNodes = 65536
+)
+
+// maskSet collects what the deny globs matched as a tree of folders, and
+// folds it: when there are too many masks, folders are masked whole
+// instead of their matches. A folder is foldable when it lies in a
+// walked search root and holds none of the anchors (the request's roots,
+// its working folder, our own folder): masking it whole must not hide
+// what the command was given.
+type maskSet struct {
+	nodes  map[string]*maskNode
+	pinned map[string]bool // the anchors and every folder above them
+	scans  []string        // the walked search roots
+	total  int             // masks: entries plus folders masked whole
+}
+
+// maskNode is one folder of the tree.
+type maskNode struct {
+	path     string
+	parent   *maskNode
+	children map[string]*maskNode
+	entries  map[string]bool // matched names in it; true for a symlink, masked itself
+	foldable bool
+	whole    bool // masked whole
+}
+
+// newMaskSet returns an empty set that never folds an anchor or a folder
+// above one.
+func newMaskSet(anchors []string) *maskSet {
+	s := &maskSet{nodes: map[string]*maskNode{}, pinned: map[string]bool{}}
+	for _, a := range anchors {
+		if !filepath.IsAbs(a) {
+			continue
+		}
+		for d := filepath.Clean(a); !s.pinned[d]; d = filepath.Dir(d) {
+			s.pinned[d] = true
+		}
+	}
+	s.nodes["/"] = &maskNode{path: "/"}
+	return s
+}
+
+// node returns the node of the folder dir, creating it and the folders
+// above it, or nil when dir lies in a folder already masked whole.
+func (s *maskSet) node(dir string) *maskNode {
+	if n := s.nodes[dir]; n != nil {
+		return n
+	}
+	parent := s.node(filepath.Dir(dir))
+	if parent == nil || parent.whole {
+		return nil
+	}
+	n := &maskNode{path: dir, parent: parent, foldable: !s.pinned[dir] && s.scanned(dir)}
+	if parent.children == nil {
+		parent.children = map[string]*maskNode{}
+	}
+	parent.children[dir] = n
+	s.nodes[dir] = n
+	return n
+}
+
+// scanned reports whether dir lies in a walked search root.
+func (s *maskSet) scanned(dir string) bool {
+	for _, r := range s.scans {
+		if within(dir, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// add records the match name in the folder dir.
+func (s *maskSet) add(dir, name string, link bool) {
+	n := s.node(dir)
+	if n == nil || n.whole {
+		return
+	}
+	if _, ok := n.entries[name]; ok {
+		return
+	}
+	if n.entries == nil {
+		n.entries = map[string]bool{}
+	}
+	n.entries[name] = link
+	s.total++
+}
+
+// maskWhole masks the folder dir whole. It reports false when dir cannot
+// be folded (an anchor or a folder above one): the caller must then fail.
+func (s *maskSet) maskWhole(dir string) bool {
+	n := s.node(dir)
+	if n == nil || n.whole {
+		return true
+	}
+	if s.pinned[dir] {
+		return false
+	}
+	s.total += 1 - n.masks()
+	s.collapse(n)
+	return true
+}
+
+// covered reports whether dir lies in a folder masked whole.
+func (s *maskSet) covered(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		if n := s.nodes[d]; n != nil {
+			return n.whole
+		}
+		if d == "/" {
+			return false
+		}
+	}
+}
+
+// masks counts the masks in n's subtree.
+func (n *maskNode) masks() int {
+	if n.whole {
+		return 1
+	}
+	c := len(n.entries)
+	for _, ch := range n.children {
+		c += ch.masks()
+	}
+	return c
+}
+
+// collapse masks n whole and forgets what lies below it.
+func (s *maskSet) collapse(n *maskNode) {
+	var forget func(*maskNode)
+	forget = func(m *maskNode) {
+		for _, ch := range m.children {
+			delete(s.nodes, ch.path)
+			forget(ch)
+		}
+	}
+	forget(n)
+	n.children, n.entries, n.whole = nil, nil, true
+}
+
+// countAt returns the masks and nodes of n's subtree once every foldable
+// folder holding more than t masks (and more than one) is masked whole,
+// deepest first.
+func (n *maskNode) countAt(t int) (masks, nodes int) {
+	if n.whole {
+		return 1, 1
+	}
+	masks, nodes = len(n.entries), 1
+	for _, ch := range n.children {
+		m, k := ch.countAt(t)
+		masks, nodes = masks+m, nodes+k
+	}
+	if n.foldable && masks > t && masks > 1 {
+		return 1, 1
+	}
+	return masks, nodes
+}
+
+// applyAt masks whole what countAt(t) counts as masked whole.
+func (s *maskSet) applyAt(n *maskNode, t int) int {
+	if n.whole {
+		return 1
+	}
+	masks := len(n.entries)
+	for _, ch := range n.children {
+		masks += s.applyAt(ch, t)
+	}
+	if n.foldable && masks > t && masks > 1 {
+		s.collapse(n)
+		return 1
+	}
+	return masks
+}
+
+// fold brings the masks to limit or fewer, if folding can: with t halved
+// from maxGlobMatches/2 down to 1, the first t whose folding fits is
+// applied (the folders holding more than t masks are masked whole), else
+// t = 1, every foldable folder with more than one mask. It fails when
+// what cannot be folded still holds more than maxGlobMasks.
+func (s *maskSet) fold(limit int) error {
+	root := s.nodes["/"]
+	if s.total <= limit && len(s.nodes) <= maxGlobNodes {
+		return nil
+	}
+	t := maxGlobMatches / 2
+	for ; t > 1; t /= 2 {
+		if m, k := root.countAt(t); m <= limit && k <= maxGlobNodes/2 {
+			break
+		}
+	}
+	s.total = s.applyAt(root, t)
+	if s.total > maxGlobMasks {
+		return preparef("deny-read globs match more than %d files directly in %s, which cannot be masked whole: it is a root or the working folder of the command, or lies above one; remove the files or narrow the pattern", maxGlobMasks, s.crowded())
+	}
+	return nil
+}
+
+// crowded returns the folder holding the most matches itself.
+func (s *maskSet) crowded() string {
+	best, most := "", -1
+	for p, n := range s.nodes {
+		if len(n.entries) > most {
+			best, most = p, len(n.entries)
+		}
+	}
+	return best
+}
+
+// result folds the set to maxGlobMatches and returns the paths to mask,
+// files and folders (a mask follows symlinks on the way), and the
+// symlinks to mask themselves.
+func (s *maskSet) result() (paths, links []string, err error) {
+	if err := s.fold(maxGlobMatches); err != nil {
+		return nil, nil, err
+	}
+	for p, n := range s.nodes {
+		if n.whole {
+			paths = append(paths, p)
+		}
+		for name, link := range n.entries {
+			full := strings.TrimSuffix(p, "/") + "/" + name
+			if link {
+				links = append(links, full)
+			} else {
+				paths = append(paths, full)
+			}
+		}
+	}
+	return paths, links, nil
+}

@@ -35,17 +35,18 @@ type globContext struct {
 }
 
 // expandDenyGlobs expands the profile's deny globs into the paths to mask
-// (docs/sandbox.md §3.5). Each absolute pattern is split at its first
-// `*?[]`; the static prefix's directory is the search root (a root of "/"
-// is skipped as too broad). The walk includes dotfiles, does not follow
-// symlinked directories, and matches non-directories. paths are masked
-// following symlinks on the way; links are symlinks masked themselves:
-// every symlink the globs match, and a symlink planted on the way to a
-// search root. maxDepth nil is unlimited and 0 disables expansion.
-// Beyond maxGlobMatches masks, folders are masked whole (maskSet.fold).
-func expandDenyGlobs(p Profile, ctx Context, gc globContext) (paths, links []string, err error) {
+// where they are (Plan.DenyMatches, docs/sandbox.md §3.5). Each absolute
+// pattern is split at its first `*?[]`; the static prefix's directory,
+// its symlinks resolved, is the search root (a root of "/" is skipped as
+// too broad). The walk includes dotfiles, does not follow symlinked
+// directories, and matches non-directories, symlinks included (masked
+// themselves). A search root reached through a plantable symlink is not
+// walked: the symlink is masked. maxDepth nil is unlimited and 0
+// disables expansion. Beyond maxGlobMatches masks, folders are masked
+// whole (maskSet.fold).
+func expandDenyGlobs(p Profile, ctx Context, gc globContext) ([]string, error) {
 	if p.GlobScanMaxDepth != nil && *p.GlobScanMaxDepth == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	set := newMaskSet(gc.anchors)
 	var scans []*globScan
@@ -55,15 +56,15 @@ func expandDenyGlobs(p Profile, ctx Context, gc globContext) (paths, links []str
 		}
 		abs, err := anchorGlob(e.Path.Pattern, ctx)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		alts, err := expandBraces(abs)
 		if err != nil {
-			return nil, nil, &PrepareError{Err: err}
+			return nil, &PrepareError{Err: err}
 		}
 		for _, alt := range alts {
 			if scans, err = addScan(scans, set, alt, gc.plantable); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 		}
 	}
@@ -74,7 +75,7 @@ func expandDenyGlobs(p Profile, ctx Context, gc globContext) (paths, links []str
 	for _, s := range scans {
 		if !set.covered(s.root) {
 			if err := w.walk(s); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 		}
 	}
@@ -92,10 +93,10 @@ func addScan(scans []*globScan, set *maskSet, alt string, plantable []string) ([
 		dir, link := resolveTrusted(filepath.Dir(lit), plantable)
 		switch {
 		case link != "":
-			set.add(filepath.Dir(link), filepath.Base(link), true)
+			set.add(filepath.Dir(link), filepath.Base(link))
 		case dir != "":
-			if fi, err := os.Lstat(filepath.Join(dir, filepath.Base(lit))); err == nil {
-				set.add(dir, filepath.Base(lit), fi.Mode()&os.ModeSymlink != 0)
+			if lexists(filepath.Join(dir, filepath.Base(lit))) {
+				set.add(dir, filepath.Base(lit))
 			}
 		}
 		return scans, nil
@@ -110,7 +111,7 @@ func addScan(scans []*globScan, set *maskSet, alt string, plantable []string) ([
 	}
 	root, link := resolveTrusted(unescape(alt[:end]), plantable)
 	if link != "" {
-		set.add(filepath.Dir(link), filepath.Base(link), true)
+		set.add(filepath.Dir(link), filepath.Base(link))
 		return scans, nil
 	}
 	if root == "" || root == "/" {

@@ -41,7 +41,7 @@ type maskNode struct {
 	path     string
 	parent   *maskNode
 	children map[string]*maskNode
-	entries  map[string]bool // matched names in it; true for a symlink, masked itself
+	entries  map[string]bool // the matched names in it
 	foldable bool
 	whole    bool // masked whole
 }
@@ -92,7 +92,7 @@ func (s *maskSet) scanned(dir string) bool {
 }
 
 // add records the match name in the folder dir.
-func (s *maskSet) add(dir, name string, link bool) {
+func (s *maskSet) add(dir, name string) {
 	n := s.node(dir)
 	if n == nil || n.whole {
 		return
@@ -103,7 +103,7 @@ func (s *maskSet) add(dir, name string, link bool) {
 	if n.entries == nil {
 		n.entries = map[string]bool{}
 	}
-	n.entries[name] = link
+	n.entries[name] = true
 	s.total++
 }
 
@@ -227,25 +227,20 @@ func (s *maskSet) crowded() string {
 	return best
 }
 
-// result folds the set to maxGlobMatches and returns the paths to mask,
-// files and folders (a mask follows symlinks on the way), and the
-// symlinks to mask themselves.
-func (s *maskSet) result() (paths, links []string, err error) {
+// result folds the set to maxGlobMatches and returns the paths to mask:
+// the matches and the folders masked whole.
+func (s *maskSet) result() ([]string, error) {
 	if err := s.fold(maxGlobMatches); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	var out []string
 	for p, n := range s.nodes {
 		if n.whole {
-			paths = append(paths, p)
+			out = append(out, p)
 		}
-		for name, link := range n.entries {
-			full := strings.TrimSuffix(p, "/") + "/" + name
-			if link {
-				links = append(links, full)
-			} else {
-				paths = append(paths, full)
-			}
+		for name := range n.entries {
+			out = append(out, strings.TrimSuffix(p, "/")+"/"+name)
 		}
 	}
-	return paths, links, nil
+	return out, nil
 }

@@ -115,7 +115,7 @@ func (w *globWalk) entry(s *globScan, fr *walkFrame, e os.DirEntry) (*walkFrame,
 	if !e.IsDir() {
 		for _, g := range s.globs {
 			if g.match(rel) {
-				w.set.add(fr.dir, name, e.Type()&os.ModeSymlink != 0)
+				w.set.add(fr.dir, name)
 				break
 			}
 		}
@@ -146,7 +146,7 @@ func (w *globWalk) swapped(s *globScan, fr *walkFrame, name, rel string) error {
 	}
 	for _, g := range s.globs {
 		if g.match(rel) {
-			w.set.add(fr.dir, name, fi.Mode()&os.ModeSymlink != 0)
+			w.set.add(fr.dir, name)
 			break
 		}
 	}

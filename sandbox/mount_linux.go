@@ -91,8 +91,8 @@ func bindWritableRoots(p *Plan) (map[string]bool, error) {
 // directory under an empty read-only tmpfs of mode 000, or 111 when
 // writable or readable roots lie below it (those are cloned first and
 // re-attached inside the mask); anything else under an empty mode-000
-// file. A deny path is masked where its symlinks lead, a deny link where
-// it is, not followed. Shallowest first, so a deny path inside an earlier
+// file. A deny path is masked where its symlinks lead, a deny match where
+// it is (a symlink is covered itself). Shallowest first, so a deny path inside an earlier
 // mask is already gone. The masks only hold because the command has no
 // CAP_DAC_OVERRIDE (caps_linux.go).
 func maskDenyPaths(p *Plan) error {
@@ -104,7 +104,7 @@ func maskDenyPaths(p *Plan) error {
 	for _, d := range p.DenyPaths {
 		masks = append(masks, mask{d, false})
 	}
-	for _, d := range p.DenyLinks {
+	for _, d := range p.DenyMatches {
 		masks = append(masks, mask{d, true})
 	}
 	slices.SortStableFunc(masks, func(a, b mask) int { return mountDepth(a.path) - mountDepth(b.path) })

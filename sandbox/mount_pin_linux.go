@@ -25,7 +25,7 @@ import (
 // pinTargets are the paths whose folders must keep their names: the deny
 // paths and links and the read-only files.
 func pinTargets(p *Plan) []string {
-	return slices.Concat(p.DenyPaths, p.DenyLinks, p.ReadOnlyFiles)
+	return slices.Concat(p.DenyPaths, p.DenyMatches, p.ReadOnlyFiles)
 }
 
 // pinDirs returns the directories to pin for targets: for each target

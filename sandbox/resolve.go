@@ -48,11 +48,11 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 			return Plan{}, err
 		}
 	}
-	deny, links, err := r.denyList()
+	deny, matches, err := r.denyList()
 	if err != nil {
 		return Plan{}, err
 	}
-	plan.DenyPaths, plan.DenyLinks = deny, links
+	plan.DenyPaths, plan.DenyMatches = deny, matches
 	plan.ProtectedCreate = r.protect
 	sortByDepth(plan.ProtectedCreate)
 	plan.Placeholders = r.placeholders
@@ -73,7 +73,7 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 	}
 
 	mountLayer := plan.ReadOnlyRoot || plan.RestrictedRead || len(plan.WritableRoots) > 0 ||
-		len(plan.DenyPaths) > 0 || len(plan.DenyLinks) > 0 || len(plan.ProtectedCreate) > 0
+		len(plan.DenyPaths) > 0 || len(plan.DenyMatches) > 0 || len(plan.ProtectedCreate) > 0
 	if mountLayer {
 		plan.ReadOnlyFiles = selfReadOnly(&plan, ctx.Self)
 	}
@@ -86,22 +86,23 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 	return plan, nil
 }
 
-// denyList returns the plan's DenyPaths and DenyLinks: the deny paths,
-// the expanded deny globs and the existing secrets, deduplicated and
-// sorted by depth.
-func (r *resolver) denyList() (paths, links []string, err error) {
+// denyList returns the plan's DenyPaths (the deny paths and the existing
+// secrets) and DenyMatches (the expanded deny globs, less what DenyPaths
+// holds), each deduplicated and sorted by depth.
+func (r *resolver) denyList() (paths, matches []string, err error) {
 	deny, err := r.denyPaths()
 	if err != nil {
 		return nil, nil, err
 	}
-	globbed, links, err := expandDenyGlobs(r.p, r.ctx, r.globContext())
+	globbed, err := expandDenyGlobs(r.p, r.ctx, r.globContext())
 	if err != nil {
 		return nil, nil, err
 	}
-	paths = dedup(append(append(deny, globbed...), existing(r.ctx.Secrets)...))
+	paths = dedup(append(deny, existing(r.ctx.Secrets)...))
+	matches = slices.DeleteFunc(dedup(globbed), func(m string) bool { return slices.Contains(paths, m) })
 	sortByDepth(paths)
-	sortByDepth(links)
-	return paths, links, nil
+	sortByDepth(matches)
+	return paths, matches, nil
 }
 
 // globContext returns what deny-glob expansion must respect: the anchors

@@ -47,7 +47,7 @@ func (p *Plan) deniedBelow(path string, w *WritableRoot) bool {
 			return true
 		}
 	}
-	return slices.ContainsFunc(p.DenyLinks, func(l string) bool { return within(path, l) })
+	return slices.ContainsFunc(p.DenyMatches, func(l string) bool { return within(path, l) })
 }
 
 // CanRead reports whether a plan lets the command read path: not under a

@@ -14,7 +14,7 @@ import (
 
 // Deny-glob floods (docs/sandbox.md §3.5): past 8192 masks, folders are
 // masked whole, except those the command needs; what those hold directly
-// is masked one by one, up to 65536.
+// is masked one by one, up to 16384.
 
 // touchN creates n empty files name0.env… in dir.
 func touchN(t *testing.T, dir, name string, n int) {
@@ -86,14 +86,14 @@ func TestGlobFloodInTheWorkspace(t *testing.T) {
 	}
 }
 
-// TestGlobFloodBeyondTheCeiling: more than 65536 matches directly in the
+// TestGlobFloodBeyondTheCeiling: more than 16384 matches directly in the
 // working folder cannot be masked: the request fails, naming the folder.
 func TestGlobFloodBeyondTheCeiling(t *testing.T) {
 	t.Parallel()
 	dir := tempDir(t)
-	touchN(t, dir, "f", 65537)
+	touchN(t, dir, "f", 16385)
 	_, err := sandbox.Resolve(workspaceWithGlob("*.env"), sandbox.Context{Cwd: dir}, sandbox.PurposeProcess)
-	if !errors.Is(err, sandbox.ErrPrepare) || !strings.Contains(err.Error(), "more than 65536 files directly in "+dir+", which cannot be masked whole") {
+	if !errors.Is(err, sandbox.ErrPrepare) || !strings.Contains(err.Error(), "more than 16384 files directly in "+dir+", which cannot be masked whole") {
 		t.Fatalf("error %v", err)
 	}
 }

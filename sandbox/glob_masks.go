@@ -15,7 +15,7 @@ const (
 	// maxGlobMasks caps the masks that cannot be folded into a folder:
 	// matches lying directly in a folder the command needs (a root, its
 	// working folder, or a folder above one). More fails the request.
-	maxGlobMasks = 65536
+	maxGlobMasks = 16384
 	// globFoldAt folds the masks while walking once there are this many,
 	// and maxGlobNodes once this many folders hold them: memory stays
 	// bounded whatever the walk finds.

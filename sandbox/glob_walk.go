@@ -50,13 +50,12 @@ type walkFrame struct {
 // opened relative to its parent's descriptor with O_NOFOLLOW, so a folder
 // swapped for a symlink during the walk is not entered.
 func (w *globWalk) walk(s *globScan) error {
-	f, err := os.Open(s.root)
+	f, err := openScanRoot(s.root)
+	if errors.Is(err, unix.ENOTDIR) {
+		return nil // a file: nothing below it
+	}
 	if err != nil {
 		return w.unreadable(s.root, err)
-	}
-	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
-		f.Close()
-		return nil
 	}
 	if w.visits > maxGlobVisits && w.set.maskWhole(s.root) {
 		f.Close()

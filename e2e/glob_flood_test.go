@@ -71,7 +71,7 @@ default_permissions = "dev"
 				{"command": []string{"/bin/sh", "-c", "cat o.txt; cd " + work + " 2>/dev/null && { " + probe + "; }; true"}, "cwd": other, "permissionProfile": ":read-only"},
 			} {
 				start := time.Now()
-				m := c.call("command/exec", req)
+				m := c.wait(c.send("command/exec", req), 60*time.Second)
 				took := time.Since(start)
 				if m["error"] != nil {
 					t.Fatalf("after the flood: %s", errorOf(m))

@@ -39,15 +39,15 @@ func workspaceWithGlob(patterns ...string) sandbox.Profile {
 	return sandbox.Managed(sandbox.NetworkRestricted, es...)
 }
 
-// TestGlobFoldsTheFolderWithTheMost: one match over the cap folds only
-// the folder that brings the count back under it.
+// TestGlobFoldsTheFolderWithTheMost: over the cap, only the folder that
+// brings the count back under it is masked whole.
 func TestGlobFoldsTheFolderWithTheMost(t *testing.T) {
 	t.Parallel()
 	dir := tempDir(t)
 	for i := range 64 {
-		touchN(t, filepath.Join(dir, fmt.Sprintf("d%d", i)), "f", 128)
+		touchN(t, filepath.Join(dir, fmt.Sprintf("d%d", i)), "f", 70)
 	}
-	writeFile(t, dir, "d7/extra.env", "")
+	touchN(t, filepath.Join(dir, "d7"), "g", 4000)
 	plan := resolve(t, readOnlyWithGlob("**/*.env"), sandbox.Context{Cwd: dir})
 	var whole []string
 	for _, p := range plan.DenyMatches {
@@ -55,8 +55,8 @@ func TestGlobFoldsTheFolderWithTheMost(t *testing.T) {
 			whole = append(whole, p)
 		}
 	}
-	if !reflect.DeepEqual(whole, []string{filepath.Join(dir, "d7")}) || len(plan.DenyMatches) != 63*128+1 {
-		t.Fatalf("masked whole %v, %d masks; want only d7 and 63*128 files", whole, len(plan.DenyMatches))
+	if !reflect.DeepEqual(whole, []string{filepath.Join(dir, "d7")}) || len(plan.DenyMatches) != 63*70+1 {
+		t.Fatalf("masked whole %v, %d masks; want only d7 and 63*70 files", whole, len(plan.DenyMatches))
 	}
 }
 
@@ -86,6 +86,31 @@ func TestGlobFloodInTheWorkspace(t *testing.T) {
 	}
 }
 
+// TestGlobFoldCountsPins: each folder holding masks inside a writable
+// root is pinned, one mount more, so 1500 matches each six folders deep
+// in the workspace root (10500 mounts; 8000 twelve deep exceed the
+// kernel's 100000) fold into 1500 folder masks.
+func TestGlobFoldCountsPins(t *testing.T) {
+	t.Parallel()
+	dir := tempDir(t)
+	for i := range 1500 {
+		writeFile(t, dir, fmt.Sprintf("%d/a/b/c/d/e/x.env", i), "")
+	}
+	plan := resolve(t, workspaceWithGlob("**/*.env"), sandbox.Context{Cwd: dir})
+	pins := map[string]bool{}
+	for _, m := range plan.DenyMatches {
+		for d := filepath.Dir(m); d != dir; d = filepath.Dir(d) {
+			pins[d] = true
+		}
+	}
+	if n := len(plan.DenyMatches) + len(pins); n > 8192 {
+		t.Fatalf("%d masks and %d pins", len(plan.DenyMatches), len(pins))
+	}
+	if !slicesContain(plan.DenyMatches, filepath.Join(dir, "7")) || len(plan.DenyMatches) != 1500 {
+		t.Fatalf("7 is not masked whole: %d masks", len(plan.DenyMatches))
+	}
+}
+
 // TestGlobFloodBeyondTheCeiling: more than 16384 matches directly in the
 // working folder cannot be masked: the request fails, naming the folder.
 func TestGlobFloodBeyondTheCeiling(t *testing.T) {
@@ -93,7 +118,7 @@ func TestGlobFloodBeyondTheCeiling(t *testing.T) {
 	dir := tempDir(t)
 	touchN(t, dir, "f", 16385)
 	_, err := sandbox.Resolve(workspaceWithGlob("*.env"), sandbox.Context{Cwd: dir}, sandbox.PurposeProcess)
-	if !errors.Is(err, sandbox.ErrPrepare) || !strings.Contains(err.Error(), "more than 16384 files directly in "+dir+", which cannot be masked whole") {
+	if !errors.Is(err, sandbox.ErrPrepare) || !strings.Contains(err.Error(), "more than 16384 files and folders directly in "+dir+", which cannot be masked whole") {
 		t.Fatalf("error %v", err)
 	}
 }

@@ -1,20 +1,23 @@
 package sandbox
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 )
 
-// Limits of deny-glob expansion (docs/sandbox.md §3.5). A mask is one mount
-// in the helper (about 60 µs each, set-up and tear-down), so their number
-// is what a planted flood of matches would drive up.
+// Limits of deny-glob expansion (docs/sandbox.md §3.5). A mask, and a pin
+// of a folder holding masks, is one mount in the helper (tens of µs each,
+// set-up and tear-down), so their number is what a planted flood of
+// matches would drive up.
 const (
-	// maxGlobMatches is how many masks a plan gets before folders are
-	// masked whole instead of the matches in them.
+	// maxGlobMatches is how many mounts the matches may cost before
+	// folders are masked whole instead of the matches in them.
 	maxGlobMatches = 8192
-	// maxGlobMasks caps the masks that cannot be folded into a folder:
-	// matches lying directly in a folder the command needs (a root, its
-	// working folder, or a folder above one). More fails the request.
+	// maxGlobMasks caps the mounts that cannot be folded into a folder:
+	// matches and folders lying directly in a folder the command needs (a
+	// root, its working folder, or a folder above one). More fails the
+	// request.
 	maxGlobMasks = 16384
 	// globFoldAt folds the masks while walking once there are this many,
 	// and maxGlobNodes once this many folders hold them: memory stays
@@ -159,69 +162,76 @@ func (s *maskSet) collapse(n *maskNode) {
 	n.children, n.entries, n.whole = nil, nil, true
 }
 
-// countAt returns the masks and nodes of n's subtree once every foldable
-// folder holding more than t masks (and more than one) is masked whole,
-// deepest first.
-func (n *maskNode) countAt(t int) (masks, nodes int) {
+// A folder's cost is the mounts its subtree needs in the helper: one per
+// mask, and one per folder holding masks below it, which the helper pins
+// (mount_pin_linux.go) when it lies in a writable root. A folder masked
+// whole costs one.
+
+// countAt returns the cost and the nodes of n's subtree once every
+// foldable folder costing more than t (and more than one) is masked
+// whole, deepest first.
+func (n *maskNode) countAt(t int) (cost, nodes int) {
 	if n.whole {
 		return 1, 1
 	}
-	masks, nodes = len(n.entries), 1
+	cost, nodes = len(n.entries)+1, 1
 	for _, ch := range n.children {
-		m, k := ch.countAt(t)
-		masks, nodes = masks+m, nodes+k
+		c, k := ch.countAt(t)
+		cost, nodes = cost+c, nodes+k
 	}
-	if n.foldable && masks > t && masks > 1 {
+	if n.foldable && cost > t && cost > 1 {
 		return 1, 1
 	}
-	return masks, nodes
+	return cost, nodes
 }
 
-// applyAt masks whole what countAt(t) counts as masked whole.
+// applyAt masks whole what countAt(t) counts as masked whole, and returns
+// the cost left.
 func (s *maskSet) applyAt(n *maskNode, t int) int {
 	if n.whole {
 		return 1
 	}
-	masks := len(n.entries)
+	cost := len(n.entries) + 1
 	for _, ch := range n.children {
-		masks += s.applyAt(ch, t)
+		cost += s.applyAt(ch, t)
 	}
-	if n.foldable && masks > t && masks > 1 {
+	if n.foldable && cost > t && cost > 1 {
 		s.collapse(n)
 		return 1
 	}
-	return masks
+	return cost
 }
 
-// fold brings the masks to limit or fewer, if folding can: with t halved
-// from maxGlobMatches/2 down to 1, the first t whose folding fits is
-// applied (the folders holding more than t masks are masked whole), else
-// t = 1, every foldable folder with more than one mask. It fails when
-// what cannot be folded still holds more than maxGlobMasks.
+// fold brings the cost to limit or less, if folding can: with t going
+// down by a tenth from maxGlobMatches/2 to 1, the first t whose folding fits is
+// applied (the folders costing more than t are masked whole), else t = 1,
+// every foldable folder with more than one mask. It fails when what
+// cannot be folded still costs more than maxGlobMasks.
 func (s *maskSet) fold(limit int) error {
 	root := s.nodes["/"]
-	if s.total <= limit && len(s.nodes) <= maxGlobNodes {
+	if c, k := root.countAt(math.MaxInt); c <= limit && k <= maxGlobNodes {
 		return nil
 	}
 	t := maxGlobMatches / 2
-	for ; t > 1; t /= 2 {
-		if m, k := root.countAt(t); m <= limit && k <= maxGlobNodes/2 {
+	for ; t > 1; t = min(t-1, t*9/10) {
+		if c, k := root.countAt(t); c <= limit && k <= maxGlobNodes/2 {
 			break
 		}
 	}
-	s.total = s.applyAt(root, t)
-	if s.total > maxGlobMasks {
-		return preparef("deny-read globs match more than %d files directly in %s, which cannot be masked whole: it is a root or the working folder of the command, or lies above one; remove the files or narrow the pattern", maxGlobMasks, s.crowded())
+	cost := s.applyAt(root, t)
+	s.total = root.masks()
+	if cost > maxGlobMasks {
+		return preparef("deny-read globs match more than %d files and folders directly in %s, which cannot be masked whole: it is a root or the working folder of the command, or lies above one; remove the files or narrow the pattern", maxGlobMasks, s.crowded())
 	}
 	return nil
 }
 
-// crowded returns the folder holding the most matches itself.
+// crowded returns the folder holding the most masks itself.
 func (s *maskSet) crowded() string {
 	best, most := "", -1
 	for p, n := range s.nodes {
-		if len(n.entries) > most {
-			best, most = p, len(n.entries)
+		if c := len(n.entries) + len(n.children); c > most {
+			best, most = p, c
 		}
 	}
 	return best

@@ -42,7 +42,7 @@ type globContext struct {
 // directories, and matches non-directories, symlinks included (masked
 // themselves). A search root reached through a plantable symlink is not
 // walked: the symlink is masked. maxDepth nil is unlimited and 0
-// disables expansion. Beyond maxGlobMatches masks, folders are masked
+// disables expansion. Beyond maxGlobMatches mounts, folders are masked
 // whole (maskSet.fold).
 func expandDenyGlobs(p Profile, ctx Context, gc globContext) ([]string, error) {
 	if p.GlobScanMaxDepth != nil && *p.GlobScanMaxDepth == 0 {

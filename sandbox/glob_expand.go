@@ -1,15 +1,11 @@
 package sandbox
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 )
-
-// maxGlobMatches caps deny-glob expansion; more matches is fatal.
-const maxGlobMatches = 8192
 
 // anchorGlob makes a deny glob absolute (docs/sandbox.md §3.5): `~/…` at the
 // home directory, relative patterns at the policy cwd. Without the anchor
@@ -30,25 +26,30 @@ func anchorGlob(pattern string, ctx Context) (string, error) {
 	return filepath.Clean(ctx.Cwd + "/" + pattern), nil
 }
 
-// globScan is one search root and the relative globs walked under it.
-type globScan struct {
-	root  string
-	globs []*globMatcher
+// globContext is what the expansion needs from the resolver: the anchors
+// a folder masked whole must not hold (maskSet), and the folders where
+// the command, or another, may have planted a symlink.
+type globContext struct {
+	anchors   []string
+	plantable []string
 }
 
-// expandDenyGlobs expands the profile's deny globs into the existing paths
-// they match (docs/sandbox.md §3.5). Each absolute pattern is split at its first
-// `*?[]`; the static prefix's directory is the search root (a root of "/"
-// is skipped as too broad). The walk includes dotfiles, does not follow
-// symlinked directories, and matches non-directories; a match that crosses
-// a symlink adds its canonical target. maxDepth nil is unlimited and 0
-// disables expansion. More than 8192 paths is fatal.
-func expandDenyGlobs(p Profile, ctx Context) ([]string, error) {
+// expandDenyGlobs expands the profile's deny globs into the paths to mask
+// where they are (Plan.DenyMatches, docs/sandbox.md §3.5). Each absolute
+// pattern is split at its first `*?[]`; the static prefix's directory,
+// its symlinks resolved, is the search root (a root of "/" is skipped as
+// too broad). The walk includes dotfiles, does not follow symlinked
+// directories, and matches non-directories, symlinks included (masked
+// themselves). A search root reached through a plantable symlink is not
+// walked: the symlink is masked. maxDepth nil is unlimited and 0
+// disables expansion. Beyond maxGlobMatches mounts, folders are masked
+// whole (maskSet.fold).
+func expandDenyGlobs(p Profile, ctx Context, gc globContext) ([]string, error) {
 	if p.GlobScanMaxDepth != nil && *p.GlobScanMaxDepth == 0 {
 		return nil, nil
 	}
+	set := newMaskSet(gc.anchors)
 	var scans []*globScan
-	var found []string
 	for _, e := range p.Entries {
 		if e.Path.Type != PathGlob || e.Access != AccessDeny {
 			continue
@@ -62,98 +63,106 @@ func expandDenyGlobs(p Profile, ctx Context) ([]string, error) {
 			return nil, &PrepareError{Err: err}
 		}
 		for _, alt := range alts {
-			i := firstMeta(alt)
-			if i < 0 { // a literal path: deny it if it exists
-				if lit := unescape(alt); lexists(lit) {
-					found = append(found, lit)
-				}
-				continue
+			if scans, err = addScan(scans, set, alt, gc.plantable); err != nil {
+				return nil, err
 			}
-			prefix := alt[:i]
-			end := strings.LastIndex(prefix, "/")
-			if end <= 0 {
-				continue // rooted at "/": too broad
-			}
-			root := unescape(alt[:end])
-			m, err := compileGlob(alt[end+1:])
-			if err != nil {
-				return nil, &PrepareError{Err: err}
-			}
-			k := slices.IndexFunc(scans, func(s *globScan) bool { return s.root == root })
-			if k < 0 {
-				scans = append(scans, &globScan{root: root})
-				k = len(scans) - 1
-			}
-			scans[k].globs = append(scans[k].globs, m)
 		}
 	}
-	seen := map[string]bool{}
-	var out []string
-	add := func(path, root string) error {
-		for _, q := range []string{path, symlinkTarget(path)} {
-			if q == "" || seen[q] {
-				continue
-			}
-			seen[q] = true
-			out = append(out, q)
-			if len(out) > maxGlobMatches {
-				return preparef("deny-read glob expansion for %s matched more than %d paths", root, maxGlobMatches)
-			}
-		}
-		return nil
-	}
-	for _, path := range found {
-		if err := add(path, path); err != nil {
-			return nil, err
-		}
+	w := &globWalk{set: set, maxDepth: p.GlobScanMaxDepth}
+	for _, s := range scans {
+		set.scans = append(set.scans, s.root)
 	}
 	for _, s := range scans {
-		if err := s.walk(p.GlobScanMaxDepth, add); err != nil {
-			return nil, err
+		if !set.covered(s.root) {
+			if err := w.walk(s); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return out, nil
+	return set.result()
 }
 
-// walk visits the search root and reports each matching non-directory.
-func (s *globScan) walk(maxDepth *int, add func(path, root string) error) error {
-	fi, err := os.Stat(s.root)
-	if err != nil || !fi.IsDir() {
-		return nil // nothing to match under a missing root
+// addScan adds the pattern alt to the scans: a literal path is added to
+// the set when it exists, a pattern to the scan of its search root. A
+// search root reached through a plantable symlink is not walked: that
+// symlink is masked itself.
+func addScan(scans []*globScan, set *maskSet, alt string, plantable []string) ([]*globScan, error) {
+	i := firstMeta(alt)
+	if i < 0 { // a literal path: deny it if it exists
+		lit := unescape(alt)
+		dir, link := resolveTrusted(filepath.Dir(lit), plantable)
+		switch {
+		case link != "":
+			set.add(filepath.Dir(link), filepath.Base(link))
+		case dir != "":
+			if lexists(filepath.Join(dir, filepath.Base(lit))) {
+				set.add(dir, filepath.Base(lit))
+			}
+		}
+		return scans, nil
 	}
-	start := s.root
-	if lfi, err := os.Lstat(s.root); err == nil && lfi.Mode()&os.ModeSymlink != 0 {
-		start += "/" // the trailing slash makes WalkDir enter the linked root
+	end := strings.LastIndex(alt[:i], "/")
+	if end <= 0 {
+		return scans, nil // rooted at "/": too broad
 	}
-	return filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
+	m, err := compileGlob(alt[end+1:])
+	if err != nil {
+		return nil, &PrepareError{Err: err}
+	}
+	root, link := resolveTrusted(unescape(alt[:end]), plantable)
+	if link != "" {
+		set.add(filepath.Dir(link), filepath.Base(link))
+		return scans, nil
+	}
+	if root == "" || root == "/" {
+		return scans, nil // missing, or too broad
+	}
+	k := slices.IndexFunc(scans, func(s *globScan) bool { return s.root == root })
+	if k < 0 {
+		scans = append(scans, &globScan{root: root})
+		k = len(scans) - 1
+	}
+	scans[k].globs = append(scans[k].globs, m)
+	return scans, nil
+}
+
+// resolveTrusted resolves the symlinks of the absolute path one component
+// at a time. It stops at the first symlink that lies strictly below one of
+// the plantable folders and returns it as link (its folder resolved), or
+// returns the resolved path; "" when path does not exist or loops.
+func resolveTrusted(path string, plantable []string) (resolved, link string) {
+	todo := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
+	cur, hops := "/", 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
 		if err != nil {
-			return preparef("deny-read glob scan failed for %s: %v", s.root, err)
+			return "", ""
 		}
-		if path == start {
-			return nil
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
 		}
-		rel := strings.TrimPrefix(path, s.root+"/")
-		if d.IsDir() {
-			if maxDepth != nil && strings.Count(rel, "/")+1 >= *maxDepth {
-				return fs.SkipDir
-			}
-			return nil
+		if slices.ContainsFunc(plantable, func(p string) bool { return next != p && within(next, p) }) {
+			return "", next
 		}
-		for _, g := range s.globs {
-			if g.match(rel) {
-				return add(path, s.root)
-			}
+		target, err := os.Readlink(next)
+		if hops++; err != nil || hops > 40 {
+			return "", ""
 		}
-		return nil
-	})
-}
-
-// symlinkTarget returns the canonical target of path when one of its
-// components is a symlink, or "".
-func symlinkTarget(path string) string {
-	t, err := filepath.EvalSymlinks(path)
-	if err != nil || t == path {
-		return ""
+		if strings.HasPrefix(target, "/") {
+			cur = "/"
+		}
+		todo = append(strings.Split(target, "/"), todo...)
 	}
-	return t
+	return cur, ""
 }

@@ -53,7 +53,7 @@ func maskProcFiles() error {
 				return err
 			}
 		}
-		if err := attachFileMask(empty, f); err != nil {
+		if err := attachFileMask(empty, f, true); err != nil {
 			return mountErr("mask", f, err)
 		}
 	}

@@ -87,45 +87,88 @@ func bindWritableRoots(p *Plan) (map[string]bool, error) {
 	return mountPlaceholders(p)
 }
 
-// maskDenyPaths hides each existing deny path (step 6): a directory under
-// an empty read-only tmpfs of mode 000, or 111 when writable or readable
-// roots lie below it (those are cloned first and re-attached inside the
-// mask); anything else under an empty mode-000 file. Shallowest first, so a
-// deny path inside an earlier mask is already gone. The masks only hold
-// because the command has no CAP_DAC_OVERRIDE (caps_linux.go).
+// maskDenyPaths hides each existing deny path and match (step 6): a
+// directory under an empty read-only tmpfs of mode 000, or 111 when
+// writable or readable roots lie below it (those are cloned first and
+// re-attached inside the mask); anything else under an empty mode-000
+// file. A deny path is masked where its symlinks lead, a deny match where
+// it is (a symlink is covered itself). Shallowest first, so a deny path
+// inside an earlier mask is already gone. The masks only hold because the
+// command has no CAP_DAC_OVERRIDE (caps_linux.go).
 func maskDenyPaths(p *Plan) error {
-	if len(p.DenyPaths) == 0 {
-		return nil
+	type mask struct {
+		path string
+		link bool
 	}
-	deny := slices.Clone(p.DenyPaths)
-	slices.SortStableFunc(deny, func(a, b string) int { return mountDepth(a) - mountDepth(b) })
-	empty := -1
-	defer func() {
-		if empty >= 0 {
-			unix.Close(empty)
+	var masks []mask
+	for _, d := range p.DenyPaths {
+		masks = append(masks, mask{d, false})
+	}
+	for _, d := range p.DenyMatches {
+		masks = append(masks, mask{d, true})
+	}
+	slices.SortStableFunc(masks, func(a, b mask) int { return mountDepth(a.path) - mountDepth(b.path) })
+	var src maskSources
+	defer src.close()
+	for _, m := range masks {
+		stat := os.Stat
+		if m.link {
+			stat = os.Lstat
 		}
-	}()
-	for _, d := range deny {
-		st, err := os.Stat(d)
+		st, err := stat(m.path)
 		if err != nil {
 			continue // missing: nothing to hide
 		}
-		if st.IsDir() {
-			if err := maskDir(d, keepersBelow(p, d)); err != nil {
-				return err
-			}
-			continue
+		keep := keepersBelow(p, m.path)
+		if st.IsDir() && len(keep) > 0 {
+			err = maskDir(m.path, keep, !m.link)
+		} else {
+			err = src.attach(m.path, st.IsDir(), !m.link)
 		}
-		if empty < 0 {
-			if empty, err = emptyFileMount(); err != nil {
-				return err
-			}
-		}
-		if err := attachFileMask(empty, d); err != nil {
-			return mountErr("mask deny path", d, err)
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// maskSources are the detached mounts that masks are cloned from, made
+// on first use: an empty mode-000 read-only tmpfs for directories, and
+// one holding an empty mode-000 file for the rest (emptyFileMount). A
+// clone is one mount; a new tmpfs per mask would be a superblock each.
+type maskSources struct{ dir, file int }
+
+// attach covers target with a clone of the directory or the file source.
+func (ms *maskSources) attach(target string, dir, follow bool) error {
+	src, name, err := &ms.file, "empty", error(nil)
+	if dir {
+		src, name = &ms.dir, ""
+	}
+	if *src <= 0 {
+		if dir {
+			*src, err = newFS("tmpfs", map[string]string{"mode": "000", "size": "4k"},
+				unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC|unix.MOUNT_ATTR_RDONLY)
+		} else {
+			*src, err = emptyFileMount()
+		}
+		if err != nil {
+			*src = 0
+			return mountErr("mask source for", target, err)
+		}
+	}
+	if err := attachClone(*src, name, target, follow); err != nil {
+		return mountErr("mask deny path", target, err)
+	}
+	return nil
+}
+
+// close closes the sources (the attached clones stay mounted).
+func (ms *maskSources) close() {
+	for _, fd := range []int{ms.dir, ms.file} {
+		if fd > 0 {
+			unix.Close(fd)
+		}
+	}
 }
 
 // keepersBelow lists the writable and readable roots strictly below dir
@@ -146,8 +189,9 @@ func keepersBelow(p *Plan, dir string) []string {
 }
 
 // maskDir covers dir with an empty read-only tmpfs; keep are paths below
-// dir whose current mounts are cloned before and re-attached after.
-func maskDir(dir string, keep []string) error {
+// dir whose current mounts are cloned before and re-attached after. With
+// follow, a final symlink in dir is followed.
+func maskDir(dir string, keep []string, follow bool) error {
 	mode := "000"
 	if len(keep) > 0 {
 		mode = "111" // traverse only, down to the re-attached roots
@@ -163,7 +207,7 @@ func maskDir(dir string, keep []string) error {
 		return mountErr("tmpfs for deny mask", dir, err)
 	}
 	defer unix.Close(fd)
-	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dir, unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_SYMLINKS); err != nil {
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dir, moveFlags(follow)); err != nil {
 		return mountErr("mask deny path", dir, err)
 	}
 	if err := attachClones(fd, dir, saved, 0o111); err != nil {
@@ -248,14 +292,34 @@ func emptyFileMount() (int, error) {
 }
 
 // attachFileMask binds the empty file of the mask mount empty onto target
-// (a non-directory), read-only like its source.
-func attachFileMask(empty int, target string) error {
-	fd, err := unix.OpenTree(empty, "empty", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+// (a non-directory), read-only like its source. With follow, a final
+// symlink in target is followed; without, the symlink itself is covered.
+func attachFileMask(empty int, target string, follow bool) error {
+	return attachClone(empty, "empty", target, follow)
+}
+
+// attachClone clones name inside the detached mount src ("" for its root)
+// onto target.
+func attachClone(src int, name, target string, follow bool) error {
+	flags := unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC
+	if name == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	fd, err := unix.OpenTree(src, name, uint(flags))
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	return unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_SYMLINKS)
+	return unix.MoveMount(fd, "", unix.AT_FDCWD, target, moveFlags(follow))
+}
+
+// moveFlags are the move_mount flags of a mask from a detached mount onto
+// a path, following its final symlink or not.
+func moveFlags(follow bool) int {
+	if follow {
+		return unix.MOVE_MOUNT_F_EMPTY_PATH | unix.MOVE_MOUNT_T_SYMLINKS
+	}
+	return unix.MOVE_MOUNT_F_EMPTY_PATH
 }
 
 // newFS creates a detached mount of a fresh filesystem of type fstype with

@@ -23,9 +23,9 @@ import (
 // writable as it was.
 
 // pinTargets are the paths whose folders must keep their names: the deny
-// paths and the read-only files.
+// paths and links and the read-only files.
 func pinTargets(p *Plan) []string {
-	return append(slices.Clone(p.DenyPaths), p.ReadOnlyFiles...)
+	return slices.Concat(p.DenyPaths, p.DenyMatches, p.ReadOnlyFiles)
 }
 
 // pinDirs returns the directories to pin for targets: for each target

@@ -46,6 +46,12 @@ type Plan struct {
 	// (bound onto themselves), so no run can rename them and move a
 	// denied file out of the next run's reach.
 	DenyPaths []string `json:"denyPaths,omitempty"`
+	// DenyMatches are what the deny globs matched (docs/sandbox.md §3.5):
+	// files, symlinks, and folders masked whole when there were too many
+	// matches in them, all with canonical folders. Each is masked where
+	// it is: a symlink (or a path that has become one since) is covered
+	// itself, never followed; otherwise like DenyPaths, folders pinned.
+	DenyMatches []string `json:"denyMatches,omitempty"`
 	// ProtectedCreate are paths that do not exist and must not come into
 	// existence during the run (missing .git/.agents/.codex under a
 	// writable root; protected-create watcher, docs/sandbox.md §4.3 step 5).
@@ -168,7 +174,7 @@ const (
 // not may run the command directly.
 func (p *Plan) Enforces() bool {
 	return p.Refusal != "" || p.NewMountNS || p.NewPIDNS || p.NewNetNS || p.ReadOnlyRoot || p.Landlock != nil ||
-		p.Seccomp != SeccompNone || len(p.DenyPaths) > 0 || p.RestrictedRead || len(p.ReadOnlyFiles) > 0 ||
+		p.Seccomp != SeccompNone || len(p.DenyPaths) > 0 || len(p.DenyMatches) > 0 || p.RestrictedRead || len(p.ReadOnlyFiles) > 0 ||
 		p.TraceExecFD != 0
 }
 

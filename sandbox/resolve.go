@@ -48,11 +48,11 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 			return Plan{}, err
 		}
 	}
-	deny, err := r.denyList()
+	deny, matches, err := r.denyList()
 	if err != nil {
 		return Plan{}, err
 	}
-	plan.DenyPaths = deny
+	plan.DenyPaths, plan.DenyMatches = deny, matches
 	plan.ProtectedCreate = r.protect
 	sortByDepth(plan.ProtectedCreate)
 	plan.Placeholders = r.placeholders
@@ -73,7 +73,7 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 	}
 
 	mountLayer := plan.ReadOnlyRoot || plan.RestrictedRead || len(plan.WritableRoots) > 0 ||
-		len(plan.DenyPaths) > 0 || len(plan.ProtectedCreate) > 0
+		len(plan.DenyPaths) > 0 || len(plan.DenyMatches) > 0 || len(plan.ProtectedCreate) > 0
 	if mountLayer {
 		plan.ReadOnlyFiles = selfReadOnly(&plan, ctx.Self)
 	}
@@ -86,26 +86,57 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 	return plan, nil
 }
 
-// denyList returns the plan's DenyPaths: the deny paths, the expanded deny
-// globs and the existing secrets, deduplicated and sorted by depth. A glob
-// match that crosses a writable symlink is a *SymlinkCrossingError.
-func (r *resolver) denyList() ([]string, error) {
+// denyList returns the plan's DenyPaths (the deny paths and the existing
+// secrets) and DenyMatches (the expanded deny globs, less what DenyPaths
+// holds), each deduplicated and sorted by depth.
+func (r *resolver) denyList() (paths, matches []string, err error) {
 	deny, err := r.denyPaths()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	globbed, err := expandDenyGlobs(r.p, r.ctx)
+	globbed, err := expandDenyGlobs(r.p, r.ctx, r.globContext())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for _, g := range globbed {
-		if s := firstWritableSymlink(g, r.writable); s != "" {
-			return nil, &SymlinkCrossingError{Deny: true, Path: g, Symlink: s}
+	paths = dedup(append(deny, existing(r.ctx.Secrets)...))
+	matches = slices.DeleteFunc(dedup(globbed), func(m string) bool { return slices.Contains(paths, m) })
+	sortByDepth(paths)
+	sortByDepth(matches)
+	return paths, matches, nil
+}
+
+// globContext returns what deny-glob expansion must respect: the anchors
+// (writable roots, the readable paths, the policy cwd, the command's cwd
+// and our own folder) and the plantable folders (the writable roots but
+// "/", the policy cwd, the command's cwd and the workspace roots), each
+// as given and resolved.
+func (r *resolver) globContext() globContext {
+	var gc globContext
+	for _, w := range r.writable {
+		if w != "/" {
+			gc.plantable = append(gc.plantable, w)
 		}
 	}
-	out := dedup(append(append(deny, globbed...), existing(r.ctx.Secrets)...))
-	sortByDepth(out)
-	return out, nil
+	for _, p := range append([]string{r.ctx.Cwd, r.ctx.CommandCwd}, r.ctx.WorkspaceRoots...) {
+		if filepath.IsAbs(p) {
+			gc.plantable = append(gc.plantable, filepath.Clean(p), canonical(p))
+		}
+	}
+	gc.anchors = append(gc.anchors, r.writable...)
+	for _, rt := range r.roots {
+		gc.anchors = append(gc.anchors, rt.path)
+	}
+	for _, e := range r.entries {
+		if e.access.CanRead() {
+			gc.anchors = append(gc.anchors, normalizeKeepLink(r.remap(e.path)))
+		}
+	}
+	for _, p := range []string{r.ctx.Cwd, r.ctx.CommandCwd, filepath.Dir(r.ctx.Self)} {
+		if filepath.IsAbs(p) {
+			gc.anchors = append(gc.anchors, filepath.Clean(p), canonical(p))
+		}
+	}
+	return gc
 }
 
 // writableRoots returns the plan's WritableRoots, sorted by depth, each with

@@ -1,6 +1,9 @@
 package sandbox
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"slices"
+)
 
 // CanWrite reports whether a plan lets the command write path, as the
 // mount layer enforces it: not under a watched protected path, nor under a
@@ -44,7 +47,7 @@ func (p *Plan) deniedBelow(path string, w *WritableRoot) bool {
 			return true
 		}
 	}
-	return false
+	return slices.ContainsFunc(p.DenyMatches, func(l string) bool { return within(path, l) })
 }
 
 // CanRead reports whether a plan lets the command read path: not under a

@@ -125,7 +125,7 @@ func KeepFDFor(p *Plan) int {
 // needsMounts reports whether the plan changes the mount table.
 func (p *Plan) needsMounts() bool {
 	return p.ReadOnlyRoot || p.RestrictedRead || len(p.WritableRoots) > 0 || len(p.DenyPaths) > 0 ||
-		len(p.ReadOnlyFiles) > 0
+		len(p.DenyMatches) > 0 || len(p.ReadOnlyFiles) > 0
 }
 
 // normalizeNamespaces makes the namespace flags of p consistent: mount work

@@ -27,6 +27,8 @@ const kernelProbe = `
 port=$1 hostpid=$2 mnt=$3; shift 3
 grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' /proc/self/status
 echo "NET $(readlink /proc/self/ns/net)"
+echo "CGNS $(readlink /proc/self/ns/cgroup)"
+echo "CG $(grep '^0::' /proc/self/cgroup)"
 self=$(cat /proc/self/cgroup)
 for m in /sys/fs/cgroup "$@"; do
   f=$m/cgroup.procs
@@ -51,9 +53,9 @@ echo DONE
 // listener, the host's network namespace and cgroup mounts, and a
 // directory to mount on that is unmounted again whatever happens.
 type kernelAttack struct {
-	port   int
-	hostNS string
-	cgs    []string
+	port           int
+	hostNS, hostCG string
+	cgs            []string
 }
 
 func newKernelAttack(t *testing.T) *kernelAttack {
@@ -79,8 +81,12 @@ func newKernelAttack(t *testing.T) *kernelAttack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cg, err := os.Readlink("/proc/self/ns/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cgs, _ := mountinfo.CgroupMountPoints()
-	return &kernelAttack{port: ln.Addr().(*net.TCPAddr).Port, hostNS: ns, cgs: cgs}
+	return &kernelAttack{port: ln.Addr().(*net.TCPAddr).Port, hostNS: ns, hostCG: cg, cgs: cgs}
 }
 
 // mountpoint returns an empty directory inside dir for the probe's mount
@@ -108,8 +114,9 @@ func (k *kernelAttack) argv(t *testing.T, dir string) []string {
 
 // check asserts the probe's output: no capability in any set,
 // no_new_privs, no cgroup filesystem or usermode-helper knob in sight, no
-// mount, no host process to signal, and with the network off a network
-// namespace of its own and no loopback connection.
+// mount, no host process to signal, a cgroup namespace rooted at the
+// command's own cgroup, and with the network off a network namespace of
+// its own and no loopback connection.
 func (k *kernelAttack) check(t *testing.T, name, out string, networkOff bool) {
 	t.Helper()
 	if !strings.Contains(out, "\nDONE\n") {
@@ -130,6 +137,12 @@ func (k *kernelAttack) check(t *testing.T, name, out string, networkOff bool) {
 				t.Errorf("%s: %s", name, l)
 			}
 		}
+	}
+	if got := line(out, "CGNS "); got == "CGNS "+k.hostCG {
+		t.Errorf("%s: the command is in the host's cgroup namespace (%s)", name, got)
+	}
+	if got := line(out, "CG "); got != "CG 0::/" {
+		t.Errorf("%s: the cgroup namespace is not rooted at the command's cgroup: %q", name, got)
 	}
 	if networkOff {
 		if got := line(out, "NET "); got == "NET "+k.hostNS {

@@ -22,10 +22,10 @@ const networkDisabledEnv = "CODEX_SANDBOX_NETWORK_DISABLED"
 const defaultPath = "/bin:/usr/bin"
 
 // runCommand runs the plan's command in the enforced helper and returns
-// the exit status for the helper. As PID 1 (or with protected paths to
-// watch) it forks the command, reaps every child until the command is
-// gone, kills what is left of the namespace and returns the command's
-// status. Otherwise it replaces the helper with the command.
+// the exit status for the helper. As PID 1 of the command's PID namespace
+// (every plan has one: enforce refuses others) it forks the command,
+// reaps every child until the command is gone, kills what is left of the
+// namespace and returns the command's status.
 func runCommand(p *Plan, w *protectWatcher) int {
 	env := commandEnv(p)
 	path, err := commandPath(p.Argv[0], env)
@@ -39,22 +39,12 @@ func runCommand(p *Plan, w *protectWatcher) int {
 	// Nothing but fds 0-2 and the kept socket may reach the command.
 	files := closeForCommand(p.KeepFD)
 
-	if !p.NewPIDNS && w == nil {
-		err := syscall.Exec(path, argv, env)
-		if err == syscall.ENOEXEC {
-			err = syscall.Exec("/bin/sh", append([]string{"sh", path}, argv[1:]...), env)
-		}
-		return execFailed(p.Argv[0], err)
-	}
 	// The helper stays the command's parent: make it non-dumpable, so that
 	// the command (which has no CAP_SYS_PTRACE) cannot ptrace it or take
 	// its fds, even in modes whose filter allows ptrace. exec resets the
 	// flag for the command itself.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	attr := &syscall.ProcAttr{Env: env, Files: files, Sys: &syscall.SysProcAttr{}}
-	if !p.NewPIDNS {
-		attr.Sys.Pdeathsig = syscall.SIGKILL // no namespace to tear it down
-	}
 	pid, err := syscall.ForkExec(path, argv, attr)
 	if err == syscall.ENOEXEC {
 		pid, err = syscall.ForkExec("/bin/sh", append([]string{"sh", path}, argv[1:]...), attr)
@@ -63,12 +53,10 @@ func runCommand(p *Plan, w *protectWatcher) int {
 		return execFailed(p.Argv[0], err)
 	}
 	code := reapCommand(pid)
-	if p.NewPIDNS {
-		// The command is gone; so is everything it left behind once PID 1
-		// exits. Kill it now so that nothing creates protected paths after
-		// the final check.
-		_ = unix.Kill(-1, unix.SIGKILL)
-	}
+	// The command is gone; so is everything it left behind once PID 1
+	// exits. Kill it now so that nothing creates protected paths after the
+	// final check.
+	_ = unix.Kill(-1, unix.SIGKILL)
 	return w.finish(code)
 }
 

@@ -195,8 +195,10 @@ func readPlan(fd int) (Plan, error) {
 // docs/sandbox.md §4.3. It returns the protected-create watcher (nil without
 // protected paths).
 func enforce(p *Plan) (*protectWatcher, error) {
-	if (p.needsMounts() || p.PTSFD != 0) && !p.NewMountNS {
-		return nil, errors.New("the plan changes mounts but has no mount namespace")
+	if !p.NewMountNS || !p.NewPIDNS {
+		// Without them the command would keep the host's cgroup
+		// filesystems, kernel knobs and processes (Wrap always sets both).
+		return nil, errors.New("the plan has no mount and PID namespace")
 	}
 	dir := p.Dir
 	if dir == "" {
@@ -206,12 +208,9 @@ func enforce(p *Plan) (*protectWatcher, error) {
 		}
 		dir = wd
 	}
-	var shadowed map[string]bool
-	if p.NewMountNS {
-		var err error
-		if shadowed, err = setupMounts(p); err != nil {
-			return nil, err
-		}
+	shadowed, err := setupMounts(p)
+	if err != nil {
+		return nil, err
 	}
 	if p.NewNetNS {
 		loopbackUp()
@@ -225,10 +224,12 @@ func enforce(p *Plan) (*protectWatcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.NewMountNS || p.NewUserNS || p.Landlock != nil {
-		if err := dropCapabilities(p.FSHelper); err != nil {
-			return nil, err
-		}
+	// Every plan, full write included (docs/sandbox.md §4.3 step 9): uid 0
+	// without capabilities cannot mount, load modules or BPF programs, or
+	// override a file's mode. What root's file modes still grant (the
+	// cgroup.procs files, sysctls) setupMounts hid or made read-only.
+	if err := dropCapabilities(p.FSHelper); err != nil {
+		return nil, err
 	}
 	if err := setNoNewPrivs(p.FSHelper); err != nil {
 		return nil, err

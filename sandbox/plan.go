@@ -24,7 +24,11 @@ type Plan struct {
 
 	// Namespaces to create at spawn time (set by the server through
 	// SysProcAttr.Cloneflags; recorded here so the helper knows it is PID 1
-	// and whether it must bring up loopback).
+	// and whether it must bring up loopback). Every sandboxed command gets
+	// mount, PID, IPC and cgroup namespaces, and a network namespace when
+	// the network is off (Resolve and Wrap; docs/sandbox.md §4.2): the
+	// helper refuses a plan without mount and PID namespaces, since it
+	// could not take the kernel's knobs out of the command's reach.
 	NewMountNS bool `json:"newMountNs,omitempty"`
 	NewPIDNS   bool `json:"newPidNs,omitempty"`
 	NewNetNS   bool `json:"newNetNs,omitempty"`
@@ -34,6 +38,13 @@ type Plan struct {
 	// queue or semaphore (all owned by uid 0, as the command is) is
 	// reachable, and none the command makes outlives it.
 	NewIPCNS bool `json:"newIpcNs,omitempty"`
+	// NewCgroupNS roots the command's cgroup namespace at its own cgroup
+	// leaf (clone with CLONE_INTO_CGROUP and CLONE_NEWCGROUP): set with
+	// any mount namespace. Moving a process into a cgroup outside that
+	// root fails (ENOENT) even through a cgroup directory the command
+	// should never have had: a second wall behind the hidden cgroup
+	// filesystems and the dropped capabilities.
+	NewCgroupNS bool `json:"newCgroupNs,omitempty"`
 
 	// Mount layer (docs/sandbox.md §4.3). ReadOnlyRoot makes "/" read-only
 	// recursively; WritableRoots are then re-bound read-write, shallowest

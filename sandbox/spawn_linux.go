@@ -49,8 +49,8 @@ type WrappedCommand struct {
 	// When the plan has PTSFD set, the spawner appends the devpts mount
 	// of OpenPTY, which becomes fd PTSFD.
 	ExtraFiles []*os.File
-	// Cloneflags are the namespaces to create (SysProcAttr.Cloneflags);
-	// zero for a seccomp-only plan.
+	// Cloneflags are the namespaces to create (SysProcAttr.Cloneflags):
+	// at least mount, PID, IPC and cgroup.
 	Cloneflags uintptr
 	// UidMappings and GidMappings map 0 to the server's effective ids when
 	// a user namespace is created (SysProcAttr.UidMappings/GidMappings,
@@ -72,11 +72,12 @@ type WrappedCommand struct {
 // restricts nothing itself: all enforcement happens in the helper child,
 // never in the server process.
 //
-// Wrap normalises the namespaces: any mount work implies a mount namespace,
-// and a server that is not root gets a user namespace (uid/gid 0 mapped to
-// its effective ids) whenever it needs any namespace. Plans without mount
-// work or a PID namespace (unrestricted filesystem, network off) get no
-// namespaces: the helper sets no_new_privs, installs seccomp and execs.
+// Wrap normalises the namespaces (normalizeNamespaces): every helper gets
+// mount, PID, IPC and cgroup namespaces, a network namespace when the
+// network is off, and, when the server is not root, a user namespace
+// (uid/gid 0 mapped to its effective ids), whatever the plan asked for: a
+// command without them would share the host's cgroup filesystems, kernel
+// knobs, processes and network (docs/sandbox.md §4.2).
 func Wrap(plan Plan) (WrappedCommand, error) {
 	plan = normalizeNamespaces(plan, os.Geteuid())
 	if plan.PTSFD != 0 && (plan.PTSFD != PTSFD || !plan.NewMountNS) {
@@ -128,16 +129,18 @@ func (p *Plan) needsMounts() bool {
 		len(p.ReadOnlyFiles) > 0
 }
 
-// normalizeNamespaces makes the namespace flags of p consistent: mount work
-// needs a mount namespace, a PID namespace needs one for its /proc, and a
-// non-root server needs a user namespace to create any of them. Every
-// plan with a mount namespace also gets an IPC namespace.
+// normalizeNamespaces gives p the namespaces of every sandboxed command
+// (docs/sandbox.md §4.2), whatever it asked for: mount and PID (the helper
+// builds the kernel layer of §4.3 in them and refuses to run without),
+// IPC and cgroup; network when the network is off (the restricted
+// filter); user when the server is not root, which needs it to create
+// the others and to empty the bounding set.
 func normalizeNamespaces(p Plan, euid int) Plan {
-	if p.needsMounts() || p.NewPIDNS {
-		p.NewMountNS = true
+	p.NewMountNS, p.NewPIDNS, p.NewIPCNS, p.NewCgroupNS = true, true, true, true
+	if p.Seccomp == SeccompRestricted || p.NetworkDisabled {
+		p.NewNetNS = true
 	}
-	p.NewIPCNS = p.NewMountNS
-	if euid != 0 && (p.NewMountNS || p.NewPIDNS || p.NewNetNS) {
+	if euid != 0 {
 		p.NewUserNS = true
 	}
 	return p
@@ -155,6 +158,7 @@ func cloneflags(p *Plan) uintptr {
 		{p.NewNetNS, unix.CLONE_NEWNET},
 		{p.NewUserNS, unix.CLONE_NEWUSER},
 		{p.NewIPCNS, unix.CLONE_NEWIPC},
+		{p.NewCgroupNS, unix.CLONE_NEWCGROUP},
 	} {
 		if ns.on {
 			f |= ns.flag

@@ -17,14 +17,15 @@ import (
 
 // kernelProbe is the sandboxed command of the attacks below (bash).
 // Arguments: the port of a loopback listener of the test, the pid of a
-// host process of uid 0 (the test), an empty directory to mount on, then
-// the host's cgroup mount points. It prints one line per finding and DONE
+// host process of uid 0 (the test), an empty directory to mount on, a
+// second procfs mount of the host (as a build chroot has one), then the
+// host's cgroup mount points. It prints one line per finding and DONE
 // at the end. It proves a capability and stops there: a cgroup.procs
 // write is made by a subshell that exits at once, a mount is undone at
 // once, and the kernel knobs are only opened for writing (an open that a
 // read-only mount or a missing file refuses), never written.
 const kernelProbe = `
-port=$1 hostpid=$2 mnt=$3; shift 3
+port=$1 hostpid=$2 mnt=$3 proc2=$4; shift 4
 grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' /proc/self/status
 echo "NET $(readlink /proc/self/ns/net)"
 echo "CGNS $(readlink /proc/self/ns/cgroup)"
@@ -41,6 +42,7 @@ if mount -t cgroup -o pids none "$mnt" 2>/dev/null; then echo "V1MOUNT"; umount 
 if mount -t cgroup2 none "$mnt" 2>/dev/null; then echo "V2MOUNT"; umount "$mnt"; fi
 for f in /proc/sys/kernel/core_pattern /proc/sys/kernel/modprobe /proc/sys/kernel/hotplug \
     /proc/sys/kernel/poweroff_cmd /sys/kernel/uevent_helper /sys/fs/cgroup/release_agent \
+    "$proc2/sys/kernel/core_pattern" "$proc2/sysrq-trigger" \
     "${@/%//release_agent}"; do
   [ -e "$f" ] && (exec 3>>"$f") 2>/dev/null && echo "KNOB $f"
 done
@@ -55,6 +57,7 @@ echo DONE
 type kernelAttack struct {
 	port           int
 	hostNS, hostCG string
+	proc2          string
 	cgs            []string
 }
 
@@ -86,7 +89,24 @@ func newKernelAttack(t *testing.T) *kernelAttack {
 		t.Fatal(err)
 	}
 	cgs, _ := mountinfo.CgroupMountPoints()
-	return &kernelAttack{port: ln.Addr().(*net.TCPAddr).Port, hostNS: ns, hostCG: cg, cgs: cgs}
+	return &kernelAttack{port: ln.Addr().(*net.TCPAddr).Port, hostNS: ns, hostCG: cg, proc2: secondProc(t), cgs: cgs}
+}
+
+// secondProc mounts a procfs in a directory of the test, as a build
+// chroot (mock, sbuild) has one below its root, and unmounts it at the
+// end. Its /proc/sys must be as far out of a sandboxed command's reach
+// as the host's /proc/sys.
+func secondProc(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "proc")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("proc", dir, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		t.Skipf("cannot mount a second procfs: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
 }
 
 // mountpoint returns an empty directory inside dir for the probe's mount
@@ -108,7 +128,7 @@ func (k *kernelAttack) mountpoint(t *testing.T, dir string) string {
 // argv is the probe's command line for a run in dir.
 func (k *kernelAttack) argv(t *testing.T, dir string) []string {
 	args := []string{"/bin/bash", "--norc", "-c", kernelProbe, "probe",
-		strconv.Itoa(k.port), strconv.Itoa(os.Getpid()), k.mountpoint(t, dir)}
+		strconv.Itoa(k.port), strconv.Itoa(os.Getpid()), k.mountpoint(t, dir), k.proc2}
 	return append(args, k.cgs...)
 }
 

@@ -23,9 +23,10 @@ const defaultPath = "/bin:/usr/bin"
 
 // runCommand runs the plan's command in the enforced helper and returns
 // the exit status for the helper. As PID 1 of the command's PID namespace
-// (every plan has one: enforce refuses others) it forks the command,
-// reaps every child until the command is gone, kills what is left of the
-// namespace and returns the command's status.
+// (every sandboxed plan has one: enforce refuses others) it forks the
+// command, reaps every child until the command is gone, kills what is
+// left of the namespace and returns the command's status. An Unsandboxed
+// plan has none: the helper replaces itself with the command.
 func runCommand(p *Plan, w *protectWatcher) int {
 	env := commandEnv(p)
 	path, err := commandPath(p.Argv[0], env)
@@ -39,6 +40,16 @@ func runCommand(p *Plan, w *protectWatcher) int {
 	// Nothing but fds 0-2 and the kept socket may reach the command.
 	files := closeForCommand(p.KeepFD)
 
+	if !p.NewPIDNS {
+		if !p.Unsandboxed || w != nil {
+			return execFailed(p.Argv[0], errors.New("no PID namespace"))
+		}
+		err := syscall.Exec(path, argv, env)
+		if err == syscall.ENOEXEC {
+			err = syscall.Exec("/bin/sh", append([]string{"sh", path}, argv[1:]...), env)
+		}
+		return execFailed(p.Argv[0], err)
+	}
 	// The helper stays the command's parent: make it non-dumpable, so that
 	// the command (which has no CAP_SYS_PTRACE) cannot ptrace it or take
 	// its fds, even in modes whose filter allows ptrace. exec resets the

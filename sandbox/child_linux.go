@@ -195,6 +195,9 @@ func readPlan(fd int) (Plan, error) {
 // docs/sandbox.md §4.3. It returns the protected-create watcher (nil without
 // protected paths).
 func enforce(p *Plan) (*protectWatcher, error) {
+	if p.Unsandboxed {
+		return nil, enforceTraceOnly(p)
+	}
 	if !p.NewMountNS || !p.NewPIDNS {
 		// Without them the command would keep the host's cgroup
 		// filesystems, kernel knobs and processes (Wrap always sets both).
@@ -241,6 +244,24 @@ func enforce(p *Plan) (*protectWatcher, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// enforceTraceOnly is enforce for an Unsandboxed plan: no_new_privs and
+// the base filter with exec tracing, nothing else (the command keeps the
+// server's capabilities: it asked for no sandbox).
+func enforceTraceOnly(p *Plan) error {
+	if !p.onlyTraces() {
+		return errors.New("an unsandboxed plan may only trace execs")
+	}
+	if p.Dir != "" {
+		if err := os.Chdir(p.Dir); err != nil {
+			return err
+		}
+	}
+	if err := setNoNewPrivs(false); err != nil {
+		return err
+	}
+	return installSeccomp(SeccompNone, true)
 }
 
 // loopbackUp brings up "lo" in the new network namespace (it starts down),

@@ -28,7 +28,8 @@ type Plan struct {
 	// mount, PID, IPC and cgroup namespaces, and a network namespace when
 	// the network is off (Resolve and Wrap; docs/sandbox.md §4.2): the
 	// helper refuses a plan without mount and PID namespaces, since it
-	// could not take the kernel's knobs out of the command's reach.
+	// could not take the kernel's knobs out of the command's reach, unless
+	// the plan is Unsandboxed.
 	NewMountNS bool `json:"newMountNs,omitempty"`
 	NewPIDNS   bool `json:"newPidNs,omitempty"`
 	NewNetNS   bool `json:"newNetNs,omitempty"`
@@ -105,6 +106,16 @@ type Plan struct {
 	// and process_vm_writev in every mode, so the command can neither
 	// detach, trace, nor rewrite another process of the call.
 	TraceExecFD int `json:"traceExecFd,omitempty"`
+
+	// Unsandboxed marks a plan that runs through the helper only so that
+	// its execs are traced (TraceExecFD): the MCP shell tool's call that
+	// asked for no sandbox (a disabled, external or danger-full-access
+	// profile; docs/shell-tool.md §10). Such a command is not a sandboxed
+	// one (docs/sandbox.md §3.7): Wrap gives it no namespace and the helper
+	// keeps the server's capabilities, sets no_new_privs, installs the base
+	// filter and execs it in its place. Wrap refuses it with anything else
+	// to enforce, or without TraceExecFD.
+	Unsandboxed bool `json:"unsandboxed,omitempty"`
 
 	// Landlock rules (docs/sandbox.md §4.5); nil means no Landlock.
 	Landlock *LandlockRules `json:"landlock,omitempty"`

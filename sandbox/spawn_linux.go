@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -79,6 +80,9 @@ type WrappedCommand struct {
 // command without them would share the host's cgroup filesystems, kernel
 // knobs, processes and network (docs/sandbox.md §4.2).
 func Wrap(plan Plan) (WrappedCommand, error) {
+	if plan.Unsandboxed && !plan.onlyTraces() {
+		return WrappedCommand{}, errors.New("sandbox: wrap: an unsandboxed plan may only trace execs")
+	}
 	plan = normalizeNamespaces(plan, os.Geteuid())
 	if plan.PTSFD != 0 && (plan.PTSFD != PTSFD || !plan.NewMountNS) {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: devpts fd %d: want %d and a mount namespace", plan.PTSFD, PTSFD)
@@ -136,6 +140,9 @@ func (p *Plan) needsMounts() bool {
 // filter); user when the server is not root, which needs it to create
 // the others and to empty the bounding set.
 func normalizeNamespaces(p Plan, euid int) Plan {
+	if p.Unsandboxed {
+		return p // only traced (Plan.Unsandboxed): no sandbox was asked for
+	}
 	p.NewMountNS, p.NewPIDNS, p.NewIPCNS, p.NewCgroupNS = true, true, true, true
 	if p.Seccomp == SeccompRestricted || p.NetworkDisabled {
 		p.NewNetNS = true
@@ -144,6 +151,14 @@ func normalizeNamespaces(p Plan, euid int) Plan {
 		p.NewUserNS = true
 	}
 	return p
+}
+
+// onlyTraces reports whether p traces execs and restricts nothing else:
+// what an Unsandboxed plan must be.
+func (p *Plan) onlyTraces() bool {
+	return p.TraceExecFD != 0 && p.Refusal == "" && !p.FSHelper && !p.needsMounts() && p.PTSFD == 0 &&
+		!p.NewMountNS && !p.NewPIDNS && !p.NewNetNS && !p.NewUserNS && !p.NewIPCNS && !p.NewCgroupNS &&
+		p.Landlock == nil && p.Seccomp == SeccompNone && len(p.ProtectedCreate) == 0 && len(p.Placeholders) == 0
 }
 
 // cloneflags maps the plan's namespaces to CLONE_* flags.

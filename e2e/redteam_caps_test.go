@@ -46,6 +46,7 @@ for f in /proc/sys/kernel/core_pattern /proc/sys/kernel/modprobe /proc/sys/kerne
     "${@/%//release_agent}"; do
   [ -e "$f" ] && (exec 3>>"$f") 2>/dev/null && echo "KNOB $f"
 done
+unshare -U -r true 2>/dev/null && echo "USERNS-ROOT"
 kill -0 "$hostpid" 2>/dev/null && echo "SIGNALS $hostpid"
 (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && echo "CONNECTED"
 echo DONE
@@ -134,7 +135,9 @@ func (k *kernelAttack) argv(t *testing.T, dir string) []string {
 
 // check asserts the probe's output: no capability in any set,
 // no_new_privs, no cgroup filesystem or usermode-helper knob in sight, no
-// mount, no host process to signal, a cgroup namespace rooted at the
+// mount, no user namespace with uid 0 mapped (which needs CAP_SETFCAP and
+// would give back capabilities over root's files), no host process to
+// signal, a cgroup namespace rooted at the
 // command's own cgroup, and with the network off a network namespace of
 // its own and no loopback connection.
 func (k *kernelAttack) check(t *testing.T, name, out string, networkOff bool) {
@@ -151,7 +154,7 @@ func (k *kernelAttack) check(t *testing.T, name, out string, networkOff bool) {
 	if !strings.Contains(out, "NoNewPrivs:\t1\n") {
 		t.Errorf("%s: no_new_privs is not set", name)
 	}
-	for _, bad := range []string{"SEES ", "MOVED ", "V1MOUNT", "V2MOUNT", "KNOB ", "SIGNALS "} {
+	for _, bad := range []string{"SEES ", "MOVED ", "V1MOUNT", "V2MOUNT", "KNOB ", "SIGNALS ", "USERNS-ROOT"} {
 		for _, l := range strings.Split(out, "\n") {
 			if strings.HasPrefix(l, bad) {
 				t.Errorf("%s: %s", name, l)
@@ -235,6 +238,15 @@ func TestRedteamNoCapabilitiesProcessStart(t *testing.T) {
 			out, _, _ := runSandboxed(t, c, p)
 			k.check(t, tc.name, out, tc.network == "restricted")
 		})
+	}
+	// A terminal still works in the kernel layer of a full-write plan
+	// (its own devpts instance).
+	root := t.TempDir()
+	sb := workspaceSandbox(root, "restricted")
+	sb["permissions"] = managed("write", "restricted")
+	out, code, _ := runSandboxed(t, c, sandboxedStart("full-write-pty", root, sb, true, "stty size; tty"))
+	if code != 0 || !strings.Contains(out, "24 80") || !strings.Contains(out, "/dev/pts/") {
+		t.Errorf("full-write PTY: code %d out %q", code, out)
 	}
 }
 

@@ -19,9 +19,9 @@ import (
 // root. Unrestricted ones with the network off add the network filter;
 // restricted ones add their mount layer (read-only root, writable roots
 // with carve-outs, deny masks, watched missing metadata), Landlock rules
-// and the seccomp mode of docs/sandbox.md §4.4. For PurposeFSHelper the network is always
-// restricted and, under a restricted read policy, the minimal platform set
-// stays readable (docs/sandbox.md §4.7).
+// and the seccomp mode of docs/sandbox.md §4.4. For PurposeFSHelper the
+// network is always restricted and, under a restricted read policy, the
+// minimal platform set stays readable (docs/sandbox.md §4.7).
 //
 // Paths listed in WritableRoots[].ReadOnly and DenyPaths exist; missing
 // protected paths go to ProtectedCreate instead. Errors: a

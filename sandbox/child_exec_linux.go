@@ -22,10 +22,11 @@ const networkDisabledEnv = "CODEX_SANDBOX_NETWORK_DISABLED"
 const defaultPath = "/bin:/usr/bin"
 
 // runCommand runs the plan's command in the enforced helper and returns
-// the exit status for the helper. As PID 1 (or with protected paths to
-// watch) it forks the command, reaps every child until the command is
-// gone, kills what is left of the namespace and returns the command's
-// status. Otherwise it replaces the helper with the command.
+// the exit status for the helper. As PID 1 of the command's PID namespace
+// (every sandboxed plan has one: enforce refuses others) it forks the
+// command, reaps every child until the command is gone, kills what is
+// left of the namespace and returns the command's status. An Unsandboxed
+// plan has none: the helper replaces itself with the command.
 func runCommand(p *Plan, w *protectWatcher) int {
 	env := commandEnv(p)
 	path, err := commandPath(p.Argv[0], env)
@@ -39,7 +40,10 @@ func runCommand(p *Plan, w *protectWatcher) int {
 	// Nothing but fds 0-2 and the kept socket may reach the command.
 	files := closeForCommand(p.KeepFD)
 
-	if !p.NewPIDNS && w == nil {
+	if !p.NewPIDNS {
+		if !p.Unsandboxed || w != nil {
+			return execFailed(p.Argv[0], errors.New("no PID namespace"))
+		}
 		err := syscall.Exec(path, argv, env)
 		if err == syscall.ENOEXEC {
 			err = syscall.Exec("/bin/sh", append([]string{"sh", path}, argv[1:]...), env)
@@ -52,9 +56,6 @@ func runCommand(p *Plan, w *protectWatcher) int {
 	// flag for the command itself.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	attr := &syscall.ProcAttr{Env: env, Files: files, Sys: &syscall.SysProcAttr{}}
-	if !p.NewPIDNS {
-		attr.Sys.Pdeathsig = syscall.SIGKILL // no namespace to tear it down
-	}
 	pid, err := syscall.ForkExec(path, argv, attr)
 	if err == syscall.ENOEXEC {
 		pid, err = syscall.ForkExec("/bin/sh", append([]string{"sh", path}, argv[1:]...), attr)
@@ -63,12 +64,10 @@ func runCommand(p *Plan, w *protectWatcher) int {
 		return execFailed(p.Argv[0], err)
 	}
 	code := reapCommand(pid)
-	if p.NewPIDNS {
-		// The command is gone; so is everything it left behind once PID 1
-		// exits. Kill it now so that nothing creates protected paths after
-		// the final check.
-		_ = unix.Kill(-1, unix.SIGKILL)
-	}
+	// The command is gone; so is everything it left behind once PID 1
+	// exits. Kill it now so that nothing creates protected paths after the
+	// final check.
+	_ = unix.Kill(-1, unix.SIGKILL)
 	return w.finish(code)
 }
 

@@ -195,8 +195,13 @@ func readPlan(fd int) (Plan, error) {
 // docs/sandbox.md §4.3. It returns the protected-create watcher (nil without
 // protected paths).
 func enforce(p *Plan) (*protectWatcher, error) {
-	if (p.needsMounts() || p.PTSFD != 0) && !p.NewMountNS {
-		return nil, errors.New("the plan changes mounts but has no mount namespace")
+	if p.Unsandboxed {
+		return nil, enforceTraceOnly(p)
+	}
+	if !p.NewMountNS || !p.NewPIDNS {
+		// Without them the command would keep the host's cgroup
+		// filesystems, kernel knobs and processes (Wrap always sets both).
+		return nil, errors.New("the plan has no mount and PID namespace")
 	}
 	dir := p.Dir
 	if dir == "" {
@@ -206,12 +211,9 @@ func enforce(p *Plan) (*protectWatcher, error) {
 		}
 		dir = wd
 	}
-	var shadowed map[string]bool
-	if p.NewMountNS {
-		var err error
-		if shadowed, err = setupMounts(p); err != nil {
-			return nil, err
-		}
+	shadowed, err := setupMounts(p)
+	if err != nil {
+		return nil, err
 	}
 	if p.NewNetNS {
 		loopbackUp()
@@ -225,10 +227,12 @@ func enforce(p *Plan) (*protectWatcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.NewMountNS || p.NewUserNS || p.Landlock != nil {
-		if err := dropCapabilities(p.FSHelper); err != nil {
-			return nil, err
-		}
+	// Every plan, full write included (docs/sandbox.md §4.3 step 9): uid 0
+	// without capabilities cannot mount, load modules or BPF programs, or
+	// override a file's mode. What root's file modes still grant (the
+	// cgroup.procs files, sysctls) setupMounts hid or made read-only.
+	if err := dropCapabilities(p.FSHelper); err != nil {
+		return nil, err
 	}
 	if err := setNoNewPrivs(p.FSHelper); err != nil {
 		return nil, err
@@ -240,6 +244,24 @@ func enforce(p *Plan) (*protectWatcher, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// enforceTraceOnly is enforce for an Unsandboxed plan: no_new_privs and
+// the base filter with exec tracing, nothing else (the command keeps the
+// server's capabilities: it asked for no sandbox).
+func enforceTraceOnly(p *Plan) error {
+	if !p.onlyTraces() {
+		return errors.New("an unsandboxed plan may only trace execs")
+	}
+	if p.Dir != "" {
+		if err := os.Chdir(p.Dir); err != nil {
+			return err
+		}
+	}
+	if err := setNoNewPrivs(false); err != nil {
+		return err
+	}
+	return installSeccomp(SeccompNone, true)
 }
 
 // loopbackUp brings up "lo" in the new network namespace (it starts down),

@@ -139,25 +139,42 @@ func TestChildNonRoot(t *testing.T) {
 		}
 		openPath(t, d)
 	}
-	p := workspacePlan(root, false, shArgv("id -u; echo in > inside; echo x > "+outside+"/f; grep -E '^Cap(Eff|Prm):' /proc/self/status")...)
+	const caps = "; grep -E '^(Cap(Eff|Prm|Inh|Bnd|Amb)|NoNewPrivs):' /proc/self/status"
+	noCaps := []string{"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "CapInh:\t0000000000000000",
+		"CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1"}
+	p := workspacePlan(root, false, shArgv("id -u; echo in > inside; echo x > "+outside+"/f"+caps)...)
 	p.RecordIdentities()
-	plan, _ := json.Marshal(p)
-	var stdout, stderr bytes.Buffer
-	cmd := &exec.Cmd{Path: bin, Args: []string{testLauncherArg0}, Env: []string{},
-		Stdin: bytes.NewReader(plan), Stdout: &stdout, Stderr: &stderr,
-		SysProcAttr: &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}}
-	err := cmd.Run()
-	r := runResult{code: helperExitCode(t, cmd, err), stdout: stdout.String(), stderr: stderr.String()}
+	r := runAsUser(t, bin, nobody, p)
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "0\n") {
 		t.Fatalf("as nobody: %v", r)
 	}
-	mustContain(t, r, "Read-only file system", "CapEff:\t0000000000000000", "CapPrm:\t0000000000000000")
+	mustContain(t, r, append(noCaps, "Read-only file system")...)
 	if hostFile(t, root+"/inside") != "in\n" {
 		t.Error("the write inside did not reach the host")
 	}
 	if _, err := os.Stat(outside + "/f"); err == nil {
 		t.Error("the write outside reached the host")
 	}
+	// A plan that writes everywhere: the user namespace Wrap adds lets
+	// the helper empty the bounding set too (issue 17 item 8).
+	full := sandbox.Plan{Argv: shArgv("id -u" + caps), Dir: root, Env: testEnv, Seccomp: sandbox.SeccompRestricted, NetworkDisabled: true}
+	if r := runAsUser(t, bin, nobody, full); r.code != 0 {
+		t.Fatalf("full write as nobody: %v", r)
+	} else {
+		mustContain(t, r, noCaps...)
+	}
+}
+
+// runAsUser runs plan through the test launcher as uid (and gid) id.
+func runAsUser(t *testing.T, bin string, id int, p sandbox.Plan) runResult {
+	t.Helper()
+	plan, _ := json.Marshal(p)
+	var stdout, stderr bytes.Buffer
+	cmd := &exec.Cmd{Path: bin, Args: []string{testLauncherArg0}, Env: []string{},
+		Stdin: bytes.NewReader(plan), Stdout: &stdout, Stderr: &stderr,
+		SysProcAttr: &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(id), Gid: uint32(id)}}}
+	err := cmd.Run()
+	return runResult{code: helperExitCode(t, cmd, err), stdout: stdout.String(), stderr: stderr.String()}
 }
 
 // copySelf copies the test binary where any user can execute it.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 
 	"github.com/codexec/codex/sandbox"
 )
@@ -71,8 +72,11 @@ func TestChildArg0AndDir(t *testing.T) {
 	}
 }
 
-// TestChildSeccompOnly is the unrestricted-filesystem, network-off plan: no
-// namespaces, no fork, the helper execs the command in its place.
+// TestChildSeccompOnly is a hand-made plan that asks for the network
+// filter and nothing else: the helper still gets the kernel layer (issue
+// 17 item 8): mount, PID, IPC, cgroup and network namespaces, PID 1, no
+// capability in any set, no_new_privs, the cgroup filesystems hidden and
+// /proc/sys read-only.
 func TestChildSeccompOnly(t *testing.T) {
 	t.Parallel()
 	requireSandbox(t)
@@ -85,16 +89,26 @@ func TestChildSeccompOnly(t *testing.T) {
 	for _, f := range w.ExtraFiles {
 		f.Close()
 	}
-	if w.Cloneflags != 0 || w.UidMappings != nil {
-		t.Errorf("seccomp-only plan gets namespaces: %#x", w.Cloneflags)
+	const want = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWCGROUP | unix.CLONE_NEWNET
+	if w.Cloneflags&want != want {
+		t.Errorf("seccomp-only plan: namespaces %#x, want at least %#x", w.Cloneflags, want)
 	}
 	if r := runPlan(t, helperPlan(t, p, "dial", addr)); !strings.Contains(r.stdout, "errno=EPERM") {
 		t.Errorf("dial: want EPERM: %v", r)
 	}
-	p.Argv = shArgv("echo $$ $CODEX_SANDBOX_NETWORK_DISABLED > out && grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status")
+	p.Argv = shArgv("echo $$ $CODEX_SANDBOX_NETWORK_DISABLED > out && grep -E '^(NoNewPrivs|Seccomp|Cap...):' /proc/self/status; " +
+		"ls /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs; true > /proc/sys/kernel/core_pattern || echo ro; " +
+		"echo pid1=$(tr '\\0' ' ' </proc/1/cmdline)")
 	r := runPlan(t, p)
-	if r.code != 0 || !strings.Contains(r.stdout, "NoNewPrivs:\t1") || !strings.Contains(r.stdout, "Seccomp:\t2") {
-		t.Errorf("%v", r)
+	for _, s := range []string{"NoNewPrivs:\t1", "Seccomp:\t2", "CapEff:\t0000000000000000", "CapPrm:\t0000000000000000",
+		"CapBnd:\t0000000000000000", "CapInh:\t0000000000000000", "CapAmb:\t0000000000000000", "\nro\n",
+		"pid1=" + sandbox.HelperName + " "} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("no %q: %v", s, r)
+		}
+	}
+	if strings.Contains(r.stdout, "cgroup.procs") {
+		t.Errorf("cgroupfs visible: %v", r)
 	}
 	if out := hostFile(t, root+"/out"); strings.HasPrefix(out, "1 ") || !strings.HasSuffix(out, " 1\n") {
 		t.Errorf("pid and marker: %q", out)

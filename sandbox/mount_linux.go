@@ -52,7 +52,7 @@ func setupMounts(p *Plan) (shadowed map[string]bool, err error) {
 	if err := maskDenyPaths(p); err != nil {
 		return nil, err
 	}
-	if err := hideCgroupFS(); err != nil {
+	if err := hideKernelFS(); err != nil {
 		return nil, err
 	}
 	if p.NewPIDNS {

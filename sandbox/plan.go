@@ -24,7 +24,12 @@ type Plan struct {
 
 	// Namespaces to create at spawn time (set by the server through
 	// SysProcAttr.Cloneflags; recorded here so the helper knows it is PID 1
-	// and whether it must bring up loopback).
+	// and whether it must bring up loopback). Every sandboxed command gets
+	// mount, PID, IPC and cgroup namespaces, and a network namespace when
+	// the network is off (Resolve and Wrap; docs/sandbox.md §4.2): the
+	// helper refuses a plan without mount and PID namespaces, since it
+	// could not take the kernel's knobs out of the command's reach, unless
+	// the plan is Unsandboxed.
 	NewMountNS bool `json:"newMountNs,omitempty"`
 	NewPIDNS   bool `json:"newPidNs,omitempty"`
 	NewNetNS   bool `json:"newNetNs,omitempty"`
@@ -34,6 +39,13 @@ type Plan struct {
 	// queue or semaphore (all owned by uid 0, as the command is) is
 	// reachable, and none the command makes outlives it.
 	NewIPCNS bool `json:"newIpcNs,omitempty"`
+	// NewCgroupNS roots the command's cgroup namespace at its own cgroup
+	// leaf (clone with CLONE_INTO_CGROUP and CLONE_NEWCGROUP): set with
+	// any mount namespace. Moving a process into a cgroup outside that
+	// root fails (ENOENT) even through a cgroup directory the command
+	// should never have had: a second wall behind the hidden cgroup
+	// filesystems and the dropped capabilities.
+	NewCgroupNS bool `json:"newCgroupNs,omitempty"`
 
 	// Mount layer (docs/sandbox.md §4.3). ReadOnlyRoot makes "/" read-only
 	// recursively; WritableRoots are then re-bound read-write, shallowest
@@ -100,6 +112,16 @@ type Plan struct {
 	// and process_vm_writev in every mode, so the command can neither
 	// detach, trace, nor rewrite another process of the call.
 	TraceExecFD int `json:"traceExecFd,omitempty"`
+
+	// Unsandboxed marks a plan that runs through the helper only so that
+	// its execs are traced (TraceExecFD): the MCP shell tool's call that
+	// asked for no sandbox (a disabled, external or danger-full-access
+	// profile; docs/shell-tool.md §10). Such a command is not a sandboxed
+	// one (docs/sandbox.md §3.7): Wrap gives it no namespace and the helper
+	// keeps the server's capabilities, sets no_new_privs, installs the base
+	// filter and execs it in its place. Wrap refuses it with anything else
+	// to enforce, or without TraceExecFD.
+	Unsandboxed bool `json:"unsandboxed,omitempty"`
 
 	// Landlock rules (docs/sandbox.md §4.5); nil means no Landlock.
 	Landlock *LandlockRules `json:"landlock,omitempty"`

@@ -308,16 +308,6 @@ func (p Profile) IncludePlatformDefaults() bool {
 	return false
 }
 
-// hasGlobDeny reports whether the profile has deny-glob entries.
-func (p Profile) hasGlobDeny() bool {
-	for _, e := range p.Entries {
-		if e.Path.Type == PathGlob && e.Access == AccessDeny {
-			return true
-		}
-	}
-	return false
-}
-
 // isSpecial reports whether path is the special path of the given kind.
 func isSpecial(path EntryPath, kind SpecialKind) bool {
 	return path.Type == PathSpecial && path.Kind == kind
@@ -328,17 +318,14 @@ func isSpecial(path EntryPath, kind SpecialKind) bool {
 // full-disk write (docs/protocol.md §8.2). Otherwise it runs directly.
 func FSNeedsSandbox(p Profile) bool { return p.Restricted() && !p.FullDiskWrite() }
 
-// ProcessNeedsHelper reports whether a process under p needs the sandbox
-// helper to enforce something (docs/sandbox.md §3.7): with the network
-// restricted, unless the file system is external; with the network
-// enabled, only for a restricted file system without full-disk write (or
-// with deny globs to mask).
+// ProcessNeedsHelper reports whether a process under p is sandboxed, so
+// runs under the sandbox helper (docs/sandbox.md §3.7): every profile but
+// an external one and one that restricts neither files nor network
+// (disabled, danger-full-access). A restricted file system that grants
+// write on the whole disk is still a sandbox.
 func ProcessNeedsHelper(p Profile) bool {
 	if p.External() {
 		return false
 	}
-	if !p.FullNetwork() {
-		return true
-	}
-	return p.Restricted() && (!p.FullDiskWrite() || p.hasGlobDeny())
+	return !p.FullNetwork() || p.Restricted()
 }

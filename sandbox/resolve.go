@@ -11,15 +11,17 @@ import (
 // never changes anything. The plan's command fields (Argv, Arg0, Dir, Env)
 // are left for the caller.
 //
-// The result follows the mode matrix of docs/sandbox.md §3.7: external profiles enforce
-// nothing; unrestricted ones only filter the network when it is
-// restricted; restricted ones get a mount layer (read-only root, writable
-// roots with carve-outs, deny masks, watched missing metadata) in new
-// mount and PID namespaces, plus a network namespace when the network is
-// restricted and a user namespace when not root, Landlock rules, and the
-// seccomp mode of docs/sandbox.md §4.4. For PurposeFSHelper the network is always
-// restricted and, under a restricted read policy, the minimal platform set
-// stays readable (docs/sandbox.md §4.7).
+// The result follows the mode matrix of docs/sandbox.md §3.7: external
+// profiles, and unrestricted ones with the network on, enforce nothing (no
+// sandbox was asked for); every other profile is a sandbox, with the
+// kernel layer (kernelLayer) in new mount and PID namespaces, a network
+// namespace when the network is restricted and a user namespace when not
+// root. Unrestricted ones with the network off add the network filter;
+// restricted ones add their mount layer (read-only root, writable roots
+// with carve-outs, deny masks, watched missing metadata), Landlock rules
+// and the seccomp mode of docs/sandbox.md §4.4. For PurposeFSHelper the
+// network is always restricted and, under a restricted read policy, the
+// minimal platform set stays readable (docs/sandbox.md §4.7).
 //
 // Paths listed in WritableRoots[].ReadOnly and DenyPaths exist; missing
 // protected paths go to ProtectedCreate instead. Errors: a
@@ -32,10 +34,13 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 	case fsExternal:
 		return plan, nil
 	case fsUnrestricted:
-		if !network {
-			plan.Seccomp = SeccompRestricted
-			plan.NetworkDisabled = true
+		if network {
+			return plan, nil // no sandbox was asked for (danger-full-access)
 		}
+		plan.ReadOnlyFiles = selfReadOnly(&plan, ctx.Self)
+		plan.kernelLayer(network, ctx.Euid)
+		plan.Seccomp = SeccompRestricted
+		plan.NetworkDisabled = true
 		return plan, nil
 	}
 	fullWrite := p.FullDiskWrite()
@@ -72,18 +77,26 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 		plan.Landlock = landlockRules(plan.WritableRoots, readable, fullBase)
 	}
 
-	mountLayer := plan.ReadOnlyRoot || plan.RestrictedRead || len(plan.WritableRoots) > 0 ||
-		len(plan.DenyPaths) > 0 || len(plan.DenyMatches) > 0 || len(plan.ProtectedCreate) > 0
-	if mountLayer {
-		plan.ReadOnlyFiles = selfReadOnly(&plan, ctx.Self)
-	}
-	plan.NewMountNS = mountLayer
-	plan.NewPIDNS = mountLayer
-	plan.NewNetNS = mountLayer && !network
-	plan.NewUserNS = mountLayer && ctx.Euid != 0
+	plan.ReadOnlyFiles = selfReadOnly(&plan, ctx.Self)
+	plan.kernelLayer(network, ctx.Euid)
 	plan.Seccomp = seccompMode(network, fullWrite)
 	plan.NetworkDisabled = !network
 	return plan, nil
+}
+
+// kernelLayer gives a sandboxed plan the namespaces every sandboxed
+// command gets, whatever its profile, full write included (docs/sandbox.md
+// §4.3): mount and PID namespaces, so that the helper hides the cgroup
+// filesystems, makes the kernel's knobs read-only, mounts a /proc and a
+// small /dev of the command's own and stays PID 1 of everything the
+// command starts; a network namespace when the network is off; a user
+// namespace when the server is not root. The helper drops every
+// capability in every plan. Wrap adds the IPC and cgroup namespaces.
+func (p *Plan) kernelLayer(network bool, euid int) {
+	p.NewMountNS = true
+	p.NewPIDNS = true
+	p.NewNetNS = !network
+	p.NewUserNS = euid != 0
 }
 
 // denyList returns the plan's DenyPaths (the deny paths and the existing

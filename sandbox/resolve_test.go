@@ -200,7 +200,7 @@ func TestProcessNeedsHelper(t *testing.T) {
 		{"unrestricted, network restricted", sandbox.Profile{FileSystem: sandbox.FileSystemUnrestricted}, true},
 		{"read-only, network off", sandbox.ReadOnly(false), true},
 		{"read-only, network on", sandbox.ReadOnly(true), true},
-		{"root write, network on", sandbox.Managed(sandbox.NetworkEnabled, sandbox.SpecialEntry(sandbox.SpecialRoot, sandbox.AccessWrite)), false},
+		{"root write, network on", sandbox.Managed(sandbox.NetworkEnabled, sandbox.SpecialEntry(sandbox.SpecialRoot, sandbox.AccessWrite)), true},
 		{"root write and deny glob, network on", sandbox.Managed(sandbox.NetworkEnabled,
 			sandbox.SpecialEntry(sandbox.SpecialRoot, sandbox.AccessWrite), sandbox.GlobDenyEntry("**/*.env")), true},
 	}
@@ -233,7 +233,7 @@ func TestModeMatrix(t *testing.T) {
 		{"danger-full-access", sandbox.DangerFullAccess(), want{}},
 		{"external restricted", sandbox.ExternalSandbox(false), want{}},
 		{"unrestricted, network off", sandbox.Profile{FileSystem: sandbox.FileSystemUnrestricted},
-			want{enforces: true, netDisabled: true, seccomp: sandbox.SeccompRestricted}},
+			want{true, true, true, false, false, true, true, sandbox.SeccompRestricted}},
 		{"read-only, network off", sandbox.ReadOnly(false),
 			want{true, true, true, true, true, true, true, sandbox.SeccompRestricted}},
 		{"read-only, network on", sandbox.ReadOnly(true),
@@ -242,9 +242,11 @@ func TestModeMatrix(t *testing.T) {
 			want{true, true, true, true, true, true, true, sandbox.SeccompRestricted}},
 		{"workspace-write, network on", sandbox.WorkspaceWrite(nil, true, true, true),
 			want{true, true, false, true, true, true, false, sandbox.SeccompVMSocketRestricted}},
-		{"full write, network on", rootWrite(sandbox.NetworkEnabled), want{}},
+		// Full write is still a sandbox: the kernel layer in mount, PID
+		// and (network off) network namespaces, issue 17 item 8.
+		{"full write, network on", rootWrite(sandbox.NetworkEnabled), want{mnt: true, pid: true, enforces: true}},
 		{"full write, network off", rootWrite(sandbox.NetworkRestricted),
-			want{enforces: true, netDisabled: true, seccomp: sandbox.SeccompRestricted}},
+			want{true, true, true, false, false, true, true, sandbox.SeccompRestricted}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,8 +272,11 @@ func TestUserNamespaceWhenNotRoot(t *testing.T) {
 		t.Fatalf("NewUserNS = false for euid 1000")
 	}
 	plan = resolve(t, sandbox.Profile{FileSystem: sandbox.FileSystemUnrestricted}, sandbox.Context{Euid: 1000})
-	if plan.NewUserNS || plan.NewMountNS {
-		t.Fatalf("seccomp-only plan must not create namespaces: %+v", plan)
+	if !plan.NewUserNS || !plan.NewMountNS || !plan.NewNetNS {
+		t.Fatalf("an unrestricted, network-off plan needs its namespaces too: %+v", plan)
+	}
+	if plan = resolve(t, sandbox.DangerFullAccess(), sandbox.Context{Euid: 1000}); plan.Enforces() {
+		t.Fatalf("danger-full-access is no sandbox: %+v", plan)
 	}
 }
 

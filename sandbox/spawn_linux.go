@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,8 +50,8 @@ type WrappedCommand struct {
 	// When the plan has PTSFD set, the spawner appends the devpts mount
 	// of OpenPTY, which becomes fd PTSFD.
 	ExtraFiles []*os.File
-	// Cloneflags are the namespaces to create (SysProcAttr.Cloneflags);
-	// zero for a seccomp-only plan.
+	// Cloneflags are the namespaces to create (SysProcAttr.Cloneflags):
+	// at least mount, PID, IPC and cgroup.
 	Cloneflags uintptr
 	// UidMappings and GidMappings map 0 to the server's effective ids when
 	// a user namespace is created (SysProcAttr.UidMappings/GidMappings,
@@ -72,12 +73,16 @@ type WrappedCommand struct {
 // restricts nothing itself: all enforcement happens in the helper child,
 // never in the server process.
 //
-// Wrap normalises the namespaces: any mount work implies a mount namespace,
-// and a server that is not root gets a user namespace (uid/gid 0 mapped to
-// its effective ids) whenever it needs any namespace. Plans without mount
-// work or a PID namespace (unrestricted filesystem, network off) get no
-// namespaces: the helper sets no_new_privs, installs seccomp and execs.
+// Wrap normalises the namespaces (normalizeNamespaces): every helper gets
+// mount, PID, IPC and cgroup namespaces, a network namespace when the
+// network is off, and, when the server is not root, a user namespace
+// (uid/gid 0 mapped to its effective ids), whatever the plan asked for: a
+// command without them would share the host's cgroup filesystems, kernel
+// knobs, processes and network (docs/sandbox.md §4.2).
 func Wrap(plan Plan) (WrappedCommand, error) {
+	if plan.Unsandboxed && !plan.onlyTraces() {
+		return WrappedCommand{}, errors.New("sandbox: wrap: an unsandboxed plan may only trace execs")
+	}
 	plan = normalizeNamespaces(plan, os.Geteuid())
 	if plan.PTSFD != 0 && (plan.PTSFD != PTSFD || !plan.NewMountNS) {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: devpts fd %d: want %d and a mount namespace", plan.PTSFD, PTSFD)
@@ -128,19 +133,32 @@ func (p *Plan) needsMounts() bool {
 		len(p.DenyMatches) > 0 || len(p.ReadOnlyFiles) > 0
 }
 
-// normalizeNamespaces makes the namespace flags of p consistent: mount work
-// needs a mount namespace, a PID namespace needs one for its /proc, and a
-// non-root server needs a user namespace to create any of them. Every
-// plan with a mount namespace also gets an IPC namespace.
+// normalizeNamespaces gives p the namespaces of every sandboxed command
+// (docs/sandbox.md §4.2), whatever it asked for: mount and PID (the helper
+// builds the kernel layer of §4.3 in them and refuses to run without),
+// IPC and cgroup; network when the network is off (the restricted
+// filter); user when the server is not root, which needs it to create
+// the others and to empty the bounding set.
 func normalizeNamespaces(p Plan, euid int) Plan {
-	if p.needsMounts() || p.NewPIDNS {
-		p.NewMountNS = true
+	if p.Unsandboxed {
+		return p // only traced (Plan.Unsandboxed): no sandbox was asked for
 	}
-	p.NewIPCNS = p.NewMountNS
-	if euid != 0 && (p.NewMountNS || p.NewPIDNS || p.NewNetNS) {
+	p.NewMountNS, p.NewPIDNS, p.NewIPCNS, p.NewCgroupNS = true, true, true, true
+	if p.Seccomp == SeccompRestricted || p.NetworkDisabled {
+		p.NewNetNS = true
+	}
+	if euid != 0 {
 		p.NewUserNS = true
 	}
 	return p
+}
+
+// onlyTraces reports whether p traces execs and restricts nothing else:
+// what an Unsandboxed plan must be.
+func (p *Plan) onlyTraces() bool {
+	return p.TraceExecFD != 0 && p.Refusal == "" && !p.FSHelper && !p.needsMounts() && p.PTSFD == 0 &&
+		!p.NewMountNS && !p.NewPIDNS && !p.NewNetNS && !p.NewUserNS && !p.NewIPCNS && !p.NewCgroupNS &&
+		p.Landlock == nil && p.Seccomp == SeccompNone && len(p.ProtectedCreate) == 0 && len(p.Placeholders) == 0
 }
 
 // cloneflags maps the plan's namespaces to CLONE_* flags.
@@ -155,6 +173,7 @@ func cloneflags(p *Plan) uintptr {
 		{p.NewNetNS, unix.CLONE_NEWNET},
 		{p.NewUserNS, unix.CLONE_NEWUSER},
 		{p.NewIPCNS, unix.CLONE_NEWIPC},
+		{p.NewCgroupNS, unix.CLONE_NEWCGROUP},
 	} {
 		if ns.on {
 			f |= ns.flag

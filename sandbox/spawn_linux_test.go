@@ -13,22 +13,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// TestNormalizeNamespaces: every helper gets mount, PID, IPC and cgroup
+// namespaces whatever its plan asked for (issue 17 item 8), network ones
+// with the network off, user ones when the server is not root.
 func TestNormalizeNamespaces(t *testing.T) {
+	const base = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWCGROUP
 	for _, tc := range []struct {
 		name  string
 		plan  Plan
 		euid  int
 		flags uintptr
 	}{
-		{"seccomp only", Plan{Seccomp: SeccompRestricted}, 1000, 0},
-		{"seccomp only as root", Plan{Seccomp: SeccompRestricted}, 0, 0},
-		{"mounts imply mnt", Plan{ReadOnlyRoot: true, NewPIDNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC},
-		{"pid implies mnt", Plan{NewPIDNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC},
-		{"deny paths imply mnt", Plan{DenyPaths: []string{"/x"}}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWIPC},
-		{"net", Plan{NewMountNS: true, NewPIDNS: true, NewNetNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC},
-		{"non-root gets userns", Plan{NewMountNS: true, NewPIDNS: true}, 1000, unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWUSER | unix.CLONE_NEWIPC},
-		{"root keeps requested userns", Plan{NewMountNS: true, NewUserNS: true}, 0, unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEWIPC},
-		{"net without mounts gets no ipc", Plan{NewNetNS: true}, 0, unix.CLONE_NEWNET},
+		{"seccomp only", Plan{Seccomp: SeccompRestricted}, 1000, base | unix.CLONE_NEWNET | unix.CLONE_NEWUSER},
+		{"seccomp only as root", Plan{Seccomp: SeccompRestricted}, 0, base | unix.CLONE_NEWNET},
+		{"network disabled", Plan{NetworkDisabled: true}, 0, base | unix.CLONE_NEWNET},
+		{"vsock filter keeps the network", Plan{Seccomp: SeccompVMSocketRestricted}, 0, base},
+		{"empty plan", Plan{}, 0, base},
+		{"mounts", Plan{ReadOnlyRoot: true, NewPIDNS: true}, 0, base},
+		{"net", Plan{NewMountNS: true, NewPIDNS: true, NewNetNS: true}, 0, base | unix.CLONE_NEWNET},
+		{"non-root gets userns", Plan{NewMountNS: true, NewPIDNS: true}, 1000, base | unix.CLONE_NEWUSER},
+		{"root keeps requested userns", Plan{NewMountNS: true, NewUserNS: true}, 0, base | unix.CLONE_NEWUSER},
 	} {
 		p := normalizeNamespaces(tc.plan, tc.euid)
 		if got := cloneflags(&p); got != tc.flags {

@@ -64,3 +64,34 @@ func TestTraceExecWrapRejects(t *testing.T) {
 		t.Error("a traced plan must go through the helper (Enforces)")
 	}
 }
+
+// TestUnsandboxedTraceOnly: an Unsandboxed plan (a shell-tool call that
+// asked for no sandbox) gets no namespace, and Wrap refuses one that
+// restricts anything besides tracing, or does not trace: no other plan
+// can skip the kernel layer (docs/sandbox.md §3.7).
+func TestUnsandboxedTraceOnly(t *testing.T) {
+	w, err := sandbox.Wrap(sandbox.Plan{Argv: []string{"true"}, TraceExecFD: 4, Unsandboxed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range w.ExtraFiles {
+		f.Close()
+	}
+	if w.Cloneflags != 0 {
+		t.Errorf("unsandboxed plan gets namespaces %#x", w.Cloneflags)
+	}
+	for name, p := range map[string]sandbox.Plan{
+		"not traced":   {Argv: []string{"true"}, Unsandboxed: true},
+		"network off":  {Argv: []string{"true"}, TraceExecFD: 4, Unsandboxed: true, Seccomp: sandbox.SeccompRestricted},
+		"deny path":    {Argv: []string{"true"}, TraceExecFD: 4, Unsandboxed: true, DenyPaths: []string{"/etc/shadow"}},
+		"read-only /":  {Argv: []string{"true"}, TraceExecFD: 4, Unsandboxed: true, ReadOnlyRoot: true},
+		"namespace":    {Argv: []string{"true"}, TraceExecFD: 4, Unsandboxed: true, NewNetNS: true},
+		"landlock":     {Argv: []string{"true"}, TraceExecFD: 4, Unsandboxed: true, Landlock: &sandbox.LandlockRules{}},
+		"fs helper":    {TraceExecFD: 4, Unsandboxed: true, FSHelper: true},
+		"watched path": {Argv: []string{"true"}, TraceExecFD: 4, Unsandboxed: true, ProtectedCreate: []string{"/w/.git"}},
+	} {
+		if _, err := sandbox.Wrap(p); err == nil {
+			t.Errorf("%s: Wrap accepted an unsandboxed plan that restricts something", name)
+		}
+	}
+}

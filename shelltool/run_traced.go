@@ -28,7 +28,8 @@ const DefaultTracedBash = "/bin/bash"
 // execve and execveat of the call for a ptrace Session of this server;
 // each is judged by the call's Decider (the same decision path as the
 // wrapper's). Without a sandbox (c.Plan nil) the helper still runs, with
-// its base filter only, so that execs are intercepted in every mode.
+// its base filter only (sandbox.Plan.Unsandboxed), so that execs are
+// intercepted in every mode.
 // Stdin is /dev/null; stdout and stderr share one pipe. The zero value is
 // not usable: Bash is required. Safe for concurrent use.
 //
@@ -110,10 +111,10 @@ func (b *TracedRunner) Run(ctx context.Context, c *Call) (Result, error) {
 }
 
 // plan is the call's sandbox plan running Bash with exec traced: the
-// call's own, or, without one, a plan that restricts nothing but still
-// goes through the helper.
+// call's own, or, without one, an Unsandboxed plan that restricts nothing
+// but still goes through the helper (the call keeps the server's rights).
 func (b *TracedRunner) plan(c *Call) sandbox.Plan {
-	var p sandbox.Plan
+	p := sandbox.Plan{Unsandboxed: true}
 	if c.Plan != nil {
 		p = *c.Plan
 	}

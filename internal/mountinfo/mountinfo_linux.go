@@ -1,8 +1,9 @@
 //go:build linux
 
 // Package mountinfo reads this process's mount table: where the cgroup
-// filesystems are mounted. It is shared by the server (its cgroup leaves),
-// the sandbox helper (which hides cgroupfs) and `codex sandbox`.
+// (and other kernel) filesystems are mounted. It is shared by the server
+// (its cgroup leaves), the sandbox helper (which hides them) and
+// `codex sandbox`.
 package mountinfo
 
 import (
@@ -42,7 +43,11 @@ func Cgroup2Mount() (string, error) {
 
 // CgroupMountPoints lists the mount points of every cgroup and cgroup2
 // filesystem in this mount namespace, de-duplicated, in table order.
-func CgroupMountPoints() ([]string, error) {
+func CgroupMountPoints() ([]string, error) { return MountPoints("cgroup", "cgroup2") }
+
+// MountPoints lists the mount points of every filesystem of one of the
+// types given in this mount namespace, de-duplicated, in table order.
+func MountPoints(types ...string) ([]string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
@@ -57,7 +62,7 @@ func CgroupMountPoints() ([]string, error) {
 			continue
 		}
 		fields, fstype := strings.Fields(left), strings.Fields(right)
-		if len(fields) < 5 || len(fstype) < 1 || (fstype[0] != "cgroup" && fstype[0] != "cgroup2") {
+		if len(fields) < 5 || len(fstype) < 1 || !slices.Contains(types, fstype[0]) {
 			continue
 		}
 		if p := Unescape(fields[4]); !slices.Contains(out, p) {

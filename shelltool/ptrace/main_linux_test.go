@@ -98,8 +98,9 @@ func byName(names map[string]escalate.Action) func(escalate.Request) escalate.De
 // testEnv is the environment of traced commands.
 var testEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C"}
 
-// plans are the two ways the helper runs a command: exec in place
-// (seccomp only) and fork as PID 1 of namespaces with a read-only root.
+// plans are the two ways the helper runs a command: exec in place (a
+// call without a sandbox, Plan.Unsandboxed) and fork as PID 1 of
+// namespaces with a read-only root.
 func plans(t *testing.T) map[string]sandbox.Plan {
 	root := testDir(t)
 	pid1 := sandbox.Plan{
@@ -110,7 +111,7 @@ func plans(t *testing.T) map[string]sandbox.Plan {
 	}
 	pid1.RecordIdentities()
 	return map[string]sandbox.Plan{
-		"exec": {Env: testEnv, Dir: root, Seccomp: sandbox.SeccompRestricted, NetworkDisabled: true},
+		"exec": {Env: testEnv, Dir: root, Unsandboxed: true},
 		"pid1": pid1,
 	}
 }

@@ -84,7 +84,7 @@ type callTrust struct {
 
 // newCallTrust is the trust of a call with plan (nil: no sandbox).
 func newCallTrust(pol *EscalationPolicy, plan *sandbox.Plan) *callTrust {
-	if plan == nil {
+	if plan == nil || plan.Unsandboxed {
 		return nil
 	}
 	if pol == nil {

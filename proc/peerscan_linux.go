@@ -7,11 +7,11 @@ package proc
 // first by facts whose cost is fixed (its cgroup path, its PID namespace,
 // its parent links and their argv[0]); the fd table of a process judged
 // sandboxed is never read, so a sandboxed command that holds millions of
-// fds costs the search nothing. The fd tables left are those of
-// unsandboxed processes, read in two rounds: first the processes that
-// look like the socket's creator (its cgroup when the kernel reported it,
-// its owner uid otherwise), then the others; the search stops at the
-// first holder.
+// fds costs the search nothing. The search runs in two rounds, first over
+// the processes that look like the socket's creator (its cgroup when the
+// kernel reported it, its owner uid otherwise), then over the others,
+// newest first, and stops at the first unsandboxed holder: a client is
+// usually found before most processes are judged.
 
 import (
 	"fmt"
@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/codexec/codex/internal/reap"
 	"github.com/codexec/codex/internal/sockdiag"
@@ -82,19 +83,14 @@ func (t *TreeKiller) checkSocketOwners(sock sockdiag.Socket) error {
 	want := "socket:[" + strconv.FormatUint(sock.Inode, 10) + "]"
 	var later []int
 	for _, pid := range allPids() {
-		if s.sandboxed(pid) {
-			continue
-		}
 		if !s.likelyCreator(pid) {
 			later = append(later, pid)
-			continue
-		}
-		if holdsSocket(pid, want) {
+		} else if !s.sandboxed(pid) && holdsSocket(pid, want) {
 			return nil
 		}
 	}
 	for _, pid := range later {
-		if holdsSocket(pid, want) {
+		if !s.sandboxed(pid) && holdsSocket(pid, want) {
 			return nil
 		}
 	}
@@ -136,7 +132,8 @@ func (s *peerScan) cgroupPath(pid int) string {
 		return p
 	}
 	p := ""
-	if data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup"); err == nil {
+	var buf [4096]byte
+	if data, err := readProc("/proc/"+strconv.Itoa(pid)+"/cgroup", buf[:], true); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if rel, ok := strings.CutPrefix(line, "0::"); ok {
 				p = filepath.Join(s.mnt, rel)
@@ -251,7 +248,8 @@ func (s *peerScan) adopted(st procStat) bool {
 // A sandboxed command cannot rename its ancestors; a process that is not
 // sandboxed and names itself so only refuses itself.
 func isSandboxHelper(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	var buf [4096]byte // argv[0] is enough
+	b, err := readProc("/proc/"+strconv.Itoa(pid)+"/cmdline", buf[:], false)
 	if err != nil {
 		return false
 	}
@@ -279,8 +277,14 @@ func (s *peerScan) likelyCreator(pid int) bool {
 	return unix.Stat("/proc/"+strconv.Itoa(pid), &st) == nil && st.Uid == s.sock.UID
 }
 
+// fdTableRead, when set (by tests), is told of every fd table read.
+var fdTableRead atomic.Pointer[func(pid int)]
+
 // holdsSocket reports whether pid has an fd whose link reads want.
 func holdsSocket(pid int, want string) bool {
+	if f := fdTableRead.Load(); f != nil {
+		(*f)(pid)
+	}
 	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
 	f, err := os.Open(dir)
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/coder/websocket"
+	"github.com/codexec/codex/rpc"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )

@@ -34,6 +34,7 @@ type peerScan struct {
 	sock      sockdiag.Socket
 	self      int
 	leaves    map[string]bool  // sandboxed leaf paths
+	members   map[int]bool     // the pids the leaves' cgroup.procs listed when the search began
 	roots     map[int]bool     // sandboxed processes, by pid
 	nss       map[uint64]bool  // PID namespaces of sandboxed processes
 	adoptions bool             // subreaper mode after a sandbox ran: adopted orphans are unattributable
@@ -54,6 +55,13 @@ func (t *TreeKiller) newPeerScan(sock sockdiag.Socket) *peerScan {
 		nss: map[uint64]bool{}, cgPath: map[int]string{}, lineage: map[int]bool{}, nsMemo: map[uint64]bool{}, cgIno: map[string]uint64{}}
 	s.mnt, _ = cgroup2Mount()
 	s.ownNS, _ = nsInode("/proc/self/ns/pid")
+	t.copySandboxState(s)
+	s.members = leafMembers(s.leaves)
+	return s
+}
+
+// copySandboxState copies what the search needs of t's state into s.
+func (t *TreeKiller) copySandboxState(s *peerScan) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for leaf := range t.sb.leaves {
@@ -73,7 +81,25 @@ func (t *TreeKiller) newPeerScan(sock sockdiag.Socket) *peerScan {
 			s.tracked[pid] = struct{}{}
 		}
 	}
-	return s
+}
+
+// leafMembers returns the pids listed in the cgroup.procs of leaves: one
+// read per leaf instead of one per process. A process that joins a leaf
+// later (a fork) is judged by its own cgroup file.
+func leafMembers(leaves map[string]bool) map[int]bool {
+	members := map[int]bool{}
+	for leaf := range leaves {
+		data, err := os.ReadFile(filepath.Join(leaf, "cgroup.procs"))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				members[pid] = true
+			}
+		}
+	}
+	return members
 }
 
 // checkSocketOwners allows the peer if a process that is not sandboxed
@@ -83,7 +109,9 @@ func (t *TreeKiller) checkSocketOwners(sock sockdiag.Socket) error {
 	want := "socket:[" + strconv.FormatUint(sock.Inode, 10) + "]"
 	var later []int
 	for _, pid := range allPids() {
-		if !s.likelyCreator(pid) {
+		if s.members[pid] {
+			s.skipped++
+		} else if !s.likelyCreator(pid) {
 			later = append(later, pid)
 		} else if !s.sandboxed(pid) && holdsSocket(pid, want) {
 			return nil

@@ -93,10 +93,17 @@ func TestPeerNonRootServer(t *testing.T) {
 
 	root := nobodyDir(t)
 	sb := workspaceSandbox(root, "enabled")
+	if r := c.call("process/start", sandboxedStart("probe", root, sb, false, "true")); r.Error != nil {
+		t.Skipf("the server cannot sandbox as nobody here (unprivileged user namespaces?): %s", r.Error.Message)
+	}
+	c.events("probe", 20*time.Second)
 	script := upgradeScript(s.URL, "")
 	out, _, _ := runSandboxed(t, c, sandboxedStart("connect", root, sb, false, script+"; cat /proc/self/uid_map"))
 	if !strings.Contains(out, "STATUS HTTP/1.1 403") {
 		t.Errorf("a sandboxed child of the nobody server: got %q, want a 403 status line", out)
+	}
+	if !s.waitStderr("refused websocket peer", 5*time.Second) {
+		t.Error("no log line for the refusal")
 	}
 	if f := strings.Fields(out[strings.Index(out, "\n")+1:]); len(f) != 3 || f[1] != "65534" {
 		t.Errorf("the sandboxed child's uid_map does not map nobody: %q", out)

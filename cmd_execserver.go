@@ -14,6 +14,7 @@ import (
 	"github.com/codexec/codex/execserver"
 	"github.com/codexec/codex/fshelper"
 	"github.com/codexec/codex/proc"
+	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -280,6 +281,7 @@ func runExecServer(c *cli.Context) error {
 		MaxMessage:  maxMsg,
 		TokenSHA256: tokenSum,
 		JWT:         jwtVerifier,
+		PeerGate:    &rpc.PeerGate{},
 		Stdin:       os.Stdin,
 		Stdout:      os.Stdout,
 		URLOut:      os.Stdout,
@@ -295,7 +297,7 @@ func serve(c *cli.Context, cfg execserver.Config, target listenTarget, logger *z
 		return cli.Exit(err.Error(), 1)
 	}
 	defer stopReaper()
-	stopPprof, err := startPprof(c.Context, c.String(pprofFlag.Name), logger)
+	stopPprof, err := startPprof(c.String(pprofFlag.Name), cfg.PeerGate, logger)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}

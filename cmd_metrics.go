@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"net/netip"
 
 	"github.com/codexec/codex/execserver"
@@ -10,9 +11,10 @@ import (
 )
 
 // startMetrics serves the exec-server's metrics on addr (--metrics-listen)
-// and records them through cfg. It returns the function that stops the
-// listener and waits for it, which the caller runs after the exec-server
-// returned. An empty addr serves and records nothing.
+// and records them through cfg; each request passes the peer check of
+// cfg.PeerGate first (docs/operations.md §10). It returns the function
+// that stops the listener and waits for it, which the caller runs after
+// the exec-server returned. An empty addr serves and records nothing.
 func startMetrics(addr string, cfg *execserver.Config, logger *zap.Logger) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
@@ -22,7 +24,8 @@ func startMetrics(addr string, cfg *execserver.Config, logger *zap.Logger) (stop
 		return nil, fmt.Errorf("invalid --metrics-listen %q: want IP:PORT", addr)
 	}
 	m := metrics.New()
-	srv, err := m.Listen(ap.String())
+	guard := func(h http.Handler) http.Handler { return cfg.PeerGate.Guard("metrics", logger, h) }
+	srv, err := m.Listen(ap.String(), guard)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-listen: %w", err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -9,20 +8,22 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/codexec/codex/rpc"
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 )
 
 // pprofFlag is the hidden --debug-pprof flag: a loopback IP:PORT on which
 // the server serves net/http/pprof (heap, goroutine, profile ...), for
-// investigating memory and goroutine growth. Off by default; never on a
-// non-loopback address.
+// investigating memory and goroutine growth: a debugging aid, off by
+// default, never on a non-loopback address, and behind the peer check
+// (docs/operations.md §10).
 var pprofFlag = &cli.StringFlag{Name: "debug-pprof", Hidden: true, Usage: "serve net/http/pprof on this loopback `IP:PORT` (debugging)"}
 
-// startPprof serves the profiles on addr until ctx is done. It returns a
-// function that stops the listener and waits for it. An empty addr does
-// nothing.
-func startPprof(ctx context.Context, addr string, logger *zap.Logger) (stop func(), err error) {
+// startPprof serves the profiles on addr to the peers gate allows. It
+// returns a function that stops the listener and waits for it. An empty
+// addr does nothing.
+func startPprof(addr string, gate *rpc.PeerGate, logger *zap.Logger) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}
@@ -40,7 +41,7 @@ func startPprof(ctx context.Context, addr string, logger *zap.Logger) (stop func
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: gate.Guard("pprof", logger, mux), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -65,7 +65,9 @@ type Permissions struct {
 }
 
 // Load reads the permission settings of the file at path. A missing file
-// (or path "") gives the defaults; an unreadable or invalid one is an *Error. Every
+// (or path "") gives the defaults; an unreadable or invalid one is an
+// *Error (one that cannot be read for want of permission says how to fix
+// it: a server run as another user than the file's owner). Every
 // profile is compiled once, so a profile that cannot be used fails here
 // rather than on the first request that names it.
 func Load(path string) (*Permissions, error) {
@@ -77,6 +79,12 @@ func Load(path string) (*Permissions, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return &Permissions{file: path}, nil
+	case errors.Is(err, fs.ErrPermission):
+		// Whether the file exists is unknown: never run without the
+		// permissions the operator may have written there.
+		uid := os.Geteuid()
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: permission denied (the server runs as uid %d); "+
+			"make it and its directories readable by uid %d, or set CODEX_HOME to a directory that uid can read", uid, uid)}
 	case err != nil:
 		var pe toml.ParseError
 		if errors.As(err, &pe) {

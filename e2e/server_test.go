@@ -55,8 +55,18 @@ func startServer(t *testing.T, args ...string) *server {
 // startServerFrom is startServer with the executable at bin.
 func startServerFrom(t *testing.T, bin string, args ...string) *server {
 	t.Helper()
+	return startServerWith(t, bin, nil, args...)
+}
+
+// startServerWith is startServerFrom with setup, when not nil, applied to
+// the command before it starts (credentials, environment).
+func startServerWith(t *testing.T, bin string, setup func(*exec.Cmd), args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"exec-server", "--listen", "ws://127.0.0.1:0", "--log-level", "debug"}, args...)...)
 	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "CODEX_E2E_MARKER=1"}
+	if setup != nil {
+		setup(cmd)
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -45,6 +45,11 @@ type Config struct {
 	// JWT, when not nil, verifies the signed bearer token every WebSocket
 	// upgrade must present.
 	JWT *rpc.JWTVerifier
+	// PeerGate, when not nil, gets the registry's peer check as soon as the
+	// registry exists (before any process can start), so that the
+	// server's other listeners (--metrics-listen, --debug-pprof) refuse
+	// the peers the WebSocket listener refuses (docs/operations.md §10).
+	PeerGate *rpc.PeerGate
 	// Stdin and Stdout carry the stdio connection; URLOut receives the
 	// bound URL. Nil means io.EOF on read and io.Discard on write.
 	Stdin  io.Reader
@@ -68,6 +73,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	cfg.PeerGate.Set(reg.CheckPeer)
 	binder := NewBinder(reg, cfg.Extra, logger)
 	opts := rpc.Options{Bind: binder.Bind, Logger: logger, Concurrency: cfg.Concurrency}
 	if cfg.Stdio {
@@ -100,7 +106,7 @@ func serveStdio(ctx context.Context, cfg Config, opts rpc.Options) error {
 
 // serveWebSocket listens on cfg.Addr, announces the URL and serves
 // upgrades until ctx is done.
-func serveWebSocket(ctx context.Context, cfg Config, opts rpc.Options, checkPeer func(local, remote net.Addr) error, logger *zap.Logger) error {
+func serveWebSocket(ctx context.Context, cfg Config, opts rpc.Options, checkPeer rpc.PeerCheck, logger *zap.Logger) error {
 	ip := cfg.Addr.Addr().Unmap() // ::ffff:a.b.c.d is a.b.c.d
 	ln, err := net.Listen(listenNetwork(ip), netip.AddrPortFrom(ip, cfg.Addr.Port()).String())
 	if err != nil {

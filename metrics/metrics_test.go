@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func TestNilMetrics(t *testing.T) {
 	m.SessionResumed()
 	m.SessionEnded(true)
 	m.AuthFailed()
-	if _, err := m.Listen("127.0.0.1:0"); err == nil {
+	if _, err := m.Listen("127.0.0.1:0", nil); err == nil {
 		t.Error("Listen on nil Metrics succeeded")
 	}
 }
@@ -43,7 +44,7 @@ func TestServe(t *testing.T) {
 	m.SessionDetached()
 	m.SessionResumed()
 	m.AuthFailed()
-	s, err := m.Listen("127.0.0.1:0")
+	s, err := m.Listen("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,4 +88,30 @@ func get(t *testing.T, url string, want int) string {
 		t.Fatalf("GET %s: %d, want %d", url, resp.StatusCode, want)
 	}
 	return string(b)
+}
+
+// TestServeWrapped: the wrapper sees every request, /metrics included,
+// and can refuse it.
+func TestServeWrapped(t *testing.T) {
+	var seen atomic.Int32
+	refuse := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen.Add(1)
+			if r.URL.Path == "/metrics" {
+				http.Error(w, "no", http.StatusForbidden)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	s, err := New().Listen("127.0.0.1:0", refuse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	get(t, "http://"+s.Addr().String()+"/metrics", http.StatusForbidden)
+	get(t, "http://"+s.Addr().String()+"/", http.StatusNotFound)
+	if n := seen.Load(); n != 2 {
+		t.Errorf("the wrapper saw %d requests, want 2", n)
+	}
 }

@@ -16,8 +16,9 @@ type Server struct {
 
 // Listen binds addr (HOST:PORT; port 0 for an ephemeral one) and serves
 // m on /metrics, 404 elsewhere, on a goroutine that Close stops and waits
-// for.
-func (m *Metrics) Listen(addr string) (*Server, error) {
+// for. wrap, when not nil, wraps the whole handler (the server's peer
+// check: docs/operations.md §10).
+func (m *Metrics) Listen(addr string, wrap func(http.Handler) http.Handler) (*Server, error) {
 	if m == nil {
 		return nil, errors.New("metrics: Listen on nil Metrics")
 	}
@@ -27,7 +28,11 @@ func (m *Metrics) Listen(addr string) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
-	s := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
+	var h http.Handler = mux
+	if wrap != nil {
+		h = wrap(mux)
+	}
+	s := &Server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		_ = s.srv.Serve(ln)

@@ -11,52 +11,49 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/codexec/codex/internal/sockdiag"
-	"github.com/codexec/codex/sandbox"
 	"golang.org/x/sys/unix"
 )
 
-// Peer identification (docs/sandbox.md §7). A sandboxed command with the
-// network on shares the server's network namespace, so it can connect to
-// the server's own WebSocket listener and ask for an unsandboxed process.
-// CheckPeer finds the process behind the other end of a local TCP
-// connection and refuses it if it runs inside one of our sandboxes:
+// Peer identification (docs/sandbox.md §7, docs/operations.md §10). A
+// sandboxed command with the network on shares the server's network
+// namespace, so it can connect to the server's own listeners and ask for
+// an unsandboxed process. CheckPeer decides about the other end of a
+// local TCP connection from what the kernel says of the peer socket
+// (sock_diag: inode, owner uid, and the cgroup its creator ran in), and
+// only then, if still needed, from the processes that hold it:
 //
-//   - cgroup mode: every process starts in its own leaf, and the leaves of
-//     sandboxed processes are recorded when they are made (before the
-//     fork). sock_diag reports the cgroup id of the peer socket (the cgroup
-//     its creator ran in); an id that is a sandboxed leaf, or a directory
-//     below one, is refused.
-//   - otherwise (no cgroup id, subreaper mode, or a sandboxed process that
-//     got no leaf): the socket inode (from sock_diag, or /proc/net/tcp*
-//     where netlink is unavailable) is mapped through /proc/*/fd to the
-//     processes holding it; each is refused if its cgroup is a sandboxed
-//     leaf, if its PID namespace is (or lies below) the namespace of a
-//     sandboxed process, or if a sandboxed process is among its ancestors.
-//
-// Both ways then also refuse a peer held by a process that runs under any
-// sandbox helper, ours or not (`codex sandbox --network`, another server
-// on the host): its parent links lead to a process whose argv[0] is the
-// helper's name. That costs one /proc scan per local connection.
+//  1. a socket whose cgroup is one of our sandboxed leaves (live or
+//     removed), or a directory below one, is refused. The cgroup id is
+//     fixed when the socket is made and travels with it whoever holds it
+//     later; a sandboxed command cannot leave its leaf.
+//  2. a server that is not root allows a socket of another uid: our
+//     sandboxed commands run as our uid (a user namespace maps nothing
+//     else), so that socket is not one of ours, and its holders' fd
+//     tables are not ours to read.
+//  3. otherwise the peer is allowed when a process that is not sandboxed
+//     holds the socket (peerscan_linux.go). Each process is first judged
+//     by cheap, fixed-size facts: its cgroup is a sandboxed leaf, its PID
+//     namespace is (or lies below) a sandbox's, a sandboxed process or
+//     any sandbox helper (ours or not: `codex sandbox --network`, another
+//     server) is among its ancestors, or, in subreaper mode, it is an
+//     orphan the server adopted and cannot attribute. Only the fd tables
+//     of the processes left are read, so what sandboxed processes hold
+//     costs nothing. A socket held by no unsandboxed process (parked in
+//     flight with SCM_RIGHTS, or held only inside sandboxes) is refused.
 //
 // A peer that is not found by sock_diag and whose address is not one of
-// this host's is a remote client and is allowed, as before. A local peer
-// that cannot be identified (its socket vanished before the check) is
-// refused while sandboxed processes may be alive: it could be one of them,
-// and a legitimate local client loses nothing but a retry, whereas letting
-// a sandboxed one through yields an unsandboxed process. A peer socket
-// that exists but that no process holds is always refused: a command
-// (ours or a foreign sandbox's) can park it in flight with SCM_RIGHTS
-// while the check scans /proc.
+// this host's is a remote client and is allowed. A local peer that cannot
+// be identified (its socket vanished before the check) is refused while
+// sandboxed processes may be alive: it could be one of them, and a
+// legitimate local client loses nothing but a retry.
 
 // sandboxState tracks what the peer check needs. Guarded by TreeKiller.mu.
 type sandboxState struct {
-	leaves    map[string]uint64 // cgroup leaf path → cgroup id, until removed
-	roots     map[int]sbRoot    // sandboxed processes not reaped yet, by pid
-	nLeafless int               // sandboxed processes alive without a cgroup leaf
-	ever      bool              // a sandboxed process was started (subreaper mode)
+	leaves map[string]uint64 // cgroup leaf path → cgroup id, until removed
+	roots  map[int]sbRoot    // sandboxed processes not reaped yet, by pid
+	ever   bool              // a sandboxed process was started
 	// dead remembers the ids of removed sandboxed leaves (the last
 	// maxDeadLeaves, oldest first in deadOrder): a socket made in one
 	// keeps that cgroup id whoever holds it later, and cgroup ids are
@@ -70,8 +67,7 @@ const maxDeadLeaves = 1 << 14
 
 // sbRoot is a sandboxed process as the peer check knows it.
 type sbRoot struct {
-	ns       uint64 // inode of its PID namespace; 0 when it is ours
-	leafless bool   // it got no cgroup leaf
+	ns uint64 // inode of its PID namespace; 0 when it is ours
 }
 
 // noteSandboxedLeaf records the leaf fd (made for a sandboxed process)
@@ -110,8 +106,8 @@ func (t *TreeKiller) forgetLeaf(dir string) {
 }
 
 // trackSandboxed records a sandboxed child right after the fork: its pid
-// and PID namespace, for the /proc fallback of the peer check.
-func (t *TreeKiller) trackSandboxed(pid int, leaf string) {
+// and PID namespace, for the process search of the peer check.
+func (t *TreeKiller) trackSandboxed(pid int) {
 	if t == nil {
 		return
 	}
@@ -124,23 +120,13 @@ func (t *TreeKiller) trackSandboxed(pid int, leaf string) {
 	if t.sb.roots == nil {
 		t.sb.roots = make(map[int]sbRoot)
 	}
-	t.sb.roots[pid] = sbRoot{ns: ns, leafless: leaf == ""}
+	t.sb.roots[pid] = sbRoot{ns: ns}
 	t.sb.ever = true
-	if leaf == "" {
-		t.sb.nLeafless++
-	}
 }
 
 // untrackSandboxed forgets a reaped sandboxed child. Called with t.mu held.
 func (t *TreeKiller) untrackSandboxed(pid int) {
-	r, ok := t.sb.roots[pid]
-	if !ok {
-		return
-	}
 	delete(t.sb.roots, pid)
-	if r.leafless {
-		t.sb.nLeafless--
-	}
 }
 
 // mayHaveSandboxed reports whether a sandboxed process may be alive.
@@ -156,9 +142,10 @@ func (t *TreeKiller) mayHaveSandboxed() bool {
 
 // CheckPeer returns nil if the TCP connection between local (our end) and
 // remote may be served, and an error saying why not if its peer socket
-// belongs to a process of one of t's sandboxes (or is local and cannot be
-// identified while sandboxed processes may be alive). A nil t allows every
-// peer.
+// belongs to one of our sandboxes or any sandbox helper's (or is local and
+// cannot be identified while sandboxed processes may be alive). A nil t
+// allows every peer. Its cost does not depend on what sandboxed processes
+// hold; concurrent calls do not wait for each other.
 func (t *TreeKiller) CheckPeer(local, remote net.Addr) error {
 	if t == nil {
 		return nil
@@ -179,54 +166,15 @@ func (t *TreeKiller) CheckPeer(local, remote net.Addr) error {
 	if err != nil {
 		return t.unidentified(fmt.Sprintf("local peer socket not found (%v)", err))
 	}
-	if t.mode == modeCgroup && sock.HasCgroupID && sock.CgroupID != 0 {
+	if sock.HasCgroupID && sock.CgroupID != 0 {
 		if leaf, ok := t.sandboxedCgroup(sock.CgroupID); ok {
 			return fmt.Errorf("peer socket belongs to sandboxed cgroup %s", leaf)
 		}
-		t.mu.Lock()
-		leafless := t.sb.nLeafless > 0
-		t.mu.Unlock()
-		if !leafless {
-			return foreignSandboxed(socketOwners(sock.Inode))
-		}
 	}
-	return t.checkSocketOwners(sock.Inode)
-}
-
-// foreignSandboxed refuses a peer held by a process that runs under any
-// sandbox helper (`codex sandbox`, another server's sandboxed start, the
-// MCP shell tool): our leaves and namespaces know only our own sandboxes.
-//
-// A local peer socket that no process holds is refused too: a command can
-// park its socket in flight (SCM_RIGHTS) while the check scans /proc.
-func foreignSandboxed(pids []int) error {
-	if len(pids) == 0 {
-		return errors.New("no process holds the local peer socket")
+	if euid := os.Geteuid(); euid != 0 && sock.UID != uint32(euid) {
+		return nil // another user's socket: not one of our sandboxes'
 	}
-	for _, pid := range pids {
-		if helper, ok := underSandboxHelper(pid); ok {
-			return fmt.Errorf("peer socket held by pid %d, which runs under the sandbox helper pid %d", pid, helper)
-		}
-	}
-	return nil
-}
-
-// underSandboxHelper looks for a process whose argv[0] is the sandbox
-// helper's name among pid and its ancestors. Every sandboxed command with a
-// network is PID 1's descendant in its PID namespace, and PID 1 there is
-// the helper, which adopts orphans (a double fork keeps the link). The
-// command cannot rename its ancestors; a process that is not sandboxed and
-// names itself so only refuses itself.
-func underSandboxHelper(pid int) (int, bool) { return ancestorWhere(pid, isSandboxHelper) }
-
-// isSandboxHelper reports whether pid's argv[0] names the sandbox helper.
-func isSandboxHelper(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
-		return false
-	}
-	arg0, _, _ := strings.Cut(string(b), "\x00")
-	return filepath.Base(arg0) == sandbox.HelperName
+	return t.checkSocketOwners(sock)
 }
 
 // unidentified refuses a local peer that could not be identified if a
@@ -280,152 +228,6 @@ func (t *TreeKiller) sandboxedCgroup(id uint64) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// checkSocketOwners finds the processes holding the socket inode and
-// refuses the peer if any of them belongs to a sandbox.
-func (t *TreeKiller) checkSocketOwners(inode uint64) error {
-	pids := socketOwners(inode)
-	if len(pids) == 0 {
-		return errors.New("no process holds the local peer socket " + strconv.FormatUint(inode, 10))
-	}
-	t.mu.Lock()
-	roots := make(map[int]bool, len(t.sb.roots))
-	nss := make(map[uint64]bool)
-	for pid, r := range t.sb.roots {
-		roots[pid] = true
-		if r.ns != 0 {
-			nss[r.ns] = true
-		}
-	}
-	leaves := make([]string, 0, len(t.sb.leaves))
-	for leaf := range t.sb.leaves {
-		leaves = append(leaves, leaf)
-	}
-	t.mu.Unlock()
-	if len(roots) == 0 && len(leaves) == 0 {
-		return foreignSandboxed(pids)
-	}
-	for _, pid := range pids {
-		if leaf := inSandboxedLeaf(pid, leaves); leaf != "" {
-			return fmt.Errorf("peer socket held by pid %d in sandboxed cgroup %s", pid, leaf)
-		}
-		if inSandboxNS(pid, nss) {
-			return fmt.Errorf("peer socket held by pid %d in a sandbox's PID namespace", pid)
-		}
-		if root, ok := descendsFrom(pid, roots); ok {
-			return fmt.Errorf("peer socket held by pid %d, a descendant of sandboxed pid %d", pid, root)
-		}
-	}
-	return foreignSandboxed(pids)
-}
-
-// socketOwners scans /proc/*/fd for "socket:[inode]".
-func socketOwners(inode uint64) []int {
-	want := "socket:[" + strconv.FormatUint(inode, 10) + "]"
-	procs, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil {
-			continue
-		}
-		dir := "/proc/" + p.Name() + "/fd/"
-		fds, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			if l, err := os.Readlink(dir + fd.Name()); err == nil && l == want {
-				pids = append(pids, pid)
-				break
-			}
-		}
-	}
-	return pids
-}
-
-// inSandboxedLeaf returns the sandboxed leaf that pid's cgroup v2 path is
-// or lies below, or "".
-func inSandboxedLeaf(pid int, leaves []string) string {
-	if len(leaves) == 0 {
-		return ""
-	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
-	if err != nil {
-		return ""
-	}
-	mnt, err := cgroup2Mount()
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		rel, ok := strings.CutPrefix(line, "0::")
-		if !ok {
-			continue
-		}
-		path := filepath.Join(mnt, rel)
-		for _, leaf := range leaves {
-			if path == leaf || strings.HasPrefix(path, leaf+"/") {
-				return leaf
-			}
-		}
-	}
-	return ""
-}
-
-// inSandboxNS reports whether pid's PID namespace, or one of its parents,
-// is in nss. NS_GET_PARENT fails at the namespace we live in.
-func inSandboxNS(pid int, nss map[uint64]bool) bool {
-	if len(nss) == 0 {
-		return false
-	}
-	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/pid", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	for depth := 0; depth < 32; depth++ {
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil {
-			break
-		}
-		if nss[st.Ino] {
-			_ = unix.Close(fd)
-			return true
-		}
-		parent, err := unix.IoctlRetInt(fd, unix.NS_GET_PARENT)
-		_ = unix.Close(fd)
-		if err != nil {
-			return false
-		}
-		fd = parent
-	}
-	_ = unix.Close(fd)
-	return false
-}
-
-// descendsFrom looks for one of roots among pid and its ancestors.
-func descendsFrom(pid int, roots map[int]bool) (int, bool) {
-	return ancestorWhere(pid, func(p int) bool { return roots[p] })
-}
-
-// ancestorWhere walks pid's parent links (bounded, stopping below init)
-// and returns the first of them, pid included, for which match holds.
-func ancestorWhere(pid int, match func(int) bool) (int, bool) {
-	for i := 0; i < 4096 && pid > 1; i++ {
-		if match(pid) {
-			return pid, true
-		}
-		st, err := readStat(pid)
-		if err != nil {
-			return 0, false
-		}
-		pid = st.ppid
-	}
-	return 0, false
 }
 
 func nsInode(path string) (uint64, error) {

@@ -87,7 +87,7 @@ func TestCheckPeerProcFallback(t *testing.T) {
 		t.Fatalf("no sandbox yet: refused %v", err)
 	}
 	sbx := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})
-	tk.trackSandboxed(sbx.cmd.Process.Pid, "")
+	tk.trackSandboxed(sbx.cmd.Process.Pid)
 	if err := check(tk, sbx); err == nil {
 		t.Error("the sandboxed process's own connection was allowed")
 	}
@@ -95,8 +95,8 @@ func TestCheckPeerProcFallback(t *testing.T) {
 		t.Errorf("an unrelated process was refused: %v", err)
 	}
 	desc := startHolder(t, ln, `setsid bash --norc -c '`+holdScript+`' & wait`, &syscall.SysProcAttr{Setpgid: true})
-	tk.trackSandboxed(desc.cmd.Process.Pid, "")
-	if err := check(tk, desc); err == nil || !strings.Contains(err.Error(), "descendant") {
+	tk.trackSandboxed(desc.cmd.Process.Pid)
+	if err := check(tk, desc); err == nil || !strings.Contains(err.Error(), "no unsandboxed process holds") {
 		t.Errorf("a sandboxed process's descendant: %v", err)
 	}
 
@@ -180,7 +180,7 @@ func TestCheckPeerCgroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tk.checkSocketOwners(pn.Inode); (err != nil) != tc.refused {
+		if err := tk.checkSocketOwners(pn); (err != nil) != tc.refused {
 			t.Errorf("/proc fallback, sandboxed %v: %v", tc.refused, err)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // procStat is the part of /proc/<pid>/stat the walks need.
@@ -22,7 +24,8 @@ type procStat struct {
 // readStat parses /proc/<pid>/stat. The command name may contain spaces
 // and parentheses, so parsing starts after the last ')'.
 func readStat(pid int) (procStat, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [1024]byte
+	data, err := readProc("/proc/"+strconv.Itoa(pid)+"/stat", buf[:], true)
 	if err != nil {
 		return procStat{}, err
 	}
@@ -39,6 +42,29 @@ func readStat(pid int) (procStat, error) {
 	st.pgrp, _ = strconv.Atoi(f[2])
 	st.sid, _ = strconv.Atoi(f[3])
 	return st, nil
+}
+
+// readProc reads a small /proc file into buf with one open, read and
+// close (os.ReadFile also stats and reads again to see the end). A file
+// that fills buf is read again whole when whole is set, and returned cut
+// to buf otherwise.
+func readProc(path string, buf []byte, whole bool) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	n, err := unix.Read(fd, buf)
+	for err == unix.EINTR {
+		n, err = unix.Read(fd, buf)
+	}
+	_ = unix.Close(fd)
+	switch {
+	case err != nil:
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	case n == len(buf) && whole:
+		return os.ReadFile(path)
+	}
+	return buf[:n], nil
 }
 
 // scanProcs reads the stat of every process on the system.

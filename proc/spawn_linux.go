@@ -177,7 +177,7 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 		return 0, -1, "", err
 	}
 	if wrapped != nil {
-		tree.trackSandboxed(pid, slot.dir)
+		tree.trackSandboxed(pid)
 	}
 	tree.refillSpare() // the next spawn's leaf, made while this child runs
 	return pid, pidfd, slot.dir, nil

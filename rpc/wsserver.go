@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -40,8 +39,9 @@ type WebSocketServer struct {
 	// CheckPeer, when set, is asked about every upgrade request with the
 	// connection's local and remote TCP addresses; an error refuses the
 	// upgrade with 403 and is logged as the reason (the server uses it to
-	// keep its own sandboxed children out).
-	CheckPeer func(local, remote net.Addr) error
+	// keep sandboxed commands out). It runs on the connection's own
+	// goroutine: a slow check holds up no other connection.
+	CheckPeer PeerCheck
 	// LabelPrefix starts each connection's framer label, followed by the
 	// peer address. Empty means "websocket ".
 	LabelPrefix string
@@ -151,20 +151,7 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // peerAllowed runs CheckPeer and answers 403 if it refuses the peer.
 func (s *WebSocketServer) peerAllowed(w http.ResponseWriter, r *http.Request) bool {
-	if s.CheckPeer == nil {
-		return true
-	}
-	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	var remote net.Addr
-	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		remote = net.TCPAddrFromAddrPort(ap)
-	}
-	if err := s.CheckPeer(local, remote); err != nil {
-		s.Logger.Warn("refused websocket peer", zap.String("peer", r.RemoteAddr), zap.Error(err))
-		plainError(w, http.StatusForbidden, "connection refused for this peer")
-		return false
-	}
-	return true
+	return s.CheckPeer == nil || !refusePeer(s.CheckPeer, "websocket", s.Logger, w, r)
 }
 
 func (s *WebSocketServer) connOptions(peer string) Options {

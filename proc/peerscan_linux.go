@@ -1,0 +1,330 @@
+//go:build linux
+
+package proc
+
+// The process search of the peer check (step 3 of CheckPeer): is the peer
+// socket held by a process that is not sandboxed? Each process is judged
+// first by facts whose cost is fixed (its cgroup path, its PID namespace,
+// its parent links and their argv[0]); the fd table of a process judged
+// sandboxed is never read, so a sandboxed command that holds millions of
+// fds costs the search nothing. The search runs in two rounds, first over
+// the processes that look like the socket's creator (its cgroup when the
+// kernel reported it, its owner uid otherwise), then over the others,
+// newest first, and stops at the first unsandboxed holder: a client is
+// usually found before most processes are judged.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/codexec/codex/internal/reap"
+	"github.com/codexec/codex/internal/sockdiag"
+	"github.com/codexec/codex/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// peerScan is one search, with what it knows of our sandboxes (copied
+// under t.mu) and what it learned of the processes so far.
+type peerScan struct {
+	sock      sockdiag.Socket
+	self      int
+	leaves    map[string]bool  // sandboxed leaf paths
+	members   map[int]bool     // the pids the leaves' cgroup.procs listed when the search began
+	roots     map[int]bool     // sandboxed processes, by pid
+	nss       map[uint64]bool  // PID namespaces of sandboxed processes
+	adoptions bool             // subreaper mode after a sandbox ran: adopted orphans are unattributable
+	tracked   map[int]struct{} // subreaper mode: our own children
+	selfSid   int
+	mnt       string // cgroup v2 mount; "" when unknown
+	ownNS     uint64 // our PID namespace
+
+	cgPath  map[int]string    // pid → cgroup path (memo)
+	lineage map[int]bool      // pid → sandboxed by its ancestry (memo)
+	nsMemo  map[uint64]bool   // PID namespace → sandboxed (memo)
+	cgIno   map[string]uint64 // cgroup path → id (memo)
+	skipped int               // processes judged sandboxed
+}
+
+func (t *TreeKiller) newPeerScan(sock sockdiag.Socket) *peerScan {
+	s := &peerScan{sock: sock, self: os.Getpid(), leaves: map[string]bool{}, roots: map[int]bool{},
+		nss: map[uint64]bool{}, cgPath: map[int]string{}, lineage: map[int]bool{}, nsMemo: map[uint64]bool{}, cgIno: map[string]uint64{}}
+	s.mnt, _ = cgroup2Mount()
+	s.ownNS, _ = nsInode("/proc/self/ns/pid")
+	t.copySandboxState(s)
+	s.members = leafMembers(s.leaves)
+	return s
+}
+
+// copySandboxState copies what the search needs of t's state into s.
+func (t *TreeKiller) copySandboxState(s *peerScan) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for leaf := range t.sb.leaves {
+		s.leaves[leaf] = true
+	}
+	for pid, r := range t.sb.roots {
+		s.roots[pid] = true
+		if r.ns != 0 {
+			s.nss[r.ns] = true
+		}
+	}
+	if t.mode == modeSubreaper && t.sb.ever {
+		s.adoptions = true
+		s.selfSid = t.selfSid
+		s.tracked = make(map[int]struct{}, len(t.tracked))
+		for pid := range t.tracked {
+			s.tracked[pid] = struct{}{}
+		}
+	}
+}
+
+// leafMembers returns the pids listed in the cgroup.procs of leaves: one
+// read per leaf instead of one per process. A process that joins a leaf
+// later (a fork) is judged by its own cgroup file.
+func leafMembers(leaves map[string]bool) map[int]bool {
+	members := map[int]bool{}
+	for leaf := range leaves {
+		data, err := os.ReadFile(filepath.Join(leaf, "cgroup.procs"))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				members[pid] = true
+			}
+		}
+	}
+	return members
+}
+
+// checkSocketOwners allows the peer if a process that is not sandboxed
+// holds the socket, and says why not otherwise.
+func (t *TreeKiller) checkSocketOwners(sock sockdiag.Socket) error {
+	s := t.newPeerScan(sock)
+	want := "socket:[" + strconv.FormatUint(sock.Inode, 10) + "]"
+	var later []int
+	for _, pid := range allPids() {
+		if s.members[pid] {
+			s.skipped++
+		} else if !s.likelyCreator(pid) {
+			later = append(later, pid)
+		} else if !s.sandboxed(pid) && holdsSocket(pid, want) {
+			return nil
+		}
+	}
+	for _, pid := range later {
+		if !s.sandboxed(pid) && holdsSocket(pid, want) {
+			return nil
+		}
+	}
+	return fmt.Errorf("no unsandboxed process holds the local peer socket %d (%d sandboxed processes not searched)", sock.Inode, s.skipped)
+}
+
+// allPids lists the processes in /proc, newest pids first: a client has
+// usually started recently.
+func allPids() []int {
+	f, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	pids := make([]int, 0, len(names))
+	for _, n := range names {
+		if pid, err := strconv.Atoi(n); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	slices.Reverse(pids)
+	return pids
+}
+
+// sandboxed judges pid without reading its fd table.
+func (s *peerScan) sandboxed(pid int) bool {
+	sb := s.inSandboxedLeaf(pid) || s.inSandboxNS(pid) || s.byLineage(pid)
+	if sb {
+		s.skipped++
+	}
+	return sb
+}
+
+// cgroupPath returns the path of pid's cgroup v2 directory, or "".
+func (s *peerScan) cgroupPath(pid int) string {
+	if p, ok := s.cgPath[pid]; ok || s.mnt == "" {
+		return p
+	}
+	p := ""
+	var buf [4096]byte
+	if data, err := readProc("/proc/"+strconv.Itoa(pid)+"/cgroup", buf[:], true); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if rel, ok := strings.CutPrefix(line, "0::"); ok {
+				p = filepath.Join(s.mnt, rel)
+				break
+			}
+		}
+	}
+	s.cgPath[pid] = p
+	return p
+}
+
+// inSandboxedLeaf reports whether pid's cgroup is a sandboxed leaf or lies
+// below one.
+func (s *peerScan) inSandboxedLeaf(pid int) bool {
+	if len(s.leaves) == 0 {
+		return false
+	}
+	for p := s.cgroupPath(pid); len(p) > len(s.mnt); p = filepath.Dir(p) {
+		if s.leaves[p] {
+			return true
+		}
+	}
+	return false
+}
+
+// inSandboxNS reports whether pid's PID namespace, or one of its parents,
+// is a sandboxed process's. NS_GET_PARENT fails at the namespace we live in.
+func (s *peerScan) inSandboxNS(pid int) bool {
+	if len(s.nss) == 0 {
+		return false
+	}
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/pid", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	var seen []uint64
+	found := false
+	for depth := 0; depth < 32; depth++ {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Ino == s.ownNS {
+			break
+		}
+		if v, ok := s.nsMemo[st.Ino]; ok {
+			found = v
+			break
+		}
+		seen = append(seen, st.Ino)
+		if s.nss[st.Ino] {
+			found = true
+			break
+		}
+		parent, err := unix.IoctlRetInt(fd, unix.NS_GET_PARENT)
+		if err != nil {
+			break
+		}
+		_ = unix.Close(fd)
+		fd = parent
+	}
+	_ = unix.Close(fd)
+	for _, ino := range seen {
+		s.nsMemo[ino] = found
+	}
+	return found
+}
+
+// byLineage reports whether pid or one of its ancestors is a sandboxed
+// process of ours, any sandbox helper (argv[0] codex-linux-sandbox: every
+// helper that stays a parent is one, and PID 1 of a sandbox's namespace
+// adopts its orphans), or an orphan the server adopted in subreaper mode.
+// Verdicts are remembered for the whole chain.
+func (s *peerScan) byLineage(pid int) bool {
+	var chain []int
+	verdict := false
+	for i := 0; i < 4096 && pid > 1; i++ {
+		if v, ok := s.lineage[pid]; ok {
+			verdict = v
+			break
+		}
+		chain = append(chain, pid)
+		if s.roots[pid] || isSandboxHelper(pid) {
+			verdict = true
+			break
+		}
+		st, err := readStat(pid)
+		if err != nil {
+			break
+		}
+		if s.adopted(st) {
+			verdict = true
+			break
+		}
+		pid = st.ppid
+	}
+	for _, p := range chain {
+		s.lineage[p] = verdict
+	}
+	return verdict
+}
+
+// adopted reports whether st is an orphan that re-parented to the server
+// (subreaper mode, once a sandbox ran): it may come from a sandboxed
+// command that left its parent behind, and nothing says which.
+func (s *peerScan) adopted(st procStat) bool {
+	if !s.adoptions || st.ppid != s.self || st.sid == s.selfSid {
+		return false
+	}
+	_, ours := s.tracked[st.pid]
+	return !ours && !reap.Owned(st.pid)
+}
+
+// isSandboxHelper reports whether pid's argv[0] names the sandbox helper.
+// A sandboxed command cannot rename its ancestors; a process that is not
+// sandboxed and names itself so only refuses itself.
+func isSandboxHelper(pid int) bool {
+	var buf [4096]byte // argv[0] is enough
+	b, err := readProc("/proc/"+strconv.Itoa(pid)+"/cmdline", buf[:], false)
+	if err != nil {
+		return false
+	}
+	arg0, _, _ := strings.Cut(string(b), "\x00")
+	return filepath.Base(arg0) == sandbox.HelperName
+}
+
+// likelyCreator reports whether pid shares the socket's cgroup (when the
+// kernel reported it) or its owner uid: the creator, usually its holder,
+// is searched first.
+func (s *peerScan) likelyCreator(pid int) bool {
+	if s.sock.HasCgroupID && s.sock.CgroupID != 0 && s.mnt != "" {
+		p := s.cgroupPath(pid)
+		ino, ok := s.cgIno[p]
+		if !ok && p != "" {
+			var st unix.Stat_t
+			if unix.Stat(p, &st) == nil {
+				ino = st.Ino
+			}
+			s.cgIno[p] = ino
+		}
+		return ino == s.sock.CgroupID
+	}
+	var st unix.Stat_t
+	return unix.Stat("/proc/"+strconv.Itoa(pid), &st) == nil && st.Uid == s.sock.UID
+}
+
+// fdTableRead, when set (by tests), is told of every fd table read.
+var fdTableRead atomic.Pointer[func(pid int)]
+
+// holdsSocket reports whether pid has an fd whose link reads want.
+func holdsSocket(pid int, want string) bool {
+	if f := fdTableRead.Load(); f != nil {
+		(*f)(pid)
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	buf := make([]byte, 64)
+	for _, n := range names {
+		if k, err := unix.Readlink(dir+n, buf); err == nil && string(buf[:k]) == want {
+			return true
+		}
+	}
+	return false
+}

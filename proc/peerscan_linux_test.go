@@ -1,0 +1,99 @@
+//go:build linux
+
+package proc
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/codexec/codex/internal/sockdiag"
+	"go.uber.org/zap/zaptest"
+)
+
+// fdTablesRead records the pids whose fd tables the peer search reads
+// until the test ends.
+func fdTablesRead(t *testing.T) func(pid int) bool {
+	var mu sync.Mutex
+	read := map[int]bool{}
+	f := func(pid int) { mu.Lock(); read[pid] = true; mu.Unlock() }
+	fdTableRead.Store(&f)
+	t.Cleanup(func() { fdTableRead.Store(nil) })
+	return func(pid int) bool { mu.Lock(); defer mu.Unlock(); return read[pid] }
+}
+
+// peerSocket returns what sock_diag says of h's socket.
+func peerSocket(t *testing.T, h *holder) sockdiag.Socket {
+	t.Helper()
+	ap := func(a net.Addr) netip.AddrPort { return a.(*net.TCPAddr).AddrPort() }
+	s, err := sockdiag.LookupTCP(ap(h.accepted.RemoteAddr()), ap(h.accepted.LocalAddr()))
+	if err != nil {
+		t.Skipf("no sock_diag: %v", err)
+	}
+	return s
+}
+
+// The search for the holder of a peer socket judges processes before it
+// reads their fd tables: a sandboxed process's table (what it holds is
+// the sandboxed command's choice) is never read, in subreaper mode (a
+// tracked sandboxed process and its descendant) and in cgroup mode (a
+// process in a sandboxed leaf, even when the socket's cgroup id is not
+// consulted); an unsandboxed holder is found and allowed.
+func TestPeerScanSkipsSandboxedFDTables(t *testing.T) {
+	wasRead := fdTablesRead(t)
+	t.Run("subreaper", func(t *testing.T) {
+		tk, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tk.Close() })
+		ln := listen(t)
+		plain := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})
+		sbx := startHolder(t, ln, `setsid bash --norc -c '`+holdScript+`' & wait`, &syscall.SysProcAttr{Setpgid: true})
+		tk.trackSandboxed(sbx.cmd.Process.Pid)
+		if err := tk.checkSocketOwners(peerSocket(t, sbx)); err == nil {
+			t.Error("a sandboxed process's descendant was allowed")
+		}
+		if wasRead(sbx.cmd.Process.Pid) {
+			t.Error("the sandboxed process's fd table was read")
+		}
+		for _, pid := range childPids(sbx.cmd.Process.Pid) {
+			if wasRead(pid) {
+				t.Errorf("the fd table of pid %d, a sandboxed process's child, was read", pid)
+			}
+		}
+		if err := tk.checkSocketOwners(peerSocket(t, plain)); err != nil {
+			t.Errorf("an unsandboxed holder was refused: %v", err)
+		}
+		if !wasRead(plain.cmd.Process.Pid) {
+			t.Error("the unsandboxed holder's fd table was not read")
+		}
+	})
+	t.Run("cgroup", func(t *testing.T) {
+		tk, err := newTreeKiller(zaptest.NewLogger(t), true, Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tk.Close() })
+		if tk.Mode() != modeCgroup {
+			t.Skip("no writable cgroup v2 here")
+		}
+		ln := listen(t)
+		slot, err := tk.prepare(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sbx := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: slot.fd})
+		slot.closeFD()
+		sock := peerSocket(t, sbx)
+		sock.HasCgroupID = false // as a kernel that does not report it
+		if err := tk.checkSocketOwners(sock); err == nil {
+			t.Error("a process in a sandboxed leaf was allowed")
+		}
+		if wasRead(sbx.cmd.Process.Pid) {
+			t.Error("the fd table of a process in a sandboxed leaf was read")
+		}
+	})
+}

@@ -108,6 +108,42 @@ func waitFile(t *testing.T, path string) string {
 	return ""
 }
 
+// waitFile0 waits up to 20 s for path to exist.
+func waitFile0(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s did not appear within 20 s", path)
+}
+
+// hostCgroupOf is the /proc/PID/cgroup text, as the host sees it, of the
+// process descending from server whose last argument is ARG: a sandboxed
+// call's own view is rooted at its leaf (its cgroup namespace).
+func hostCgroupOf(t *testing.T, arg string, server int) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if !strings.HasSuffix(string(cmd), "\x00"+arg+"\x00") || !descendsFrom(pid, server) {
+				continue
+			}
+			if data, err := os.ReadFile("/proc/" + e.Name() + "/cgroup"); err == nil {
+				return string(data)
+			}
+		}
+	}
+	t.Fatalf("no process of the server ends its argv with %s", arg)
+	return ""
+}
+
 // descendsFrom reports whether pid has ancestor among its parents.
 func descendsFrom(pid, ancestor int) bool {
 	for i := 0; i < 64 && pid > 1; i++ {
@@ -191,10 +227,10 @@ func TestMCPCallLeafLimits(t *testing.T) {
 			ws := canonicalTemp(t)
 			s := startLimitMCP(t, mode)
 			cg, gate := filepath.Join(ws, "cg"), filepath.Join(ws, "go")
-			s.startCall(t, 1, "cat /proc/self/cgroup > cg.tmp && mv cg.tmp cg; until [ -e go ]; do sleep 0.05; done; echo done",
+			s.startCall(t, 1, ": > cg; bash -c 'until [ -e go ]; do sleep 0.05; done' marker977.1; echo done",
 				ws, workspaceProfile(ws), ws, 30000)
-			text := waitFile(t, cg)
-			leaf := checkCallLeaf(t, s, text, 4096, halfOfRAM(t))
+			waitFile0(t, cg)
+			leaf := checkCallLeaf(t, s, hostCgroupOf(t, "marker977.1", s.pid), 4096, halfOfRAM(t))
 			if err := os.WriteFile(gate, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -237,9 +273,10 @@ func TestMCPForkLoopContained(t *testing.T) {
 			s := startLimitMCP(t, mode, "--max-pids-per-process", "64", "--max-memory-per-process", "256M")
 			defer killMarked(t, script)
 			cg, gate := filepath.Join(ws, "cg"), filepath.Join(ws, "go")
-			s.startCall(t, 1, "cat /proc/self/cgroup > cg.tmp && mv cg.tmp cg; until [ -e go ]; do sleep 0.05; done; python3 "+script,
+			s.startCall(t, 1, ": > cg; bash -c 'until [ -e go ]; do sleep 0.05; done' marker977.2; python3 "+script,
 				ws, workspaceProfile(ws), ws, 60000)
-			checkCallLeaf(t, s, waitFile(t, cg), 64, 256<<20)
+			waitFile0(t, cg)
+			checkCallLeaf(t, s, hostCgroupOf(t, "marker977.2", s.pid), 64, 256<<20)
 			if err := os.WriteFile(gate, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -135,20 +135,26 @@ func TestNoBashrcNoise(t *testing.T) {
 	}
 }
 
-// docs/shell-tool.md §9.14, §6.3: argv[0] is passed as the shell gave it, escalated and in the
-// sandbox, and the rule still matches the real program.
+// docs/shell-tool.md §9.14, §6.3, §11.1: argv[0] is passed as the shell gave it, escalated and
+// in the sandbox, and the rule still matches the real program; an escalation needs an argv[0]
+// naming the program (git, busybox and the like act by it), so `exec -a custom0 sh` runs in
+// the sandbox instead.
 func TestArgv0Kept(t *testing.T) {
 	t.Parallel()
 	s := start(t, opts{})
 	for cmd, want := range map[string]string{
-		`(exec -a custom0 sh -c 'echo "argv0=$0"; touch ` + s.outside + `/argv0')`: "argv0=custom0\n",
-		`(exec -a custom1 dash -c 'echo "argv0=$0"')`:                              "argv0=custom1\n",
+		`(exec -a /custom/sh sh -c 'echo "argv0=$0"; touch ` + s.outside + `/argv0')`: "argv0=/custom/sh\n",
+		`(exec -a custom1 dash -c 'echo "argv0=$0"')`:                                 "argv0=custom1\n",
 	} {
 		if out := s.run(cmd); out.res.Output != want {
 			t.Errorf("%s: output %q, want %q", cmd, out.res.Output, want)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(s.outside, "argv0")); err != nil {
-		t.Errorf("exec -a custom0 sh was not escalated by the sh rule: %v", err)
+		t.Errorf("exec -a /custom/sh sh was not escalated by the sh rule: %v", err)
+	}
+	s.run(`(exec -a custom0 sh -c 'touch ` + s.outside + `/custom0' 2>/dev/null)`)
+	if _, err := os.Stat(filepath.Join(s.outside, "custom0")); err == nil {
+		t.Error("exec -a custom0 sh escalated")
 	}
 }

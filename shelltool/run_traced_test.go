@@ -53,8 +53,8 @@ func TestTracedRunTimeoutAndBackground(t *testing.T) {
 	ws := canonical(t, t.TempDir())
 	st := &sandboxState{profile: sandbox.ReadOnly(false), cwd: ws}
 	start := time.Now()
-	res := runTracedCall(t, context.Background(), "echo start; sleep 30.0401 & sleep 30.0402", ws, st, d, 300*time.Millisecond)
-	if !res.TimedOut || res.ExitCode != 124 || res.Output != "start\n" || time.Since(start) > 5*time.Second {
+	res := runTracedCall(t, context.Background(), "echo start; sleep 30.0401 & sleep 30.0402", ws, st, d, 2*time.Second)
+	if !res.TimedOut || res.ExitCode != 124 || res.Output != "start\n" || time.Since(start) > 7*time.Second {
 		t.Fatalf("%+v after %v", res, time.Since(start))
 	}
 	waitGone(t, "sleep 30.040")
@@ -70,7 +70,7 @@ func TestTracedRunTimeoutAndBackground(t *testing.T) {
 func TestTracedRunCancelKillsEscalated(t *testing.T) {
 	d := &recordingDecider{action: escalate.Escalate}
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(500*time.Millisecond, cancel)
+	time.AfterFunc(2*time.Second, cancel)
 	start := time.Now()
 	res := runTracedCall(t, ctx, "/usr/bin/sleep 30.0501", t.TempDir(), nil, d, time.Minute)
 	if time.Since(start) > 10*time.Second || res.TimedOut || len(d.reqs) != 1 {

@@ -107,6 +107,10 @@ func runExecMCPServer(c *cli.Context) error {
 	} else if bash == "" {
 		bash = shelltool.DefaultTracedBash
 	}
+	limits, err := processLimits(c)
+	if err != nil {
+		return usageErrorf(c, "%s", err)
+	}
 	logger, err := newLogger(c.String("log-level"), "console")
 	if err != nil {
 		return usageErrorf(c, "%s", err)
@@ -115,10 +119,6 @@ func runExecMCPServer(c *cli.Context) error {
 	evaluate, err := mcpEvaluator()
 	if err != nil {
 		return cli.Exit("Error: "+err.Error(), 1)
-	}
-	limits, err := processLimits(c)
-	if err != nil {
-		return usageErrorf(c, "%s", err)
 	}
 	tree := callTree(logger, limits)
 	if tree != nil {

@@ -109,6 +109,10 @@ func runExecMCPServer(c *cli.Context) error {
 	} else if bash == "" {
 		bash = shelltool.DefaultTracedBash
 	}
+	limits, err := processLimits(c)
+	if err != nil {
+		return usageErrorf(c, "%s", err)
+	}
 	logger, err := newLogger(c.String("log-level"), "console")
 	if err != nil {
 		return usageErrorf(c, "%s", err)
@@ -119,10 +123,6 @@ func runExecMCPServer(c *cli.Context) error {
 		return cli.Exit("Error: "+err.Error(), 1)
 	}
 	pathDirs := programDirs(os.Getenv("PATH"))
-	limits, err := processLimits(c)
-	if err != nil {
-		return usageErrorf(c, "%s", err)
-	}
 	tree := callTree(logger, limits)
 	if tree != nil {
 		defer func() {

@@ -63,6 +63,8 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"sandbox", "--bogus"}, "codex sandbox", "unknown flag --bogus"},
 		{[]string{"exec-mcp-server", "--frob"}, "codex exec-mcp-server", "unknown flag --frob"},
 		{[]string{"exec-mcp-server", "--intercept", "magic"}, "codex exec-mcp-server", `unknown --intercept mode "magic"`},
+		{[]string{"exec-mcp-server", "--max-pids-per-process", "-1"}, "codex exec-mcp-server", "--max-pids-per-process must not be negative"},
+		{[]string{"exec-mcp-server", "--max-memory-per-process", "12x"}, "codex exec-mcp-server", "invalid --max-memory-per-process"},
 		{[]string{"execpolicy"}, "codex execpolicy", "missing command"},
 		{[]string{"execpolicy", "frob"}, "codex execpolicy", `unknown command "frob"`},
 		{[]string{"completion"}, "codex completion", "expected one shell"},

@@ -3,6 +3,7 @@ package shelltool
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -185,8 +186,8 @@ func loaderTarget(argv []string) (prog string, progArgv []string, ok bool) {
 				out[0] = argv0
 			}
 			return a, out, true
-		case containsStr(loaderFlags, a):
-		case containsStr(loaderValued, a) && i+1 < len(argv):
+		case slices.Contains(loaderFlags, a):
+		case slices.Contains(loaderValued, a) && i+1 < len(argv):
 			if a == "--argv0" {
 				argv0 = argv[i+1]
 			}
@@ -196,13 +197,4 @@ func loaderTarget(argv []string) (prog string, progArgv []string, ok bool) {
 		}
 	}
 	return "", nil, true
-}
-
-func containsStr(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -72,6 +72,20 @@ func (c *Conn) answered(in *inbound) {
 
 func idKey(id ID) string { return string(id.AppendJSON(nil)) }
 
+// Abandon drops the unanswered request id without answering it, now or
+// when the connection ends: the client cancelled it (MCP
+// notifications/cancelled, after which the receiver should not respond).
+// A later Respond for id writes nothing. It reports whether such a request
+// was pending (false: answered already, never received, or the connection
+// is ending).
+func (c *Conn) Abandon(id ID) bool {
+	in, ok := c.claim(id)
+	if ok {
+		c.answered(in)
+	}
+	return ok
+}
+
 // Call sends a request and waits for its response, decoding the result into
 // result (which may be nil). Params are marshalled by encoding/json, or
 // sent verbatim when they are a json.RawMessage. A wire error comes back

@@ -102,18 +102,23 @@ func (h *handler) start(id rpc.ID, a *shellArgs, workdir string, plan *sandbox.P
 		d.Elicit = h.elicit
 	}
 	call := &Call{Command: a.Command, Workdir: workdir, Login: a.login(), Plan: plan, Stopwatch: sw, Expired: expired, Decider: d}
-	key := idKey(id)
+	key, rc := idKey(id), &runningCall{cancel: cancel}
 	h.mu.Lock()
-	h.calls[key] = cancel
+	h.calls[key] = rc
 	h.mu.Unlock()
 	h.c.Go(func(context.Context) {
 		defer func() {
 			h.mu.Lock()
-			delete(h.calls, key)
+			if h.calls[key] == rc {
+				delete(h.calls, key)
+			}
 			h.mu.Unlock()
 			cancel()
 		}()
 		res, err := h.cfg.Runner.Run(ctx, call)
+		if rc.cancelled.Load() {
+			return // abandoned: the client cancelled it and expects no answer
+		}
 		if err != nil {
 			_ = h.c.Respond(id, nil, err)
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -26,11 +27,17 @@ type handler struct {
 	state       sandboxState
 
 	mu    sync.Mutex
-	calls map[string]context.CancelFunc // guarded by mu: running calls by request id
+	calls map[string]*runningCall // guarded by mu: running calls by request id
+}
+
+// runningCall is a tools/call whose command runs.
+type runningCall struct {
+	cancel    context.CancelFunc
+	cancelled atomic.Bool // by notifications/cancelled: never answered
 }
 
 func newHandler(c *rpc.Conn, cfg *Config) *handler {
-	return &handler{c: c, cfg: cfg, log: cfg.Logger, state: defaultState(), calls: map[string]context.CancelFunc{}}
+	return &handler{c: c, cfg: cfg, log: cfg.Logger, state: defaultState(), calls: map[string]*runningCall{}}
 }
 
 // Handle implements rpc.Handler.
@@ -111,7 +118,8 @@ type cancelledParams struct {
 
 // notification handles the client's notifications: notifications/cancelled
 // cancels the call it names (its command and escalated children are
-// killed); the rest are ignored.
+// killed) and drops its request unanswered, as the MCP cancellation rules
+// ask (docs/shell-tool.md §3.1); the rest are ignored.
 func (h *handler) notification(req *rpc.Request) {
 	if req.Method != "notifications/cancelled" {
 		return
@@ -123,11 +131,14 @@ func (h *handler) notification(req *rpc.Request) {
 		return
 	}
 	h.mu.Lock()
-	cancel := h.calls[idKey(id)]
+	rc := h.calls[idKey(id)]
 	h.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if rc == nil {
+		return // finished (answered) already, or not a call of ours
 	}
+	rc.cancelled.Store(true)
+	h.c.Abandon(id)
+	rc.cancel()
 }
 
 func idKey(id rpc.ID) string { return string(id.AppendJSON(nil)) }

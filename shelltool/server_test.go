@@ -294,13 +294,16 @@ func canonical(t *testing.T, p string) string {
 	return c
 }
 
-// TestCancelledAndEOF: notifications/cancelled cancels the call's context;
-// stdin EOF cancels every running call and Serve returns.
+// TestCancelledAndEOF: notifications/cancelled cancels the call's context
+// and the call is never answered; stdin EOF cancels every running call and
+// Serve returns.
 func TestCancelledAndEOF(t *testing.T) {
 	started := make(chan struct{}, 2)
+	ended := make(chan struct{}, 2)
 	r := &fakeRunner{run: func(ctx context.Context, c *Call) (Result, error) {
 		started <- struct{}{}
 		<-ctx.Done()
+		ended <- struct{}{}
 		return Result{ExitCode: 137}, nil
 	}}
 	c := startServer(t, Config{Runner: r})
@@ -308,8 +311,10 @@ func TestCancelledAndEOF(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"shell","arguments":{"command":"x","workdir":"/"}}}`)
 	<-started
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"user"}}`)
-	if got := c.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":"a","result":`) {
-		t.Fatalf("cancelled call: %s", got)
+	<-ended
+	c.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if got := c.recv(); got != `{"jsonrpc":"2.0","id":"p","result":{}}` {
+		t.Fatalf("after the cancelled call, want the ping's answer, got: %s", got)
 	}
 	c.send(`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"shell","arguments":{"command":"x","workdir":"/"}}}`)
 	<-started

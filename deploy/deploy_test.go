@@ -1,14 +1,18 @@
 package deploy_test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -78,8 +82,8 @@ func TestKubernetesManifest(t *testing.T) {
 			deployment = d
 		}
 	}
-	if strings.Join(kinds, ",") != "Secret,Deployment,Service" {
-		t.Fatalf("kinds %v, want Secret, Deployment, Service", kinds)
+	if strings.Join(kinds, ",") != "Deployment,Service" {
+		t.Fatalf("kinds %v, want Deployment, Service (no Secret: TestKubernetesKeyNotShipped)", kinds)
 	}
 	pod := dig(t, deployment, "spec", "template", "spec")
 	inits, _ := pod["initContainers"].([]any)
@@ -182,4 +186,75 @@ func TestContainerfileScratch(t *testing.T) {
 	if !static {
 		t.Error("the build stage does not build with CGO_ENABLED=0")
 	}
+}
+
+// TestKubernetesKeyNotShipped: the example creates no signing key (a key
+// in a published file is public): no document carries data, the pod mounts
+// a Secret the operator creates with the command in the file's comment,
+// and that command makes a key the server accepts, while the text the
+// example used to ship is refused at start-up.
+func TestKubernetesKeyNotShipped(t *testing.T) {
+	const path = "kubernetes/exec-server.yaml"
+	for _, d := range yamlDocs(t, path) {
+		if d["data"] != nil || d["stringData"] != nil {
+			t.Errorf("a %v document carries data", d["kind"])
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`kubectl create secret generic (\S+) --from-literal=ws-secret="\$\((.+)\)"`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("no `kubectl create secret generic NAME --from-literal=ws-secret=\"$(GENERATOR)\"` in the comments")
+	}
+	if !bytes.Contains(raw, []byte("secretName: "+string(m[1])+"\n")) {
+		t.Errorf("the pod does not mount the Secret %s the comment creates", m[1])
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(readme, m[0]) {
+		t.Errorf("README.md does not show the command of the manifest: %s", m[0])
+	}
+	key, err := exec.Command("/bin/sh", "-c", string(m[2])).Output()
+	if err != nil {
+		t.Fatalf("the generator %s: %v", m[2], err)
+	}
+	dir := t.TempDir()
+	if out, ok := startsWithKey(t, filepath.Join(dir, "generated"), key); !ok {
+		t.Errorf("the server refused a key made by %s: %s", m[2], out)
+	}
+	out, ok := startsWithKey(t, filepath.Join(dir, "shipped"), []byte("replace-me-with-at-least-32-random-bytes-of-key\n"))
+	if ok || !strings.Contains(out, "placeholder") {
+		t.Errorf("the server did not refuse the text the example used to ship: %s", out)
+	}
+}
+
+// startsWithKey writes key to path and reports whether exec-server starts
+// with it as its signing key (it prints its URL), with its stderr.
+func startsWithKey(t *testing.T, path string, key []byte) (string, bool) {
+	t.Helper()
+	if err := os.WriteFile(path, key, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "exec-server", "--listen=ws://127.0.0.1:0",
+		"--ws-auth=signed-bearer-token", "--ws-shared-secret-file="+path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	started := strings.HasPrefix(line, "ws://")
+	_ = cmd.Process.Signal(os.Interrupt)
+	_ = cmd.Wait()
+	return stderr.String(), started
 }

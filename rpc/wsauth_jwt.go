@@ -85,8 +85,8 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 
 // ReadSharedSecret reads a shared-secret file: UTF-8 text whose
 // surrounding whitespace (a trailing newline) is not part of the secret,
-// at least MinSharedSecretBytes long. The errors name the file, never its
-// content.
+// at least MinSharedSecretBytes long and not a placeholder (the rule of
+// wsauth_secret.go). The errors name the file, never its content.
 func ReadSharedSecret(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -98,6 +98,9 @@ func ReadSharedSecret(path string) ([]byte, error) {
 	secret := bytes.TrimSpace(data)
 	if len(secret) < MinSharedSecretBytes {
 		return nil, fmt.Errorf("shared secret file %s holds %d bytes (surrounding whitespace trimmed); at least %d are needed", path, len(secret), MinSharedSecretBytes)
+	}
+	if why := placeholderReason(secret); why != "" {
+		return nil, placeholderError(path, why)
 	}
 	return secret, nil
 }

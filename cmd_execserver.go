@@ -55,7 +55,7 @@ the commands the server runs.`,
 			&cli.Int64Flag{Name: "max-parked-stdin-bytes", Value: execserver.DefaultParkedStdinBytes, Usage: "`BYTES` of a connection's process/write calls that may wait for a full stdin queue; beyond, a write is refused"},
 			&cli.IntFlag{Name: "concurrent-requests", Value: 0, Usage: "requests of one connection handled at once: `N`; 0: in order, with long polls parked and control requests answered at once; 1: strictly serial"},
 			&cli.Int64Flag{Name: "max-pids-per-process", Value: defaultMaxPids, Usage: "`N` tasks (processes and threads) one command and its descendants may have at once, through its cgroup's pids.max; stops fork bombs; 0: no limit"},
-			&cli.StringFlag{Name: "max-memory-per-process", Value: defaultMaxMemory, Usage: "memory.max of each command's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of physical memory; 0: no limit"},
+			&cli.StringFlag{Name: "max-memory-per-process", Value: defaultMaxMemory, Usage: "memory.max of each command's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of the memory the server may use (its cgroup's memory limit, else physical memory); 0: no limit"},
 			&cli.StringFlag{Name: "ws-auth", Usage: "WebSocket authentication `MODE`: capability-token (needs --ws-token-file or --ws-token-sha256) or signed-bearer-token (needs --ws-shared-secret-file); /readyz is never gated"},
 			&cli.StringFlag{Name: "ws-token-file", Usage: "`FILE` holding the bearer token (surrounding whitespace trimmed)"},
 			&cli.StringFlag{Name: "ws-token-sha256", Usage: "SHA-256 `HEX` of the bearer token"},
@@ -168,23 +168,52 @@ const (
 )
 
 // processLimits reads --max-pids-per-process and --max-memory-per-process.
-// The memory default, half of physical memory, lets one large build run
-// while a runaway command cannot push the host into its own OOM killer:
-// the leaf's memory.max reclaims and then kills inside that command only.
-func processLimits(c *cli.Context) (proc.Limits, error) {
+// The memory default, half of the memory the server may use (its cgroup's
+// limit in a container, else physical memory), lets one large build run
+// while a runaway command cannot push the host, or the container, into its
+// own OOM killer: the leaf's memory.max reclaims and then kills inside that
+// command only. The share, when a percentage was given, is for the
+// start-up log (logMemoryShare).
+func processLimits(c *cli.Context) (proc.Limits, *memoryShare, error) {
 	pids := c.Int64("max-pids-per-process")
 	if pids < 0 {
-		return proc.Limits{}, fmt.Errorf("--max-pids-per-process must not be negative")
+		return proc.Limits{}, nil, fmt.Errorf("--max-pids-per-process must not be negative")
 	}
-	mem, err := parseMemory(c.String("max-memory-per-process"), proc.PhysicalMemory)
+	share := &memoryShare{given: c.String("max-memory-per-process")}
+	mem, err := parseMemory(share.given, func() (int64, error) {
+		ceil, err := proc.MemoryLimit()
+		share.of = ceil
+		return ceil.Bytes, err
+	})
 	if err != nil {
-		return proc.Limits{}, fmt.Errorf("invalid --max-memory-per-process: %w", err)
+		return proc.Limits{}, nil, fmt.Errorf("invalid --max-memory-per-process: %w", err)
 	}
-	return proc.Limits{MaxPids: pids, MaxMemory: mem}, nil
+	share.bytes = mem
+	if share.of.Source == "" {
+		share = nil // not a percentage
+	}
+	return proc.Limits{MaxPids: pids, MaxMemory: mem}, share, nil
 }
 
-// parseMemory parses "N", "N[KMG]" (binary units) or "P%" of physical
-// memory (from total). 0 means no limit.
+// memoryShare is a --max-memory-per-process percentage and what it was
+// taken of.
+type memoryShare struct {
+	given string
+	bytes int64
+	of    proc.MemoryCeiling
+}
+
+// log notes the resolved limit at info; nothing for nil.
+func (m *memoryShare) log(logger *zap.Logger) {
+	if m == nil {
+		return
+	}
+	logger.Info("memory limit per process", zap.String("max_memory_per_process", m.given), zap.Int64("bytes", m.bytes),
+		zap.Int64("of_bytes", m.of.Bytes), zap.String("of", m.of.Source))
+}
+
+// parseMemory parses "N", "N[KMG]" (binary units) or "P%" of the memory
+// total returns (MemoryLimit's ceiling). 0 means no limit.
 func parseMemory(s string, total func() (int64, error)) (int64, error) {
 	s = strings.TrimSpace(s)
 	if p, ok := strings.CutSuffix(s, "%"); ok {
@@ -197,7 +226,7 @@ func parseMemory(s string, total func() (int64, error)) (int64, error) {
 		}
 		t, err := total()
 		if err != nil {
-			return 0, fmt.Errorf("physical memory: %w", err)
+			return 0, fmt.Errorf("available memory: %w", err)
 		}
 		return int64(float64(t) * pct / 100), nil
 	}
@@ -251,10 +280,11 @@ func runExecServer(c *cli.Context) error {
 	if maxMsg <= 0 {
 		return usageErrorf(c, "--max-message-bytes must be positive")
 	}
-	limits, err := processLimits(c)
+	limits, memShare, err := processLimits(c)
 	if err != nil {
 		return usageErrorf(c, "%s", err)
 	}
+	memShare.log(logger)
 	perms, err := loadPermissions(logger)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)

@@ -58,7 +58,7 @@ Use it from Codex with, in config.toml:
 			&cli.StringFlag{Name: "intercept", Value: interceptPtrace, Usage: "how execs are intercepted: `MODE` ptrace (every exec of the call, traced in the kernel; any shell) or wrapper (a patched shell execs codex-execve-wrapper; that shell's own execs only)"},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log `LEVEL`: debug, info, warn or error (stderr)"},
 			&cli.Int64Flag{Name: "max-pids-per-process", Value: defaultMaxPids, Usage: "`N` tasks (processes and threads) one call may have at once (its shell, what that forks, the programs escalated for it), through its cgroup's pids.max; stops fork bombs; 0: no limit"},
-			&cli.StringFlag{Name: "max-memory-per-process", Value: defaultMaxMemory, Usage: "memory.max of each call's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of physical memory; 0: no limit"},
+			&cli.StringFlag{Name: "max-memory-per-process", Value: defaultMaxMemory, Usage: "memory.max of each call's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of the memory the server may use (its cgroup's memory limit, else physical memory); 0: no limit"},
 		},
 		Action: runExecMCPServer,
 	}
@@ -109,7 +109,7 @@ func runExecMCPServer(c *cli.Context) error {
 	} else if bash == "" {
 		bash = shelltool.DefaultTracedBash
 	}
-	limits, err := processLimits(c)
+	limits, memShare, err := processLimits(c)
 	if err != nil {
 		return usageErrorf(c, "%s", err)
 	}
@@ -118,6 +118,7 @@ func runExecMCPServer(c *cli.Context) error {
 		return usageErrorf(c, "%s", err)
 	}
 	defer func() { _ = logger.Sync() }()
+	memShare.log(logger)
 	evaluate, pol, err := mcpEvaluator()
 	if err != nil {
 		return cli.Exit("Error: "+err.Error(), 1)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/codexec/codex/internal/mountinfo"
+	"github.com/codexec/codex/proc"
 )
 
 // Issue 17, item 4: every call of the MCP shell tool runs in a cgroup leaf
@@ -164,13 +165,15 @@ func descendsFrom(pid, ancestor int) bool {
 	return false
 }
 
-// halfOfRAM is the default --max-memory-per-process (50%) in bytes.
+// halfOfRAM is the default --max-memory-per-process (50%) in bytes: half
+// of the memory ceiling (the smallest cgroup limit, else RAM) of our
+// cgroup, which the server shares.
 func halfOfRAM(t *testing.T) int64 {
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
+	ceil, err := proc.MemoryLimit()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return int64(float64(int64(si.Totalram)*int64(si.Unit)) * 50 / 100)
+	return int64(float64(ceil.Bytes) * 50 / 100)
 }
 
 // checkCallLeaf checks, while a call runs, that the cgroups in cgText

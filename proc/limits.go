@@ -10,3 +10,15 @@ type Limits struct {
 	// MaxMemory is memory.max of each leaf in bytes; 0: no limit.
 	MaxMemory int64
 }
+
+// MemoryCeiling is the most memory the server and its commands may use
+// together: the smallest memory limit of the server's cgroup and its
+// ancestors, or physical memory when no cgroup sets a smaller one
+// (MemoryLimit). In a container that is the container's limit, not the
+// host's RAM; a percentage of --max-memory-per-process is taken of it.
+type MemoryCeiling struct {
+	Bytes int64
+	// Source is the control file that set Bytes (e.g.
+	// /sys/fs/cgroup/memory.max), or "physical memory".
+	Source string
+}

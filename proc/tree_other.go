@@ -39,6 +39,11 @@ func PhysicalMemory() (int64, error) {
 	return 0, fmt.Errorf("proc: physical memory: %w", errors.ErrUnsupported)
 }
 
+// MemoryLimit is unknown outside Linux.
+func MemoryLimit() (MemoryCeiling, error) {
+	return MemoryCeiling{}, fmt.Errorf("proc: memory limit: %w", errors.ErrUnsupported)
+}
+
 // ErrLeafReleased is Leaf.Fork's error once the leaf was released.
 var ErrLeafReleased = errors.New("proc: cgroup leaf released")
 

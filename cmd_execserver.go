@@ -43,7 +43,7 @@ Every flag can also be set by the environment variable shown beside it
 (CODEX_EXEC_SERVER_ and the flag's name in upper case, dashes as
 underscores); the command line wins. These variables are not passed on to
 the commands the server runs.`,
-		Flags: bindEnvVars(envPrefix, []cli.Flag{
+		Flags: bindEnvVars(envPrefix, append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "ws://127.0.0.1:0", Usage: "`URL` to serve: ws://IP:PORT, or stdio (also stdio://)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log `LEVEL`: debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "log `FORMAT`: console or json (stderr)"},
@@ -67,7 +67,7 @@ the commands the server runs.`,
 			&cli.BoolFlag{Name: "exit-on-stdin-close", Usage: "with a ws:// --listen, shut down (as on SIGTERM) when stdin reaches end of file: a parent that holds our stdin pipe ends us by exiting; stdio mode always ends with its input"},
 			pprofFlag,
 			initFlag,
-		}),
+		}, fleetFlags...)),
 		Subcommands: []*cli.Command{generateSchemaCommand()},
 		Action:      runExecServer,
 	}
@@ -285,6 +285,10 @@ func runExecServer(c *cli.Context) error {
 		return usageErrorf(c, "%s", err)
 	}
 	memShare.log(logger)
+	maxSessions, maxConns, err := fleetLimits(c)
+	if err != nil {
+		return usageErrorf(c, "%s", err)
+	}
 	perms, err := loadPermissions(logger)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
@@ -302,6 +306,7 @@ func runExecServer(c *cli.Context) error {
 			RetainedBytes:   c.Int("retained-output-bytes"),
 			StdinParkBytes:  c.Int64("max-parked-stdin-bytes"),
 			MaxProcesses:    c.Int("max-processes"),
+			MaxSessions:     maxSessions,
 			BaseEnv:         withoutFlagEnv(os.Environ(), envPrefix, c.Command.Flags),
 			Limits:          limits,
 			Permissions:     perms,
@@ -316,6 +321,7 @@ func runExecServer(c *cli.Context) error {
 		Stdout:      os.Stdout,
 		URLOut:      os.Stdout,
 	}
+	cfg.MaxConnections = maxConns // --max-connections (cmd_execserver_fleet.go)
 	return serve(c, cfg, target, logger)
 }
 

@@ -24,6 +24,7 @@ func startMetrics(addr string, cfg *execserver.Config, logger *zap.Logger) (stop
 		return nil, fmt.Errorf("invalid --metrics-listen %q: want IP:PORT", addr)
 	}
 	m := metrics.New()
+	m.SetBuild(buildVersion(), protocolVersion)
 	guard := func(h http.Handler) http.Handler { return cfg.PeerGate.Guard("metrics", logger, h) }
 	srv, err := m.Listen(ap.String(), guard)
 	if err != nil {

@@ -85,6 +85,9 @@ func initialize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.Initi
 		}
 	} else {
 		s, err = h.reg.create(h.c)
+		if errors.Is(err, errSessionLimit) {
+			return nil, wire.ErrSessionLimitReached(h.reg.cfg.MaxSessions)
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -27,6 +27,10 @@ type SessionConfig struct {
 	RetainedBytes int
 	// MaxProcesses caps the live processes of one session (1024).
 	MaxProcesses int
+	// MaxSessions, when positive, caps the sessions held at once, attached
+	// or detached: initialize refuses a new one beyond it (-32011); a
+	// resume is never refused. 0: no limit.
+	MaxSessions int
 	// StdinParkBytes caps the bytes of one connection's process/write
 	// calls that wait for room in a full stdin queue
 	// (DefaultParkedStdinBytes); a write beyond it is refused.
@@ -104,6 +108,7 @@ var (
 	errUnknownSession  = errors.New("unknown session")
 	errSessionAttached = errors.New("session already attached")
 	errShuttingDown    = errors.New("server is shutting down")
+	errSessionLimit    = errors.New("session limit reached")
 )
 
 // create makes a new session attached to c.
@@ -117,6 +122,11 @@ func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 	if r.closed {
 		cancel(errShutdown)
 		return nil, errShuttingDown
+	}
+	if r.cfg.MaxSessions > 0 && len(r.sessions) >= r.cfg.MaxSessions {
+		cancel(errSessionLimit)
+		r.log.Info("session refused: limit reached", zap.Int("max_sessions", r.cfg.MaxSessions))
+		return nil, errSessionLimit
 	}
 	r.sessions[s.id] = s
 	r.cfg.Metrics.SessionCreated()

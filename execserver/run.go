@@ -39,6 +39,9 @@ type Config struct {
 	// MaxMessage is the largest inbound message; a larger one ends the
 	// connection. It must be positive.
 	MaxMessage int64
+	// MaxConnections, when positive, bounds the WebSocket connections open
+	// at once; an upgrade beyond it gets 503 (stdio has one connection).
+	MaxConnections int
 	// TokenSHA256, when not nil, is the SHA-256 of the bearer token every
 	// WebSocket upgrade must present.
 	TokenSHA256 []byte
@@ -95,6 +98,8 @@ func serveStdio(ctx context.Context, cfg Config, opts rpc.Options) error {
 	in, out := orEOF(cfg.Stdin), orDiscard(cfg.Stdout)
 	opts.ParseError = wire.ParseError(false)
 	conn := rpc.NewConn(rpc.NewStdioFramer(in, out, nil, wire.LabelStdio, cfg.MaxMessage), opts)
+	cfg.Sessions.Metrics.ConnOpened()
+	defer cfg.Sessions.Metrics.ConnClosed()
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
@@ -117,7 +122,7 @@ func serveWebSocket(ctx context.Context, cfg Config, opts rpc.Options, checkPeer
 	logger.Info("exec-server listening", zap.String("url", url))
 	opts.ParseError = wire.ParseError(true)
 	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: cfg.MaxMessage, TokenSHA256: cfg.TokenSHA256, JWT: cfg.JWT, Logger: logger, CheckPeer: checkPeer, LabelPrefix: wire.LabelWebSocketPrefix,
-		OnAuthFailure: cfg.Sessions.Metrics.AuthFailed}
+		OnAuthFailure: cfg.Sessions.Metrics.AuthFailed, MaxConnections: cfg.MaxConnections, Observer: cfg.Sessions.Metrics}
 	return srv.Serve(ctx, ln)
 }
 

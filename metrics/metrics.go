@@ -35,6 +35,13 @@ type Metrics struct {
 	sessionsDetached prometheus.Gauge
 	sessionsResumed  prometheus.Counter
 	authFailures     prometheus.Counter
+
+	// fleet.go: connections, sessions by state, the build.
+	connsOpen    prometheus.Gauge
+	connsTotal   prometheus.Counter
+	connsRefused *prometheus.CounterVec
+	sessions     *prometheus.GaugeVec
+	buildInfo    *prometheus.GaugeVec
 }
 
 // New returns the metrics, registered with the Go runtime and process
@@ -58,11 +65,13 @@ func New() *Metrics {
 			Buckets:   prometheus.ExponentialBuckets(0.0005, 2, 14), // 0.5 ms to ~4 s
 		}),
 	}
+	m.newFleet()
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.processesLive, m.processesTotal, m.startFailures, m.startLatency, m.outputBytes,
 		m.sandboxDenials, m.sessionsLive, m.sessionsDetached, m.sessionsResumed, m.authFailures,
+		m.connsOpen, m.connsTotal, m.connsRefused, m.sessions, m.buildInfo,
 	)
 	return m
 }
@@ -128,6 +137,7 @@ func (m *Metrics) SessionCreated() {
 		return
 	}
 	m.sessionsLive.Inc()
+	m.sessions.WithLabelValues(stateAttached).Inc()
 }
 
 // SessionDetached records a session that lost its connection and waits
@@ -137,6 +147,8 @@ func (m *Metrics) SessionDetached() {
 		return
 	}
 	m.sessionsDetached.Inc()
+	m.sessions.WithLabelValues(stateAttached).Dec()
+	m.sessions.WithLabelValues(stateDetached).Inc()
 }
 
 // SessionResumed records a detached session attached again.
@@ -146,6 +158,8 @@ func (m *Metrics) SessionResumed() {
 	}
 	m.sessionsDetached.Dec()
 	m.sessionsResumed.Inc()
+	m.sessions.WithLabelValues(stateDetached).Dec()
+	m.sessions.WithLabelValues(stateAttached).Inc()
 }
 
 // SessionEnded records the end of a session; detached tells whether it was
@@ -155,9 +169,12 @@ func (m *Metrics) SessionEnded(detached bool) {
 		return
 	}
 	m.sessionsLive.Dec()
+	state := stateAttached
 	if detached {
 		m.sessionsDetached.Dec()
+		state = stateDetached
 	}
+	m.sessions.WithLabelValues(state).Dec()
 }
 
 // AuthFailed records a WebSocket upgrade refused for its bearer token.

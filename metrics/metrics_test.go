@@ -3,6 +3,7 @@ package metrics
 import (
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,10 @@ func TestNilMetrics(t *testing.T) {
 	m.SessionResumed()
 	m.SessionEnded(true)
 	m.AuthFailed()
+	m.ConnOpened()
+	m.ConnClosed()
+	m.ConnRefused("limit")
+	m.SetBuild("v", "p")
 	if _, err := m.Listen("127.0.0.1:0", nil); err == nil {
 		t.Error("Listen on nil Metrics succeeded")
 	}
@@ -43,7 +48,16 @@ func TestServe(t *testing.T) {
 	m.SessionCreated()
 	m.SessionDetached()
 	m.SessionResumed()
+	m.SessionCreated()
+	m.SessionDetached()
+	m.SessionCreated()
+	m.SessionEnded(false)
 	m.AuthFailed()
+	m.ConnOpened()
+	m.ConnOpened()
+	m.ConnClosed()
+	m.ConnRefused("limit")
+	m.SetBuild("1.2.3", "0.169.0")
 	s, err := m.Listen("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +73,16 @@ func TestServe(t *testing.T) {
 		"codex_exec_server_processes_live 1\n",
 		"codex_exec_server_process_start_seconds_count 2\n",
 		"codex_exec_server_output_bytes_total 1000\n",
-		"codex_exec_server_sessions_live 1\n",
-		"codex_exec_server_sessions_detached 0\n",
+		"codex_exec_server_sessions_live 2\n",
+		"codex_exec_server_sessions_detached 1\n",
+		`codex_exec_server_sessions{state="attached"} 1` + "\n",
+		`codex_exec_server_sessions{state="detached"} 1` + "\n",
+		"codex_exec_server_connections_open 1\n",
+		"codex_exec_server_connections_total 2\n",
+		`codex_exec_server_connections_refused_total{reason="limit"} 1` + "\n",
+		`codex_exec_server_connections_refused_total{reason="peer"} 0` + "\n",
+		`codex_build_info{goversion="` + runtime.Version() + `",protocol="0.169.0",revision="`,
+		`",version="1.2.3"} 1` + "\n",
 		"codex_exec_server_sessions_resumed_total 1\n",
 		"codex_exec_server_auth_failures_total 1\n",
 		"codex_exec_server_sandbox_denials_total 0\n",

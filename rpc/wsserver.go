@@ -48,9 +48,15 @@ type WebSocketServer struct {
 	// OnAuthFailure, when set, is called for every upgrade refused with
 	// 401 (the server counts them).
 	OnAuthFailure func()
+	// MaxConnections, when positive, bounds the connections open at once:
+	// an upgrade beyond it is refused with 503 (wsserver_limit.go).
+	MaxConnections int
+	// Observer, when set, is told of every connection and refusal.
+	Observer ConnObserver
 
 	mu     sync.Mutex
 	conns  map[*Conn]struct{} // guarded by mu
+	open   int                // guarded by mu: connections reserved or upgraded
 	closed bool               // guarded by mu: Serve is closing; new connections are closed at once
 	wg     sync.WaitGroup     // every ServeHTTP call past the closed check
 }
@@ -116,17 +122,26 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		s.observer().ConnRefused(RefusedShutdown)
 		plainError(w, http.StatusServiceUnavailable, "server is shutting down")
+		return
+	}
+	if !s.reserve() {
+		s.mu.Unlock()
+		s.refuseLimit(w, r)
 		return
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
+	defer s.unreserve()
 	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled, InsecureSkipVerify: true})
 	if err != nil {
 		s.Logger.Debug("websocket upgrade failed", zap.Error(err))
 		return
 	}
+	s.observer().ConnOpened()
+	defer s.observer().ConnClosed()
 	prefix := s.LabelPrefix
 	if prefix == "" {
 		prefix = "websocket "
@@ -151,7 +166,11 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // peerAllowed runs CheckPeer and answers 403 if it refuses the peer.
 func (s *WebSocketServer) peerAllowed(w http.ResponseWriter, r *http.Request) bool {
-	return s.CheckPeer == nil || !refusePeer(s.CheckPeer, "websocket", s.Logger, w, r)
+	if s.CheckPeer == nil || !refusePeer(s.CheckPeer, "websocket", s.Logger, w, r) {
+		return true
+	}
+	s.observer().ConnRefused(RefusedPeer)
+	return false
 }
 
 func (s *WebSocketServer) connOptions(peer string) Options {
@@ -196,6 +215,7 @@ func (s *WebSocketServer) rejectAuth(w http.ResponseWriter, r *http.Request, rea
 	if s.OnAuthFailure != nil {
 		s.OnAuthFailure()
 	}
+	s.observer().ConnRefused(RefusedAuth)
 	plainError(w, http.StatusUnauthorized, reason)
 }
 

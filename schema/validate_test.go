@@ -46,6 +46,7 @@ var fixtureSchemas = map[string]string{
 	"fs_canonicalize_result.json":       "fs_canonicalize.result.json",
 	"error_not_found.json":              "", // an error object, not a method shape
 	"error_session_attached.json":       "",
+	"error_session_limit.json":          "",
 }
 
 // compile compiles one committed schema file.

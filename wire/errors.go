@@ -15,6 +15,10 @@ const (
 	// CodeSessionAttached is an initialize whose resumeSessionId names a
 	// session another connection holds.
 	CodeSessionAttached = -32010
+	// CodeSessionLimit is an initialize that would make a new session on a
+	// server holding --max-sessions sessions: the server is full, not the
+	// request wrong; another server, or this one later, can take it.
+	CodeSessionLimit = -32011
 )
 
 // Sentinels for errors.Is: an *rpc.Error matches one of them when its code
@@ -22,6 +26,7 @@ const (
 var (
 	ErrNotFound        = &rpc.Error{Code: CodeNotFound, Message: "not found"}
 	ErrSessionAttached = &rpc.Error{Code: CodeSessionAttached, Message: "session already attached"}
+	ErrSessionLimit    = &rpc.Error{Code: CodeSessionLimit, Message: "session limit"}
 	// ErrUnknownSession marks a failed initialize whose resumeSessionId the
 	// server does not know; see InitializeError.
 	ErrUnknownSession = errors.New("unknown exec-server session")
@@ -32,6 +37,9 @@ func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 
 // IsSessionAttached reports whether err carries a wire error of code -32010.
 func IsSessionAttached(err error) bool { return errors.Is(err, ErrSessionAttached) }
+
+// IsSessionLimit reports whether err carries a wire error of code -32011.
+func IsSessionLimit(err error) bool { return errors.Is(err, ErrSessionLimit) }
 
 // IsInvalidRequest reports whether err carries a wire error of code -32600.
 func IsInvalidRequest(err error) bool { return errors.Is(err, rpc.ErrInvalidRequest) }
@@ -89,6 +97,12 @@ func ErrUnknownSessionID(id string) *rpc.Error {
 // connection holds.
 func ErrSessionAlreadyAttached(id string) *rpc.Error {
 	return rpc.Errorf(CodeSessionAttached, "session %s is already attached to another connection", rpc.Clip(id))
+}
+
+// ErrSessionLimitReached is an initialize for a new session on a server
+// holding its limit of sessions.
+func ErrSessionLimitReached(limit int) *rpc.Error {
+	return rpc.Errorf(CodeSessionLimit, "server at its session limit (%d sessions); try another server or later", limit)
 }
 
 // ErrMethodNotImplemented is a known method the server does not serve.

@@ -25,6 +25,7 @@ func TestIsHelpersMatchCodesNotTexts(t *testing.T) {
 	}{
 		{"IsNotFound", wire.IsNotFound, []error{notFound, wire.OSError(wire.CodeNotFound, syscall.ENOENT)}, []error{invalid, attached, errors.New("not found"), nil}},
 		{"IsSessionAttached", wire.IsSessionAttached, []error{attached, wire.ErrSessionAlreadyAttached("s")}, []error{notFound, invalid, nil}},
+		{"IsSessionLimit", wire.IsSessionLimit, []error{wire.ErrSessionLimitReached(2)}, []error{attached, invalid, nil}},
 		{"IsInvalidRequest", wire.IsInvalidRequest, []error{invalid, wire.ErrUnknownProcess("p")}, []error{notFound, wire.ErrSandboxUnenforceable()}},
 		{"IsInvalidParams", wire.IsInvalidParams, []error{wire.ErrSandboxUnenforceable()}, []error{invalid}},
 	}

@@ -98,6 +98,7 @@ func goldenValues(t *testing.T) map[string]any {
 		"fs_canonicalize_result.json": &wire.CanonicalizeResult{Path: mustPath(t, "file:///home/dev/proj")},
 		"error_not_found.json":        wire.OSError(wire.CodeNotFound, &os.PathError{Op: "stat", Path: "/x", Err: syscall.ENOENT}),
 		"error_session_attached.json": wire.ErrSessionAlreadyAttached("s1"),
+		"error_session_limit.json":    wire.ErrSessionLimitReached(256),
 	}
 }
 

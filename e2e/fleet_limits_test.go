@@ -82,7 +82,7 @@ func TestMaxConnectionsRefused(t *testing.T) {
 // limit.
 func TestMaxSessionsRefused(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--max-sessions", "2", "--session-ttl", "30s")
+	s := startServer(t, "--max-sessions", "2", "--session-ttl", "30s", "--log-format", "json", "--metrics-listen", "127.0.0.1:0")
 	c1 := dial(t, s.URL, nil)
 	sid := c1.handshake()
 	dial(t, s.URL, nil).handshake()
@@ -101,6 +101,10 @@ func TestMaxSessionsRefused(t *testing.T) {
 	}
 	if !s.waitStderr("session refused: limit reached", 5*time.Second) {
 		t.Error("no log line for the refused session")
+	}
+	got := scrapeAll(t, metricsURL(t, s))
+	if got["codex_exec_server_sessions_refused_total"] != 2 || got[`codex_exec_server_sessions{state="attached"}`] != 2 {
+		t.Errorf("sessions_refused_total %v, attached %v; want 2, 2", got["codex_exec_server_sessions_refused_total"], got[`codex_exec_server_sessions{state="attached"}`])
 	}
 }
 

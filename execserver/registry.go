@@ -125,6 +125,7 @@ func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 	}
 	if r.cfg.MaxSessions > 0 && len(r.sessions) >= r.cfg.MaxSessions {
 		cancel(errSessionLimit)
+		r.cfg.Metrics.SessionRefused()
 		r.log.Info("session refused: limit reached", zap.Int("max_sessions", r.cfg.MaxSessions))
 		return nil, errSessionLimit
 	}

@@ -38,6 +38,7 @@ func (m *Metrics) newFleet() {
 	}, []string{"state"})
 	m.sessions.WithLabelValues(stateAttached)
 	m.sessions.WithLabelValues(stateDetached)
+	m.sessionsRefused = counter("sessions_refused_total", "initialize requests for a new session refused at --max-sessions (-32011).")
 	m.buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "codex_build_info",
 		Help: "Always 1; the labels say which build of codex serves: its version, the exec-server protocol version it speaks, the Go version and the VCS revision it was built with.",
@@ -79,6 +80,14 @@ func (m *Metrics) ConnClosed() {
 		return
 	}
 	m.connsOpen.Dec()
+}
+
+// SessionRefused records a new session refused at the session limit.
+func (m *Metrics) SessionRefused() {
+	if m == nil {
+		return
+	}
+	m.sessionsRefused.Inc()
 }
 
 // ConnRefused records an upgrade refused for reason.

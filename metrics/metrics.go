@@ -42,6 +42,8 @@ type Metrics struct {
 	connsRefused *prometheus.CounterVec
 	sessions     *prometheus.GaugeVec
 	buildInfo    *prometheus.GaugeVec
+
+	sessionsRefused prometheus.Counter
 }
 
 // New returns the metrics, registered with the Go runtime and process
@@ -71,7 +73,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.processesLive, m.processesTotal, m.startFailures, m.startLatency, m.outputBytes,
 		m.sandboxDenials, m.sessionsLive, m.sessionsDetached, m.sessionsResumed, m.authFailures,
-		m.connsOpen, m.connsTotal, m.connsRefused, m.sessions, m.buildInfo,
+		m.connsOpen, m.connsTotal, m.connsRefused, m.sessions, m.buildInfo, m.sessionsRefused,
 	)
 	return m
 }

@@ -30,6 +30,7 @@ func TestNilMetrics(t *testing.T) {
 	m.ConnOpened()
 	m.ConnClosed()
 	m.ConnRefused("limit")
+	m.SessionRefused()
 	m.SetBuild("v", "p")
 	if _, err := m.Listen("127.0.0.1:0", nil); err == nil {
 		t.Error("Listen on nil Metrics succeeded")
@@ -57,6 +58,7 @@ func TestServe(t *testing.T) {
 	m.ConnOpened()
 	m.ConnClosed()
 	m.ConnRefused("limit")
+	m.SessionRefused()
 	m.SetBuild("1.2.3", "0.169.0")
 	s, err := m.Listen("127.0.0.1:0", nil)
 	if err != nil {
@@ -78,6 +80,7 @@ func TestServe(t *testing.T) {
 		`codex_exec_server_sessions{state="attached"} 1` + "\n",
 		`codex_exec_server_sessions{state="detached"} 1` + "\n",
 		"codex_exec_server_connections_open 1\n",
+		"codex_exec_server_sessions_refused_total 1\n",
 		"codex_exec_server_connections_total 2\n",
 		`codex_exec_server_connections_refused_total{reason="limit"} 1` + "\n",
 		`codex_exec_server_connections_refused_total{reason="peer"} 0` + "\n",

@@ -18,8 +18,9 @@ import (
 
 // WebSocketServer serves JSON-RPC over WebSocket on one listener
 // (docs/protocol.md §1.2): the upgrade on "/", a readiness probe on "/readyz",
-// 404 elsewhere, 403 for any request with an Origin header, and optional
-// bearer-token authentication of the upgrade.
+// 404 elsewhere, 403 for any request with an Origin header, optional
+// bearer-token authentication of the upgrade, and 503 beyond
+// MaxConnections.
 type WebSocketServer struct {
 	// Conn configures each connection (Bind, Logger, Concurrency, ...).
 	Conn Options

@@ -19,7 +19,14 @@ import (
 type procStat struct {
 	pid, ppid, pgrp, sid int
 	state                byte
+	flags                uint64 // PF_* of the kernel
 }
+
+// pfExiting is the kernel's PF_EXITING flag: the process is on its way out.
+const pfExiting = 0x4
+
+// dying reports whether the process is exiting or a zombie.
+func (st procStat) dying() bool { return st.state == 'Z' || st.flags&pfExiting != 0 }
 
 // readStat parses /proc/<pid>/stat. The command name may contain spaces
 // and parentheses, so parsing starts after the last ')'.
@@ -34,13 +41,14 @@ func readStat(pid int) (procStat, error) {
 		return procStat{}, errors.New("malformed /proc stat")
 	}
 	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 4 || len(f[0]) != 1 {
+	if len(f) < 7 || len(f[0]) != 1 {
 		return procStat{}, errors.New("malformed /proc stat")
 	}
 	st := procStat{pid: pid, state: f[0][0]}
 	st.ppid, _ = strconv.Atoi(f[1])
 	st.pgrp, _ = strconv.Atoi(f[2])
 	st.sid, _ = strconv.Atoi(f[3])
+	st.flags, _ = strconv.ParseUint(f[6], 10, 64)
 	return st, nil
 }
 

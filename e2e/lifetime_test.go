@@ -94,8 +94,18 @@ func TestExecRunNothingOutlives(t *testing.T) {
 		}
 	}
 	lines := jsonLogs(t, s.stderr.String())
-	if got := find(lines, "session ended by the client", nil); len(got) == 0 {
+	if got := find(lines, "session ended by the client; killing its processes", nil); len(got) == 0 {
 		t.Errorf("no session was ended by the client: the exec run did not send session/end")
+	}
+	// Without --server, with the private stdio server it supervises.
+	m := marker(t)
+	cmd := exec.Command(binary, append([]string{"exec", "run", "-n", "--"}, background(m)...)...)
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("exec run (supervised): %v\n%s", err, out)
+	}
+	if left := markedPidsOf(m); len(left) != 0 {
+		t.Fatalf("sleep %s outlived a supervised exec run (pids %v)", m, left)
 	}
 }
 
@@ -176,7 +186,7 @@ func TestSessionEndKillsEverything(t *testing.T) {
 	c.close()
 	c2 := dial(t, s.URL, nil)
 	c2.fail("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": sid}, -32600, "unknown session id "+sid)
-	ended := one(t, jsonLogs(t, s.stderr.String()), "session ended by the client", map[string]any{"session": sid})
+	ended := one(t, jsonLogs(t, s.stderr.String()), "session ended by the client; killing its processes", map[string]any{"session": sid})
 	// bg's sleep, fg's sh and sleep, esc's sh and both its sleeps.
 	if num(t, ended, "processes_killed") != 6 {
 		t.Errorf("session end line %v, want processes_killed 6", ended)

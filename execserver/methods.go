@@ -61,6 +61,7 @@ func init() {
 		wire.MethodProcessSignal:     bind("exec", true, signal),
 		wire.MethodProcessTerminate:  bind("exec", true, terminate),
 		wire.MethodProcessResize:     bind("exec", true, resize),
+		wire.MethodSessionEnd:        bindNoParams("exec", false, endSession),
 
 		wire.MethodCommandExec:          {run: commandExecObserved},
 		wire.MethodCommandExecWrite:     {run: commandExecWrite},
@@ -275,8 +276,21 @@ func terminate(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.Termin
 	case stateRunning:
 		e.stop(terminateCause(graceful, grace))
 		return wire.TerminateResult{Running: true}, nil
+	case stateExited:
+		// The child is gone but its tree still holds the output: the rest
+		// of the tree is killed, which closes the process
+		// (docs/protocol.md §6.9). The answer stays the reference's.
+		e.stop(errTerminated)
 	}
 	return wire.TerminateResult{Running: false}, nil
+}
+
+// endSession handles session/end (docs/protocol.md §10.5): it answers once
+// every process tree of the session, and what closed processes left
+// running, was killed.
+func endSession(h *connHandler) (any, error) {
+	h.reg.endByClient(h.session())
+	return struct{}{}, nil
 }
 
 func resize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.ResizeParams) (any, error) {

@@ -260,3 +260,91 @@ func waitEvent(t *testing.T, c *client, processID, method string) {
 	c.mu.Unlock()
 	t.Fatalf("no %s for %s; notifications: %s", method, processID, strings.TrimSpace(string(b)))
 }
+
+// startSubreaperServer starts the server in a mount namespace without the
+// cgroup2 mount, so that it falls back to subreaper mode (docs/protocol.md
+// §7.8). It skips the test where that cannot be arranged.
+func startSubreaperServer(t *testing.T, args ...string) *server {
+	t.Helper()
+	unshare, err := exec.LookPath("unshare")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and unshare(1)")
+	}
+	mounts, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		t.Skip(err)
+	}
+	var umount []string
+	for _, line := range strings.Split(string(mounts), "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[2] == "cgroup2" {
+			umount = append(umount, "umount -l "+f[1]+" && ")
+		}
+	}
+	script := strings.Join(umount, "") + `exec "$0" "$@"`
+	s := startServerWith(t, binary, func(cmd *exec.Cmd) {
+		cmd.Args = append([]string{"unshare", "-m", "--propagation", "private", "sh", "-c", script, binary}, cmd.Args[1:]...)
+		cmd.Path = unshare
+	}, args...)
+	if !strings.Contains(s.stderr.String(), "using subreaper mode") {
+		t.Fatalf("the server is not in subreaper mode:\n%s", s.stderr.String())
+	}
+	return s
+}
+
+// TestLifetimesSubreaper: the session ends of the tests above in
+// subreaper mode, where leftovers are found by their session and group
+// (best effort: a leftover that called setsid and lost its parent is not
+// attributed, so none of these uses one).
+func TestLifetimesSubreaper(t *testing.T) {
+	t.Run("expiry", func(t *testing.T) {
+		s := startSubreaperServer(t, "--session-ttl", "300ms")
+		c := dial(t, s.URL, nil)
+		c.handshake()
+		m := marker(t)
+		c.run("bg", startParams("bg", background(m)...))
+		waitMarked(t, m, 1)
+		c.close()
+		waitNoneMarked(t, m, 5*time.Second, "after the TTL expiry of the detached session")
+	})
+	t.Run("session/end", func(t *testing.T) {
+		s := startSubreaperServer(t)
+		c := dial(t, s.URL, nil)
+		c.handshake()
+		left, running := marker(t), marker(t)
+		c.run("bg", startParams("bg", background(left)...))
+		c.ok("process/start", startParams("fg", "/bin/sh", "-c", "sleep "+running+" & sleep "+running+"; true"), nil)
+		waitMarked(t, left, 1)
+		waitMarked(t, running, 2)
+		c.ok("session/end", nil, nil)
+		for _, m := range []string{left, running} {
+			if pids := markedPidsOf(m); len(pids) != 0 {
+				t.Errorf("sleep %s still running when session/end answered (pids %v)", m, pids)
+			}
+		}
+	})
+	t.Run("terminate after exit", func(t *testing.T) {
+		s := startSubreaperServer(t)
+		c := dial(t, s.URL, nil)
+		c.handshake()
+		m := marker(t)
+		c.ok("process/start", startParams("held", "/bin/sh", "-c", "sleep "+m+" & exit 0"), nil)
+		waitMarked(t, m, 1)
+		waitEvent(t, c, "held", "process/exited")
+		c.ok("process/terminate", map[string]any{"processId": "held"}, nil)
+		waitNoneMarked(t, m, 2*time.Second, "after process/terminate of the exited command")
+	})
+	t.Run("exec run", func(t *testing.T) {
+		s := startSubreaperServer(t)
+		for i := range e2eLoops(t, 3) {
+			m := marker(t)
+			cmd := exec.Command(binary, append([]string{"exec", "run", "--server", s.URL, "-n", "--"}, background(m)...)...)
+			cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("run %d: exec run: %v\n%s", i, err, out)
+			}
+			if left := markedPidsOf(m); len(left) != 0 {
+				t.Fatalf("run %d: sleep %s outlived exec run (pids %v)", i, m, left)
+			}
+		}
+	})
+}

@@ -279,8 +279,12 @@ func terminate(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.Termin
 	case stateExited:
 		// The child is gone but its tree still holds the output: the rest
 		// of the tree is killed, which closes the process
-		// (docs/protocol.md §6.9). The answer stays the reference's.
-		e.stop(errTerminated)
+		// (docs/protocol.md §6.9). Once the output ended it is as good as
+		// closed, and what is left belongs to the session. The answer
+		// stays the reference's.
+		if pr := e.p.Load(); pr != nil && !chanClosed(pr.OutputDone()) {
+			e.stop(errTerminated)
+		}
 	}
 	return wire.TerminateResult{Running: false}, nil
 }
@@ -315,4 +319,14 @@ func resize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.ResizePar
 		return nil, wire.OSError(rpc.CodeInternalError, err)
 	}
 	return struct{}{}, nil
+}
+
+// chanClosed reports whether c is closed.
+func chanClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }

@@ -232,18 +232,16 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
 	sessions := make([]*Session, 0, len(r.sessions))
-	killed := 0
 	for _, s := range r.sessions {
 		sessions = append(sessions, s)
 		r.cfg.Metrics.SessionEnded(s.expiry != nil)
 		if s.expiry != nil {
 			s.expiry.Stop()
 		}
-		killed += s.treeSize()
 	}
 	r.sessions = map[string]*Session{}
 	r.mu.Unlock()
-	r.log.Info("shutting down", zap.Int("sessions", len(sessions)), zap.Int("processes_killed", killed))
+	r.log.Info("shutting down", zap.Int("sessions", len(sessions)), zap.Int("processes_killed", countTrees(sessions)))
 	for _, s := range sessions {
 		s.end(errShutdown)
 	}

@@ -37,15 +37,18 @@ type Session struct {
 	sends     context.Context
 	stopSends context.CancelFunc
 
-	mu        sync.Mutex
-	procs     map[string]*entry  // guarded by mu
-	live      int                // guarded by mu: entries not yet closed
-	ran       bool               // guarded by mu: a process was admitted once
-	ended     bool               // guarded by mu: no new processes
-	unfinished int               // guarded by mu: admitted entries whose finish has not returned
-	idle      chan struct{}      // closed (under mu) once ended with nothing unfinished
-	leftovers []*proc.Leftovers  // guarded by mu: what closed processes left running
-	pruneAt   int                // guarded by mu: len(leftovers) that triggers a prune
+	mu    sync.Mutex
+	procs map[string]*entry // guarded by mu
+	live  int               // guarded by mu: entries not yet closed
+	ran   bool              // guarded by mu: a process was admitted once
+	ended bool              // guarded by mu: no new processes
+
+	// What the end of the session waits for and kills, guarded by mu.
+	unfinished int               // admitted entries whose finish has not returned
+	leftovers  []*proc.Leftovers // what closed processes left running
+	pruneAt    int               // len(leftovers) that triggers a prune
+	idle       chan struct{}     // made with the session; closed once ended with nothing unfinished
+	endCause   error             // why the session ended
 
 	expiry *time.Timer // guarded by reg.mu: runs while detached
 }
@@ -79,6 +82,7 @@ func (s *Session) ranProcesses() bool {
 func (s *Session) end(cause error) {
 	s.mu.Lock()
 	s.ended = true
+	s.endCause = cause
 	for id, e := range s.procs {
 		if e.retain != nil {
 			// Closed and kept only for reads, which can no longer come.
@@ -113,24 +117,30 @@ func (s *Session) noteIdle() {
 
 // treeSize returns the number of processes the end of the session kills:
 // those of every live process's tree, and the leftovers of closed ones.
-func (s *Session) treeSize() int {
+func (s *Session) treeSize() int { return countTrees([]*Session{s}) }
+
+// trees returns the processes of s not yet closed and its leftovers.
+func (s *Session) trees() ([]*proc.Process, []*proc.Leftovers) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	var ps []*proc.Process
 	for _, e := range s.procs {
 		if p := e.p.Load(); p != nil && entryState(e.state.Load()) < stateClosed {
 			ps = append(ps, p)
 		}
 	}
-	left := append([]*proc.Leftovers(nil), s.leftovers...)
-	s.mu.Unlock()
-	n := 0
-	for _, p := range ps {
-		n += p.TreeSize()
+	return ps, slices.Clone(s.leftovers)
+}
+
+// countTrees is treeSize of several sessions at once (one /proc scan).
+func countTrees(sessions []*Session) int {
+	var ps []*proc.Process
+	var ls []*proc.Leftovers
+	for _, s := range sessions {
+		p, l := s.trees()
+		ps, ls = append(ps, p...), append(ls, l...)
 	}
-	for _, l := range left {
-		n += l.Len()
-	}
-	return n
+	return proc.CountTrees(ps, ls)
 }
 
 // adopt takes what a closed process of the session left running (nil:

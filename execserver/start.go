@@ -146,7 +146,7 @@ func (s *Session) admit(id string, e *entry, limit int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.ended && errors.Is(context.Cause(s.ctx), errSessionEnded):
+	case s.ended && errors.Is(s.endCause, errSessionEnded):
 		return wire.ErrSessionEnded(s.id)
 	case s.ended:
 		return wire.ErrStartCancelled(id)

@@ -64,26 +64,20 @@ func (p *Process) CloseLeftovers() *Leftovers {
 
 // Len returns the number of processes left (0 after Kill).
 func (l *Leftovers) Len() int {
+	return CountTrees(nil, []*Leftovers{l})
+}
+
+// ref returns what counting l looks at; false when nothing is left.
+func (l *Leftovers) ref() (treeRef, bool) {
 	if l == nil {
-		return 0
+		return treeRef{}, false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.done {
-		return 0
+	if l.done || (l.leaf == "" && pidExists(l.sid)) {
+		return treeRef{}, false // killed, or the pid was reused: the session and group are gone
 	}
-	return l.count()
-}
-
-// count is Len with l.mu held.
-func (l *Leftovers) count() int {
-	if l.leaf != "" {
-		return len(cgroupPids(l.leaf, nil))
-	}
-	if pidExists(l.sid) {
-		return 0 // the pid was reused: the session and group are gone
-	}
-	return l.t.walkCount(nil, l.sid)
+	return treeRef{t: l.t, leaf: l.leaf, sid: l.sid}, true
 }
 
 // Kill SIGKILLs every process left, waits (at most releaseWait) until they
@@ -110,7 +104,10 @@ func (l *Leftovers) Kill() int {
 		l.t.awaitDeath(pids)
 		return len(pids)
 	}
-	n := l.count()
+	if pidExists(l.sid) {
+		return 0 // the pid was reused: the session and group are gone
+	}
+	n := countRefs([]treeRef{{t: l.t, sid: l.sid}})
 	if n > 0 {
 		l.t.awaitDeath(l.t.killWalk(nil, l.sid))
 	}
@@ -122,38 +119,75 @@ func (l *Leftovers) Kill() int {
 // the members of its session and group, and their descendants. 0 without
 // a TreeKiller.
 func (p *Process) TreeSize() int {
+	return CountTrees([]*Process{p}, nil)
+}
+
+// ref returns what counting p's tree looks at; false when nothing can be
+// counted.
+func (p *Process) ref() (treeRef, bool) {
 	if p.tree == nil {
-		return 0
+		return treeRef{}, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.leaf != "" {
-		return len(cgroupPids(p.leaf, nil))
-	}
-	var roots []int
+	r := treeRef{t: p.tree, leaf: p.leaf, sid: p.pid}
 	if !p.reaped {
-		roots = []int{p.pid}
-	} else if pidExists(p.pid) {
-		return 0
+		r.roots = []int{p.pid}
+	} else if r.leaf == "" && pidExists(p.pid) {
+		return treeRef{}, false
 	}
-	return p.tree.walkCount(roots, p.pid)
+	return r, true
 }
 
-// walkCount returns the number of live processes (not exiting, not
-// zombies) the kill walk from roots and session or group sid would find.
-func (t *TreeKiller) walkCount(roots []int, sid int) int {
-	procs := scanProcs()
-	dying := make(map[int]bool, len(procs))
-	for _, st := range procs {
-		dying[st.pid] = st.dying()
-	}
-	n := 0
-	for _, pid := range t.walkTree(procs, roots, sid, nil) {
-		if d, ok := dying[pid]; ok && !d {
-			n++
+// treeRef is a tree to count: a cgroup leaf, or else the roots and the
+// members of session or group sid with their descendants.
+type treeRef struct {
+	t     *TreeKiller
+	leaf  string
+	roots []int
+	sid   int
+}
+
+// CountTrees returns the number of live processes in the trees of ps and
+// in ls: the sum of their TreeSize and Len, a process found twice counted
+// once, with one /proc scan for all the trees without a cgroup leaf. For
+// the logs of a session's end, which can cover many processes.
+func CountTrees(ps []*Process, ls []*Leftovers) int {
+	refs := make([]treeRef, 0, len(ps)+len(ls))
+	for _, p := range ps {
+		if r, ok := p.ref(); ok {
+			refs = append(refs, r)
 		}
 	}
-	return n
+	for _, l := range ls {
+		if r, ok := l.ref(); ok {
+			refs = append(refs, r)
+		}
+	}
+	return countRefs(refs)
+}
+
+// countRefs is CountTrees of refs.
+func countRefs(refs []treeRef) int {
+	seen := make(map[int]bool)
+	var x *procIndex
+	for _, r := range refs {
+		if r.leaf != "" {
+			for _, pid := range cgroupPids(r.leaf, nil) {
+				seen[pid] = true
+			}
+			continue
+		}
+		if x == nil {
+			x = indexProcs(scanProcs())
+		}
+		for _, pid := range x.tree(r.roots, r.sid, nil, r.t.selfPid) {
+			if dying, scanned := x.dying[pid]; scanned && !dying {
+				seen[pid] = true
+			}
+		}
+	}
+	return len(seen)
 }
 
 // awaitDeath waits up to releaseWait until none of pids runs (gone or a

@@ -174,7 +174,7 @@ func (t *TreeKiller) killWalk(roots []int, sid int) []int {
 	stopped := make(map[int]struct{})
 	for pass := 0; pass < maxWalkPasses; pass++ {
 		found := false
-		for _, pid := range t.walkTree(scanProcs(), roots, sid, stopped) {
+		for _, pid := range indexProcs(scanProcs()).tree(roots, sid, stopped, t.selfPid) {
 			if _, ok := stopped[pid]; !ok && unix.Kill(pid, unix.SIGSTOP) == nil {
 				stopped[pid] = struct{}{}
 				found = true
@@ -190,34 +190,4 @@ func (t *TreeKiller) killWalk(roots []int, sid int) []int {
 		pids = append(pids, pid)
 	}
 	return pids
-}
-
-// walkTree returns the pids reachable by parent links in procs from the
-// roots, from every process in session or group sid (if non-zero) and
-// from more; never pid 1 or the server itself.
-func (t *TreeKiller) walkTree(procs []procStat, roots []int, sid int, more map[int]struct{}) []int {
-	kids := make(map[int][]int, len(procs))
-	queue := append([]int(nil), roots...)
-	for _, st := range procs {
-		kids[st.ppid] = append(kids[st.ppid], st.pid)
-		if sid > 0 && (st.sid == sid || st.pgrp == sid) {
-			queue = append(queue, st.pid)
-		}
-	}
-	for pid := range more {
-		queue = append(queue, pid)
-	}
-	var out []int
-	seen := make(map[int]bool)
-	for len(queue) > 0 {
-		pid := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if seen[pid] || pid <= 1 || pid == t.selfPid {
-			continue
-		}
-		seen[pid] = true
-		out = append(out, pid)
-		queue = append(queue, kids[pid]...)
-	}
-	return out
 }

@@ -86,3 +86,6 @@ func (l *Leftovers) Kill() int { return 0 }
 
 // TreeSize is 0 outside Linux.
 func (p *Process) TreeSize() int { return 0 }
+
+// CountTrees is 0 outside Linux.
+func CountTrees([]*Process, []*Leftovers) int { return 0 }

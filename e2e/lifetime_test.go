@@ -150,28 +150,32 @@ func TestSessionTTLZeroKillsLeftovers(t *testing.T) {
 
 // TestSessionEndKillsEverything: session/end [ext] kills every process
 // tree of the session, the running ones, a setsid escapee and what closed
-// commands left behind, before it answers; the id is forgotten and the
-// connection starts nothing more.
+// commands (process/start and command/exec) left behind, before it
+// answers; the id is forgotten and the connection starts nothing more.
 func TestSessionEndKillsEverything(t *testing.T) {
 	s := startServer(t, "--log-format", "json")
 	c := dial(t, s.URL, nil)
 	sid := c.handshake()
-	left, running, escaped := marker(t), marker(t), marker(t)
+	left, running, escaped, execLeft := marker(t), marker(t), marker(t), marker(t)
 	if _, code := c.run("bg", startParams("bg", background(left)...)); code != 0 {
 		t.Fatalf("exit code %d", code)
+	}
+	if res := c.cmdExec(map[string]any{"command": background(execLeft), "sandboxPolicy": unsandboxed}); res.ExitCode != 0 {
+		t.Fatalf("command/exec: exit code %d", res.ExitCode)
 	}
 	c.ok("process/start", startParams("fg", "/bin/sh", "-c", "sleep "+running+"; true"), nil)
 	c.ok("process/start", startParams("esc", "/bin/sh", "-c", "setsid sleep "+escaped+" >/dev/null 2>&1 & sleep "+running+"; true"), nil)
 	waitMarked(t, left, 1)
 	waitMarked(t, running, 2)
 	waitMarked(t, escaped, 1)
+	waitMarked(t, execLeft, 1)
 
 	var res map[string]any
 	c.ok("session/end", nil, &res)
 	if len(res) != 0 {
 		t.Errorf("session/end answered %v, want {}", res)
 	}
-	for _, m := range []string{left, running, escaped} {
+	for _, m := range []string{left, running, escaped, execLeft} {
 		if pids := markedPidsOf(m); len(pids) != 0 {
 			t.Errorf("sleep %s still running when session/end answered (pids %v)", m, pids)
 		}
@@ -187,9 +191,10 @@ func TestSessionEndKillsEverything(t *testing.T) {
 	c2 := dial(t, s.URL, nil)
 	c2.fail("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": sid}, -32600, "unknown session id "+sid)
 	ended := one(t, jsonLogs(t, s.stderr.String()), "session ended by the client; killing its processes", map[string]any{"session": sid})
-	// bg's sleep, fg's sh and sleep, esc's sh and both its sleeps.
-	if num(t, ended, "processes_killed") != 6 {
-		t.Errorf("session end line %v, want processes_killed 6", ended)
+	// bg's and the command/exec's sleeps, fg's sh and sleep, esc's sh and
+	// both its sleeps.
+	if num(t, ended, "processes_killed") != 7 {
+		t.Errorf("session end line %v, want processes_killed 7", ended)
 	}
 }
 

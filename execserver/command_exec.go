@@ -249,7 +249,7 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 		cause = execCauseTerminate
 		_ = e.pr.Kill()
 	case <-ctx.Done():
-		e.pr.Close() // the connection is gone: kill, and answer nobody
+		h.closeExec(e) // the connection is gone: kill, and answer nobody
 		e.protect.Release()
 		h.execEnded(e, out, e.pr.ExitCode(), execCauseConnClosed)
 		return
@@ -266,9 +266,9 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 	drain.Stop()
 	settled := settledRun(e, timedOut)
 	if settled {
-		defer e.pr.Close() // after the response: nothing left to kill or deliver
+		defer h.closeExec(e) // after the response: nothing left to kill or deliver
 	} else {
-		e.pr.Close() // kills what is left of the tree; no output after this
+		h.closeExec(e) // kills what is left of the tree; no output after this
 		e.protect.Release()
 	}
 	code := e.pr.ExitCode()
@@ -323,4 +323,11 @@ func decodeDelta(s string) ([]byte, *rpc.Error) {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid deltaBase64: Invalid padding")
 	}
 	return b, nil
+}
+
+// closeExec closes the process of a command/exec run. What its tree left
+// running (`cmd >log &`) lives as long as the connection's session
+// (docs/protocol.md §7.8).
+func (h *connHandler) closeExec(e *cmdExec) {
+	h.session().adopt(e.pr.CloseLeftovers())
 }

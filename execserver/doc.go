@@ -10,7 +10,10 @@
 // connection. A dropped connection detaches the session: its processes keep
 // running, their output keeps being retained, and notifications are not
 // queued. initialize {resumeSessionId} re-attaches it within the TTL; at
-// expiry, and at shutdown, every process tree is SIGKILLed (docs/protocol.md §5.2, §7.8).
+// expiry, at the close with TTL 0, at session/end and at shutdown, every
+// process tree is SIGKILLed (docs/protocol.md §5.2, §7.8, §10.5). A tree
+// outlives its process when the process closes with a background job still
+// running: the session adopts it (proc.Leftovers) and kills it at its end.
 //
 // Each process has one seq counter from 1, shared by output chunks, the exit
 // and the close, so a run is output…, exited(n), closed(n+1). Seq assignment

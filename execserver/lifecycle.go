@@ -27,6 +27,7 @@ var (
 	errSessionExpired = errors.New("detached session expired")
 	errConnClosed     = errors.New("connection closed (session TTL 0)")
 	errShutdown       = errors.New("server shutting down")
+	errSessionEnded   = errors.New("session/end")
 )
 
 // gracefulTerminate is the cause of a graceful process/terminate: SIGTERM
@@ -233,18 +234,22 @@ func (e *entry) finish(p *proc.Process) {
 	s.mu.Unlock()
 	s.reg.cfg.Metrics.ProcessClosed()
 	e.emitClosed()
-	p.Close()
+	// What the tree left running (`cmd &`) lives as long as the session.
+	s.adopt(p.CloseLeftovers())
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unfinished--
+	s.noteIdle()
 	if !s.ended {
 		e.retain = time.AfterFunc(s.reg.cfg.ExitedRetention, func() { s.remove(e) })
-		s.mu.Unlock()
 		return
 	}
-	s.mu.Unlock()
 	// Killed at expiry or shutdown, or at the drop with --session-ttl 0:
 	// nobody can resume the session to read this process, so keeping it
 	// (and the session with it) for ExitedRetention only holds memory:
 	// about 7 KB per connect → start → drop cycle. end drops the entries
 	// closed before.
-	s.remove(e)
+	if s.procs[e.id] == e {
+		delete(s.procs, e.id)
+	}
 }

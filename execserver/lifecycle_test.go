@@ -82,6 +82,7 @@ func TestEndCausesLoggedOnce(t *testing.T) {
 		{"session expired", 50 * time.Millisecond, func(t *testing.T, s *testServer, tc *testClient) { tc.close() }, errSessionExpired},
 		{"connection closed", -1, func(t *testing.T, s *testServer, tc *testClient) { tc.close() }, errConnClosed},
 		{"shutdown", 0, func(t *testing.T, s *testServer, tc *testClient) { s.shutdownNow(t) }, errShutdown},
+		{"session/end", 0, func(t *testing.T, s *testServer, tc *testClient) { tc.call("session/end", nil, nil) }, errSessionEnded},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

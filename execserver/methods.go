@@ -61,6 +61,7 @@ func init() {
 		wire.MethodProcessSignal:     bind("exec", true, signal),
 		wire.MethodProcessTerminate:  bind("exec", true, terminate),
 		wire.MethodProcessResize:     bind("exec", true, resize),
+		wire.MethodSessionEnd:        bindNoParams("exec", false, endSession),
 
 		wire.MethodCommandExec:          {run: commandExecObserved},
 		wire.MethodCommandExecWrite:     {run: commandExecWrite},
@@ -278,8 +279,25 @@ func terminate(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.Termin
 	case stateRunning:
 		e.stop(terminateCause(graceful, grace))
 		return wire.TerminateResult{Running: true}, nil
+	case stateExited:
+		// The child is gone but its tree still holds the output: the rest
+		// of the tree is killed, which closes the process
+		// (docs/protocol.md §6.9). Once the output ended it is as good as
+		// closed, and what is left belongs to the session. The answer
+		// stays the reference's.
+		if pr := e.p.Load(); pr != nil && !chanClosed(pr.OutputDone()) {
+			e.stop(errTerminated)
+		}
 	}
 	return wire.TerminateResult{Running: false}, nil
+}
+
+// endSession handles session/end (docs/protocol.md §10.5): it answers once
+// every process tree of the session, and what closed processes left
+// running, was killed.
+func endSession(h *connHandler) (any, error) {
+	h.reg.endByClient(h.session())
+	return struct{}{}, nil
 }
 
 func resize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.ResizeParams) (any, error) {
@@ -304,4 +322,14 @@ func resize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.ResizePar
 		return nil, wire.OSError(rpc.CodeInternalError, err)
 	}
 	return struct{}{}, nil
+}
+
+// chanClosed reports whether c is closed.
+func chanClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/codexec/codex/rpc"
 	"github.com/google/uuid"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // SessionConfig is the configuration of the sessions and their processes. Zero values mean
@@ -114,7 +115,8 @@ var (
 // create makes a new session attached to c.
 func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	s := &Session{id: uuid.NewString(), reg: r, ctx: ctx, cancel: cancel, procs: map[string]*entry{}, credit: proc.NewOutputCredit(proc.DefaultOutputCredits)}
+	s := &Session{id: uuid.NewString(), reg: r, ctx: ctx, cancel: cancel, procs: map[string]*entry{}, idle: make(chan struct{}), credit: proc.NewOutputCredit(proc.DefaultOutputCredits)}
+	s.sends, s.stopSends = context.WithCancel(context.Background())
 	s.log = r.log.With(zap.String("session", s.id))
 	s.attached.Store(c)
 	r.mu.Lock()
@@ -159,16 +161,24 @@ func (r *Registry) resume(id string, c *rpc.Conn) (*Session, error) {
 // the TTL expires without a resume.
 func (r *Registry) detach(s *Session, c *rpc.Conn) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !s.attached.CompareAndSwap(c, nil) || r.sessions[s.id] != s {
-		return // resumed elsewhere, or ended by Shutdown
+	if !s.attached.CompareAndSwap(c, nil) {
+		r.mu.Unlock()
+		return // resumed elsewhere
+	}
+	if r.sessions[s.id] != s {
+		r.mu.Unlock()
+		s.stopSends() // ended by session/end or Shutdown: nobody reads any more
+		return
 	}
 	if r.cfg.SessionTTL == 0 {
 		delete(r.sessions, s.id)
+		r.mu.Unlock()
 		r.cfg.Metrics.SessionEnded(false)
+		s.log.Log(s.endLevel(), "session ended with its connection (session TTL 0); killing its processes", zap.Int("processes_killed", s.treeSize()))
 		s.end(errConnClosed)
 		return
 	}
+	defer r.mu.Unlock()
 	r.cfg.Metrics.SessionDetached()
 	s.log.Debug("session detached", zap.Duration("ttl", r.cfg.SessionTTL))
 	s.expiry = time.AfterFunc(r.cfg.SessionTTL, func() { r.expire(s) })
@@ -184,14 +194,47 @@ func (r *Registry) expire(s *Session) {
 	s.expiry = nil
 	r.mu.Unlock()
 	r.cfg.Metrics.SessionEnded(true)
-	// A one-shot client leaves a detached session behind every time: only
-	// one that ran processes is worth an operator's attention.
-	level := zap.DebugLevel
-	if s.ranProcesses() {
-		level = zap.InfoLevel
-	}
-	s.log.Log(level, "detached session expired; killing its processes", zap.Int("processes_killed", s.liveCount()))
+	s.log.Log(s.endLevel(), "detached session expired; killing its processes", zap.Int("processes_killed", s.treeSize()))
 	s.end(errSessionExpired)
+}
+
+// endWait bounds how long session/end waits for the watchers to close
+// the killed processes before it answers.
+const endWait = 5 * time.Second
+
+// endByClient ends s at its client's request (session/end,
+// docs/protocol.md §10.5): every process tree of the session is killed,
+// leftovers included, the id is forgotten, and it returns once every
+// process was closed (at most endWait). Ending an ended session does
+// nothing.
+func (r *Registry) endByClient(s *Session) {
+	r.mu.Lock()
+	if r.sessions[s.id] != s {
+		r.mu.Unlock()
+		return // ended already (by session/end or Shutdown)
+	}
+	delete(r.sessions, s.id)
+	r.mu.Unlock()
+	r.cfg.Metrics.SessionEnded(false)
+	s.log.Log(s.endLevel(), "session ended by the client; killing its processes", zap.Int("processes_killed", s.treeSize()))
+	s.end(errSessionEnded)
+	t := time.NewTimer(endWait)
+	defer t.Stop()
+	select {
+	case <-s.idle:
+	case <-t.C:
+		s.log.Warn("session/end: processes still closing", zap.Duration("waited", endWait))
+	}
+}
+
+// endLevel is the level of the line that logs the end of s. A one-shot
+// client leaves a session behind every time: only one that ran processes
+// is worth an operator's attention.
+func (s *Session) endLevel() zapcore.Level {
+	if s.ranProcesses() {
+		return zap.InfoLevel
+	}
+	return zap.DebugLevel
 }
 
 // Shutdown kills the processes of every session (SIGKILL to each tree) and
@@ -200,18 +243,16 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
 	sessions := make([]*Session, 0, len(r.sessions))
-	killed := 0
 	for _, s := range r.sessions {
 		sessions = append(sessions, s)
 		r.cfg.Metrics.SessionEnded(s.expiry != nil)
 		if s.expiry != nil {
 			s.expiry.Stop()
 		}
-		killed += s.liveCount()
 	}
 	r.sessions = map[string]*Session{}
 	r.mu.Unlock()
-	r.log.Info("shutting down", zap.Int("sessions", len(sessions)), zap.Int("processes_killed", killed))
+	r.log.Info("shutting down", zap.Int("sessions", len(sessions)), zap.Int("processes_killed", countTrees(sessions)))
 	for _, s := range sessions {
 		s.end(errShutdown)
 	}

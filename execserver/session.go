@@ -2,6 +2,8 @@ package execserver
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,11 +31,24 @@ type Session struct {
 	attached atomic.Pointer[rpc.Conn] // the connection notifications go to
 	credit   *proc.OutputCredit       // bounds the output in flight to it
 
+	// sends bounds the notifications' wait for room in the connection's
+	// queue: it ends with the session, except at session/end, whose
+	// client still reads (see endByClient).
+	sends     context.Context
+	stopSends context.CancelFunc
+
 	mu    sync.Mutex
 	procs map[string]*entry // guarded by mu
 	live  int               // guarded by mu: entries not yet closed
 	ran   bool              // guarded by mu: a process was admitted once
 	ended bool              // guarded by mu: no new processes
+
+	// What the end of the session waits for and kills, guarded by mu.
+	unfinished int               // admitted entries whose finish has not returned
+	leftovers  []*proc.Leftovers // what closed processes left running
+	pruneAt    int               // len(leftovers) that triggers a prune
+	idle       chan struct{}     // made with the session; closed once ended with nothing unfinished
+	endCause   error             // why the session ended
 
 	expiry *time.Timer // guarded by reg.mu: runs while detached
 }
@@ -51,13 +66,6 @@ func (s *Session) lookup(id string) *entry {
 	return s.procs[id]
 }
 
-// liveCount returns the number of processes not yet closed.
-func (s *Session) liveCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.live
-}
-
 // ranProcesses reports whether a process was ever admitted.
 func (s *Session) ranProcesses() bool {
 	s.mu.Lock()
@@ -66,12 +74,15 @@ func (s *Session) ranProcesses() bool {
 }
 
 // end ends the session for cause (TTL expiry, shutdown, the connection's
-// close with --session-ttl 0): it takes no new processes, drops the closed
-// entries kept for reads, and cancels its context with cause, which every
-// process's watcher acts on (and blocked notifications give up).
+// close with --session-ttl 0, session/end): it takes no new processes,
+// drops the closed entries kept for reads, and cancels its context with
+// cause, which every process's watcher acts on (and blocked notifications
+// give up, but for session/end). It kills what closed processes left
+// running before it returns; the watchers kill the rest as they act.
 func (s *Session) end(cause error) {
 	s.mu.Lock()
 	s.ended = true
+	s.endCause = cause
 	for id, e := range s.procs {
 		if e.retain != nil {
 			// Closed and kept only for reads, which can no longer come.
@@ -79,8 +90,91 @@ func (s *Session) end(cause error) {
 			delete(s.procs, id)
 		}
 	}
+	left := s.leftovers
+	s.leftovers = nil
+	s.noteIdle()
 	s.mu.Unlock()
+	if !errors.Is(cause, errSessionEnded) {
+		s.stopSends()
+	}
 	s.cancel(cause)
+	for _, l := range left {
+		l.Kill()
+	}
+}
+
+// noteIdle closes idle once the session has ended with no entry left
+// unfinished. Called with s.mu held.
+func (s *Session) noteIdle() {
+	if s.ended && s.unfinished == 0 {
+		select {
+		case <-s.idle:
+		default:
+			close(s.idle)
+		}
+	}
+}
+
+// treeSize returns the number of processes the end of the session kills:
+// those of every live process's tree, and the leftovers of closed ones.
+func (s *Session) treeSize() int { return countTrees([]*Session{s}) }
+
+// trees returns the processes of s not yet closed and its leftovers.
+func (s *Session) trees() ([]*proc.Process, []*proc.Leftovers) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ps []*proc.Process
+	for _, e := range s.procs {
+		if p := e.p.Load(); p != nil && entryState(e.state.Load()) < stateClosed {
+			ps = append(ps, p)
+		}
+	}
+	return ps, slices.Clone(s.leftovers)
+}
+
+// countTrees is treeSize of several sessions at once (one /proc scan).
+func countTrees(sessions []*Session) int {
+	var ps []*proc.Process
+	var ls []*proc.Leftovers
+	for _, s := range sessions {
+		p, l := s.trees()
+		ps, ls = append(ps, p...), append(ls, l...)
+	}
+	return proc.CountTrees(ps, ls)
+}
+
+// adopt takes what a closed process of the session left running (nil:
+// nothing), to kill it when the session ends; at once if it has ended.
+// Every time the list doubles, what ended by itself is dropped.
+func (s *Session) adopt(l *proc.Leftovers) {
+	if l == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		l.Kill()
+		return
+	}
+	s.leftovers = append(s.leftovers, l)
+	var check []*proc.Leftovers
+	if len(s.leftovers) >= s.pruneAt {
+		check = slices.Clone(s.leftovers)
+		s.pruneAt = 2*len(check) + 16
+	}
+	s.mu.Unlock()
+	gone := map[*proc.Leftovers]bool{}
+	for _, l := range check {
+		if l.Len() == 0 {
+			gone[l] = true
+			l.Kill() // removes its empty cgroup leaf
+		}
+	}
+	if len(gone) > 0 {
+		s.mu.Lock()
+		s.leftovers = slices.DeleteFunc(s.leftovers, func(l *proc.Leftovers) bool { return gone[l] })
+		s.mu.Unlock()
+	}
 }
 
 // remove drops an entry from the table if it is still the one registered.
@@ -163,7 +257,7 @@ func (e *entry) emit(s proc.Stream, data []byte) {
 	e.bytesOut.Add(int64(len(data)))
 	e.sess.reg.cfg.Metrics.Output(len(data))
 	if c := e.sess.conn(); c != nil {
-		_ = c.Send(e.sess.ctx, wire.AppendOutputNotification(rpc.AcquireFrameSize(wire.OutputFrameSize(len(data))), e.qid, seq, s.String(), data, appendBase64), true)
+		_ = c.Send(e.sess.sends, wire.AppendOutputNotification(rpc.AcquireFrameSize(wire.OutputFrameSize(len(data))), e.qid, seq, s.String(), data, appendBase64), true)
 	}
 }
 
@@ -173,7 +267,7 @@ func (e *entry) emitExited(code int, denied bool) {
 	seq := e.log.markExited(code, denied)
 	e.setState(stateExited)
 	if c := e.sess.conn(); c != nil {
-		_ = c.Send(e.sess.ctx, wire.AppendExitedNotification(rpc.AcquireFrame(), e.qid, seq, code, denied), true)
+		_ = c.Send(e.sess.sends, wire.AppendExitedNotification(rpc.AcquireFrame(), e.qid, seq, code, denied), true)
 	}
 }
 
@@ -183,7 +277,7 @@ func (e *entry) emitClosed() {
 	seq := e.log.markClosed()
 	e.setState(stateClosed)
 	if c := e.sess.conn(); c != nil {
-		_ = c.Send(e.sess.ctx, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq), true)
+		_ = c.Send(e.sess.sends, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq), true)
 	}
 }
 

@@ -146,6 +146,8 @@ func (s *Session) admit(id string, e *entry, limit int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
+	case s.ended && errors.Is(s.endCause, errSessionEnded):
+		return wire.ErrSessionEnded(s.id)
 	case s.ended:
 		return wire.ErrStartCancelled(id)
 	case s.procs[id] != nil:
@@ -155,6 +157,7 @@ func (s *Session) admit(id string, e *entry, limit int) error {
 	}
 	s.procs[id] = e
 	s.live++
+	s.unfinished++
 	s.ran = true
 	return nil
 }
@@ -167,6 +170,8 @@ func (s *Session) unadmit(id string, e *entry) {
 		delete(s.procs, id)
 	}
 	s.live--
+	s.unfinished--
+	s.noteIdle()
 }
 
 func hasSandbox(raw json.RawMessage) bool {

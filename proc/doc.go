@@ -44,5 +44,8 @@
 // walk where cgroup2 is unavailable; see TreeKiller and docs/protocol.md §7.8). After a
 // Kill, output that has not reached EOF within KillGrace is force-closed,
 // so OutputDone always fires. Close kills what still runs, waits for every
-// goroutine of the process and reaps it: no zombies are left behind.
+// goroutine of the process and reaps it: no zombies are left behind. A
+// descendant that outlived a normal exit and let go of the output is not
+// killed by Close: CloseLeftovers hands it to the caller as Leftovers, to
+// kill when the lifetime it belongs to (a session) ends.
 package proc

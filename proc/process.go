@@ -378,8 +378,9 @@ func (p *Process) stdinExited() {
 // waits for the exit, for OutputDone (at most KillGrace after the kill), and
 // for every goroutine of the process, closes the remaining fds and removes
 // the cgroup leaf. A descendant that outlived a normal exit and no longer
-// holds the output is left alone. Close is idempotent; concurrent calls wait
-// for the first.
+// holds the output is left alone, until TreeKiller.Close; CloseLeftovers
+// hands it to the caller instead. Close is idempotent; concurrent calls
+// wait for the first.
 func (p *Process) Close() {
 	p.closeOnce.Do(p.close)
 }

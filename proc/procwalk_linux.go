@@ -19,7 +19,14 @@ import (
 type procStat struct {
 	pid, ppid, pgrp, sid int
 	state                byte
+	flags                uint64 // PF_* of the kernel
 }
+
+// pfExiting is the kernel's PF_EXITING flag: the process is on its way out.
+const pfExiting = 0x4
+
+// dying reports whether the process is exiting or a zombie.
+func (st procStat) dying() bool { return st.state == 'Z' || st.flags&pfExiting != 0 }
 
 // readStat parses /proc/<pid>/stat. The command name may contain spaces
 // and parentheses, so parsing starts after the last ')'.
@@ -34,13 +41,14 @@ func readStat(pid int) (procStat, error) {
 		return procStat{}, errors.New("malformed /proc stat")
 	}
 	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 4 || len(f[0]) != 1 {
+	if len(f) < 7 || len(f[0]) != 1 {
 		return procStat{}, errors.New("malformed /proc stat")
 	}
 	st := procStat{pid: pid, state: f[0][0]}
 	st.ppid, _ = strconv.Atoi(f[1])
 	st.pgrp, _ = strconv.Atoi(f[2])
 	st.sid, _ = strconv.Atoi(f[3])
+	st.flags, _ = strconv.ParseUint(f[6], 10, 64)
 	return st, nil
 }
 
@@ -114,4 +122,50 @@ func childPids(pid int) []int {
 		}
 	}
 	return pids
+}
+
+// procIndex is one scan of /proc, indexed for tree walks.
+type procIndex struct {
+	kids    map[int][]int // by parent pid
+	members map[int][]int // by session id and by process group id
+	dying   map[int]bool  // every scanned pid: exiting or a zombie
+}
+
+func indexProcs(procs []procStat) *procIndex {
+	x := &procIndex{kids: make(map[int][]int, len(procs)), members: make(map[int][]int), dying: make(map[int]bool, len(procs))}
+	for _, st := range procs {
+		x.kids[st.ppid] = append(x.kids[st.ppid], st.pid)
+		x.members[st.sid] = append(x.members[st.sid], st.pid)
+		if st.pgrp != st.sid {
+			x.members[st.pgrp] = append(x.members[st.pgrp], st.pid)
+		}
+		x.dying[st.pid] = st.dying()
+	}
+	return x
+}
+
+// tree returns the pids reachable by parent links from the roots, from
+// every process in session or group sid (if non-zero) and from more;
+// never pid 1 or self.
+func (x *procIndex) tree(roots []int, sid int, more map[int]struct{}, self int) []int {
+	queue := append([]int(nil), roots...)
+	if sid > 0 {
+		queue = append(queue, x.members[sid]...)
+	}
+	for pid := range more {
+		queue = append(queue, pid)
+	}
+	var out []int
+	seen := make(map[int]bool)
+	for len(queue) > 0 {
+		pid := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if seen[pid] || pid <= 1 || pid == self {
+			continue
+		}
+		seen[pid] = true
+		out = append(out, pid)
+		queue = append(queue, x.kids[pid]...)
+	}
+	return out
 }

@@ -167,34 +167,14 @@ func (t *TreeKiller) untrackedChildren() []procStat {
 }
 
 // killWalk SIGKILLs the roots, every process in session or group sid (if
-// non-zero) and all their descendants. It SIGSTOPs what it finds first and
-// walks /proc again until nothing new shows up, so a process forking during
-// the walk cannot leave a child behind.
-func (t *TreeKiller) killWalk(roots []int, sid int) {
+// non-zero) and all their descendants, and returns their pids. It SIGSTOPs
+// what it finds first and walks /proc again until nothing new shows up, so
+// a process forking during the walk cannot leave a child behind.
+func (t *TreeKiller) killWalk(roots []int, sid int) []int {
 	stopped := make(map[int]struct{})
 	for pass := 0; pass < maxWalkPasses; pass++ {
-		procs := scanProcs()
-		kids := make(map[int][]int, len(procs))
-		queue := append([]int(nil), roots...)
-		for _, st := range procs {
-			kids[st.ppid] = append(kids[st.ppid], st.pid)
-			if sid > 0 && (st.sid == sid || st.pgrp == sid) {
-				queue = append(queue, st.pid)
-			}
-		}
-		for pid := range stopped {
-			queue = append(queue, pid)
-		}
 		found := false
-		seen := make(map[int]bool)
-		for len(queue) > 0 {
-			pid := queue[len(queue)-1]
-			queue = queue[:len(queue)-1]
-			if seen[pid] || pid <= 1 || pid == t.selfPid {
-				continue
-			}
-			seen[pid] = true
-			queue = append(queue, kids[pid]...)
+		for _, pid := range indexProcs(scanProcs()).tree(roots, sid, stopped, t.selfPid) {
 			if _, ok := stopped[pid]; !ok && unix.Kill(pid, unix.SIGSTOP) == nil {
 				stopped[pid] = struct{}{}
 				found = true
@@ -204,7 +184,10 @@ func (t *TreeKiller) killWalk(roots []int, sid int) {
 			break
 		}
 	}
+	pids := make([]int, 0, len(stopped))
 	for pid := range stopped {
 		_ = unix.Kill(pid, unix.SIGKILL)
+		pids = append(pids, pid)
 	}
+	return pids
 }

@@ -72,3 +72,25 @@ func (l *Leaf) Kill() error { return nil }
 
 // Release does nothing.
 func (l *Leaf) Release() {}
+
+// Leftovers is what is left of a process's tree; nothing is tracked
+// outside Linux.
+type Leftovers struct{}
+
+// CloseLeftovers is Close; it returns nil outside Linux.
+func (p *Process) CloseLeftovers() *Leftovers {
+	p.Close()
+	return nil
+}
+
+// Len is 0.
+func (l *Leftovers) Len() int { return 0 }
+
+// Kill does nothing and returns 0.
+func (l *Leftovers) Kill() int { return 0 }
+
+// TreeSize is 0 outside Linux.
+func (p *Process) TreeSize() int { return 0 }
+
+// CountTrees is 0 outside Linux.
+func CountTrees([]*Process, []*Leftovers) int { return 0 }

@@ -63,7 +63,7 @@ func Generate() (map[string][]byte, error) {
 			kind, suffix = "notification", notificationSuffix
 		}
 		title := fmt.Sprintf("%s %s params (%s)", m.Name, kind, arrow)
-		b, err := document(m.Params, m.From, title)
+		b, err := document(m.Params, m.From, title, m.Extension)
 		if err != nil {
 			return nil, fmt.Errorf("%s params: %w", m.Name, err)
 		}
@@ -72,7 +72,7 @@ func Generate() (map[string][]byte, error) {
 			continue
 		}
 		title = fmt.Sprintf("%s result (server → client)", m.Name)
-		if b, err = document(m.Result, wire.ServerToClient, title); err != nil {
+		if b, err = document(m.Result, wire.ServerToClient, title, m.Extension); err != nil {
 			return nil, fmt.Errorf("%s result: %w", m.Name, err)
 		}
 		out[FileName(m.Name, resultSuffix)] = b
@@ -131,8 +131,9 @@ func Existing(dir string) (map[string][]byte, error) {
 }
 
 // document is the schema of t (nil: no params) as indented JSON with sorted
-// keys and a final newline.
-func document(t reflect.Type, from wire.Direction, title string) ([]byte, error) {
+// keys and a final newline. ext, for an extension, is its section of
+// docs/protocol.md, which the description names.
+func document(t reflect.Type, from wire.Direction, title, ext string) ([]byte, error) {
 	var s *jsonschema.Schema
 	if t == nil {
 		s = noParams()
@@ -141,6 +142,10 @@ func document(t reflect.Type, from wire.Direction, title string) ([]byte, error)
 		if s, err = reflectType(t, from); err != nil {
 			return nil, err
 		}
+	}
+	if ext != "" {
+		note := "An extension of this server (docs/protocol.md " + ext + "): the reference answers -32601."
+		s.Description = strings.TrimSpace(note + " " + s.Description)
 	}
 	s.Version = jsonschema.Version
 	s.Title = title

@@ -121,3 +121,55 @@ func TestWriteRemovesStaleFiles(t *testing.T) {
 		t.Error(fmt.Errorf("fs_copy.params.json not written: %w", err))
 	}
 }
+
+// TestDocsDescribeEveryMethod holds docs/protocol.md to the method table:
+// the document names every method, and each extension is described in the
+// §10 section that its schema files name.
+func TestDocsDescribeEveryMethod(t *testing.T) {
+	b, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	files, err := schema.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exts := 0
+	for _, m := range wire.Methods() {
+		named := false
+		for _, form := range []string{"`" + m.Name + "`", "`" + m.Name + " ", `"method":"` + m.Name + `"`} {
+			named = named || strings.Contains(doc, form)
+		}
+		if !named {
+			t.Errorf("docs/protocol.md does not name `%s`", m.Name)
+		}
+		if m.Extension == "" {
+			continue
+		}
+		exts++
+		heading := "\n### " + strings.TrimPrefix(m.Extension, "§") + " "
+		i := strings.Index(doc, heading)
+		if i < 0 {
+			t.Errorf("%s: docs/protocol.md has no section %s", m.Name, m.Extension)
+			continue
+		}
+		body := doc[i+len(heading):]
+		if j := strings.Index(body, "\n## "); j >= 0 {
+			body = body[:j]
+		}
+		if j := strings.Index(body, "\n### "); j >= 0 {
+			body = body[:j]
+		}
+		if !strings.Contains(body, "`"+m.Name) {
+			t.Errorf("%s: section %s of docs/protocol.md does not describe it", m.Name, m.Extension)
+		}
+		want := "docs/protocol.md " + m.Extension
+		if !bytes.Contains(files[schema.FileName(m.Name, ".params.json")], []byte(want)) {
+			t.Errorf("%s: its params schema does not name %s", m.Name, want)
+		}
+	}
+	if exts < 3 {
+		t.Errorf("%d extension methods in the table, want at least 3", exts)
+	}
+}

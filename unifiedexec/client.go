@@ -70,7 +70,8 @@ type DialOptions struct {
 	// KeepSession makes Close only detach: the session's processes keep
 	// running for the server's detached-session TTL, and a later Dial with
 	// ResumeSessionID: SessionID() reattaches. False (the zero value): Close
-	// kills the processes first, as a finished ssh session does.
+	// ends the session first (EndSession), killing its processes and what
+	// they left running, as a finished ssh session does.
 	KeepSession bool
 	// RecoveryTimeout bounds how long a lost connection is retried (resume)
 	// before the client and its processes fail; 0 means RecoveryDeadline.
@@ -279,14 +280,17 @@ func (c *Client) takeProcs() []*Process {
 	return ps
 }
 
-// Close kills the live processes this client started (unless
-// DialOptions.KeepSession), ends the connection, stops a supervised server
-// child, fails every live process with ErrClosed and waits for every
-// goroutine the Client started, but not for an OnOutput or OnEvent
-// callback that is still running. Processes of a resumed session that this
-// client did not start, and processes while the connection is being
-// recovered, are left to the server's session TTL. It is idempotent and never blocks for more than a few seconds
-// (a supervised child gets SIGTERM, then SIGKILL after 2 s).
+// Close ends the session (unless DialOptions.KeepSession), ends the
+// connection, stops a supervised server child, fails every live process
+// with ErrClosed and waits for every goroutine the Client started, but not
+// for an OnOutput or OnEvent callback that is still running. Ending the
+// session is EndSession: every process of the session dies, with what it
+// left running in the background, before Close goes on; a server without
+// session/end (the reference) gets process/terminate for each live process
+// this client started instead, and keeps the rest until its session TTL.
+// While the connection is being recovered, everything is left to the
+// server's session TTL. It is idempotent and never blocks for more than a
+// few seconds (a supervised child gets SIGTERM, then SIGKILL after 2 s).
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -298,7 +302,7 @@ func (c *Client) Close() error {
 	conn := c.conn
 	c.mu.Unlock()
 	if !c.keep && conn != nil {
-		killAll(conn, procs)
+		endOrKill(conn, procs)
 	}
 	c.stop()
 	c.wg.Wait()

@@ -94,7 +94,10 @@ func Failure(err error) *RunError { return &RunError{Code: ExitFailure, Err: err
 // command's (128+N after signal N), ExitTimeout after o.Timeout, or, with
 // a *RunError, the code of Run's own failure. Whatever ends Run, the
 // command is not left running: it is killed when Run returns early. Run
-// does not close c. ctx bounds the whole run; its end kills the command.
+// does not close c: what the command left running in the background lives
+// as long as c's session, which c.Close ends (`codex exec run` does: no
+// process outlives it). ctx bounds the whole run; its end kills the
+// command.
 func Run(ctx context.Context, c *Client, o RunOptions) (int, error) {
 	if len(o.Argv) == 0 {
 		return ExitFailure, &RunError{Code: ExitFailure, Err: errors.New("missing command")}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/wire"
 )
 
 func wsServer(t *testing.T) (context.Context, string) {
@@ -45,30 +46,71 @@ func readUntilClosed(ctx context.Context, t *testing.T, c *unifiedexec.Client, i
 	}
 }
 
-// The zero DialOptions: Close kills the session's processes (SIGKILL, 137)
-// before it detaches.
-func TestCloseKillsProcesses(t *testing.T) {
+// The zero DialOptions: Close ends the session (session/end): the running
+// command and what an earlier one left in the background are dead when
+// Close returns, and the session id is forgotten.
+func TestCloseEndsSession(t *testing.T) {
 	ctx, url := wsServer(t)
 	c, err := unifiedexec.Dial(ctx, url, unifiedexec.DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"sleep", "30"}})
+	left, running := sleepMarker(t), sleepMarker(t)
+	p, err := c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"/bin/sh", "-c", "sleep " + left + " >/dev/null 2>&1 & exit 0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, session := p.ID(), c.SessionID()
+	if st, err := p.Wait(ctx); err != nil || st.Code != 0 {
+		t.Fatalf("background command: %+v %v", st, err)
+	}
+	if _, err := c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"sleep", running}}); err != nil {
+		t.Fatal(err)
+	}
+	waitSleeps(t, left, running)
+	session := c.SessionID()
 	c.Close()
-	r, err := unifiedexec.Dial(ctx, url, unifiedexec.DialOptions{ResumeSessionID: session})
+	for _, m := range []string{left, running} {
+		if pids := sleepPids(m); len(pids) != 0 {
+			t.Errorf("sleep %s still runs after Close (pids %v)", m, pids)
+		}
+	}
+	_, err = unifiedexec.Dial(ctx, url, unifiedexec.DialOptions{ResumeSessionID: session})
+	if !errors.Is(err, rpc.ErrInvalidRequest) || !strings.Contains(err.Error(), "unknown session id") {
+		t.Fatalf("resume of the ended session: %v", err)
+	}
+}
+
+// EndSession against a server without session/end (as the reference)
+// reports ErrSessionEndUnsupported and kills nothing; Close then falls
+// back to terminating the processes it started.
+func TestEndSessionUnsupported(t *testing.T) {
+	ctx, url := wsServer(t)
+	px := newRenamingProxy(t, url, wire.MethodSessionEnd, "session/unknown")
+	c, err := unifiedexec.Dial(ctx, px.url, unifiedexec.DialOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	if r.SessionID() != session {
-		t.Fatalf("resumed %q, want %q", r.SessionID(), session)
+	running := sleepMarker(t)
+	if _, err := c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"sleep", running}}); err != nil {
+		t.Fatal(err)
 	}
-	if _, code := readUntilClosed(ctx, t, r, id); code != 137 {
-		t.Fatalf("exit code %d, want 137 (killed by Close)", code)
+	waitSleeps(t, running)
+	if err := c.EndSession(ctx); !errors.Is(err, unifiedexec.ErrSessionEndUnsupported) || !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("EndSession: %v, want ErrSessionEndUnsupported", err)
+	}
+	if len(sleepPids(running)) != 1 {
+		t.Fatal("the unsupported EndSession killed the command")
+	}
+	c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(sleepPids(running)) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not terminate the command on a server without session/end")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if px.renamed.Load() != 2 {
+		t.Errorf("%d session/end requests went out, want 2 (EndSession and Close)", px.renamed.Load())
 	}
 }
 

@@ -93,6 +93,12 @@ func ErrUnknownSessionID(id string) *rpc.Error {
 	return rpc.Errorf(rpc.CodeInvalidRequest, "unknown session id %s", rpc.Clip(id))
 }
 
+// ErrSessionEnded is a process/start on a connection whose session was
+// ended by session/end (docs/protocol.md §10.5).
+func ErrSessionEnded(id string) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "session %s has ended", rpc.Clip(id))
+}
+
 // ErrSessionAlreadyAttached is an initialize resuming a session another
 // connection holds.
 func ErrSessionAlreadyAttached(id string) *rpc.Error {

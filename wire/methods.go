@@ -15,6 +15,8 @@ const (
 	MethodProcessTerminate  = "process/terminate"
 	MethodProcessResize     = "process/resize"
 
+	MethodSessionEnd = "session/end" // [ext] docs/protocol.md §10.5
+
 	MethodProcessOutput = "process/output" // notification, server → client
 	MethodProcessExited = "process/exited" // notification, server → client
 	MethodProcessClosed = "process/closed" // notification, server → client

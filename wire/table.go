@@ -18,13 +18,15 @@ const (
 
 // MethodSpec ties one method name to the Go types of its JSON shapes. A nil
 // Params means the method takes no params (absent, null or {}); a nil Result
-// marks a notification.
+// marks a notification. Extension, for a method the reference does not
+// serve, is the section of docs/protocol.md that describes it ("§10.5").
 type MethodSpec struct {
 	Name         string
 	Notification bool
 	From         Direction
 	Params       reflect.Type
 	Result       reflect.Type
+	Extension    string
 }
 
 // ReadFileResult is the JSON shape of the fs/readFile result. The server
@@ -39,6 +41,12 @@ func request[P, R any](name string) MethodSpec {
 
 func requestNoParams[R any](name string) MethodSpec {
 	return MethodSpec{Name: name, Result: reflect.TypeFor[R]()}
+}
+
+// extension marks m as an extension described in section of docs/protocol.md.
+func extension(m MethodSpec, section string) MethodSpec {
+	m.Extension = section
+	return m
 }
 
 func notification[P any](name string, from Direction) MethodSpec {
@@ -58,10 +66,11 @@ func Methods() []MethodSpec {
 		request[StartParams, StartResult](MethodProcessStart),
 		request[ReadParams, ReadResult](MethodProcessRead),
 		request[WriteParams, WriteResult](MethodProcessWrite),
-		request[ProcessIDParams, WriteResult](MethodProcessCloseStdin),
+		extension(request[ProcessIDParams, WriteResult](MethodProcessCloseStdin), "§10.2"),
 		request[SignalParams, EmptyResult](MethodProcessSignal),
 		request[TerminateParams, TerminateResult](MethodProcessTerminate),
-		request[ResizeParams, EmptyResult](MethodProcessResize),
+		extension(request[ResizeParams, EmptyResult](MethodProcessResize), "§10.1"),
+		extension(requestNoParams[EmptyResult](MethodSessionEnd), "§10.5"),
 		notification[OutputParams](MethodProcessOutput, ServerToClient),
 		notification[ExitedParams](MethodProcessExited, ServerToClient),
 		notification[ClosedParams](MethodProcessClosed, ServerToClient),

@@ -32,8 +32,12 @@ Codex CLI. With a ws:// URL it prints the bound URL as the only line on stdout
 with CODEX_EXEC_SERVER_URL=ws://127.0.0.1:PORT.
 
 A dropped connection detaches its session; the client may resume it with
-initialize {resumeSessionId} within --session-ttl. SIGINT/SIGTERM kill every
-child process tree and exit 0.
+initialize {resumeSessionId} within --session-ttl. SIGINT/SIGTERM drain the
+server: /readyz answers 503, new connections and processes are refused,
+every process tree gets SIGTERM and, after --shutdown-grace, SIGKILL; the
+clients get the exits, then a close 1001 (going away); exit 0. A second
+signal skips the rest of the grace. A stdio server answers every request
+it read before its end of input, and lets its processes run for the grace.
 
 command/exec resolves permission profile names, and its default profile,
 against $CODEX_HOME/config.toml (default_permissions, [permissions.NAME]);
@@ -64,6 +68,7 @@ the commands the server runs.`,
 			&cli.StringFlag{Name: "ws-audience", Usage: "`AUDIENCE` a signed token's aud claim must be or contain (default: not checked)"},
 			&cli.Int64Flag{Name: "ws-max-clock-skew-seconds", Value: 30, Usage: "`SECONDS` of leeway on a signed token's exp and nbf claims"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on http://`IP:PORT`/metrics (port 0: ephemeral; the bound address is logged); off when empty"},
+			shutdownGraceFlag,
 			&cli.BoolFlag{Name: "exit-on-stdin-close", Usage: "with a ws:// --listen, shut down (as on SIGTERM) when stdin reaches end of file: a parent that holds our stdin pipe ends us by exiting; stdio mode always ends with its input"},
 			pprofFlag,
 			initFlag,
@@ -259,6 +264,10 @@ func runExecServer(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
+	grace, err := shutdownGrace(c)
+	if err != nil {
+		return usageErrorf(c, "%s", err)
+	}
 	ttl := c.Duration("session-ttl")
 	if ttl == 0 {
 		ttl = -1 // the registry reads 0 as "default"; negative means none
@@ -285,6 +294,13 @@ func runExecServer(c *cli.Context) error {
 		Stdin:       os.Stdin,
 		Stdout:      os.Stdout,
 		URLOut:      os.Stdout,
+
+		ShutdownGrace: grace,
+	}
+	if target.stdio {
+		in, restore := pollableStdin()
+		defer restore()
+		cfg.Stdin = in
 	}
 	return serve(c, cfg, target, logger)
 }
@@ -315,5 +331,8 @@ func serve(c *cli.Context, cfg execserver.Config, target listenTarget, logger *z
 		}
 		defer stop()
 	}
+	hurry, stopHurry := secondSignal(ctx)
+	defer stopHurry()
+	cfg.Hurry = hurry
 	return execserver.Run(ctx, cfg, logger)
 }

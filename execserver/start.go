@@ -146,6 +146,8 @@ func (s *Session) admit(id string, e *entry, limit int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
+	case s.reg.isDraining():
+		return wire.ErrShuttingDown()
 	case s.ended:
 		return wire.ErrStartCancelled(id)
 	case s.procs[id] != nil:
@@ -156,6 +158,7 @@ func (s *Session) admit(id string, e *entry, limit int) error {
 	s.procs[id] = e
 	s.live++
 	s.ran = true
+	s.reg.procUp()
 	return nil
 }
 
@@ -167,6 +170,7 @@ func (s *Session) unadmit(id string, e *entry) {
 		delete(s.procs, id)
 	}
 	s.live--
+	s.reg.procDown()
 }
 
 func hasSandbox(raw json.RawMessage) bool {

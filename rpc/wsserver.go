@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -17,9 +18,10 @@ import (
 )
 
 // WebSocketServer serves JSON-RPC over WebSocket on one listener
-// (docs/protocol.md §1.2): the upgrade on "/", a readiness probe on "/readyz",
-// 404 elsewhere, 403 for any request with an Origin header, and optional
-// bearer-token authentication of the upgrade.
+// (docs/protocol.md §1.2): the upgrade on "/", a readiness probe on "/readyz"
+// and a liveness probe on "/livez", 404 elsewhere, 403 for any request with
+// an Origin header, and optional bearer-token authentication of the
+// upgrade.
 type WebSocketServer struct {
 	// Conn configures each connection (Bind, Logger, Concurrency, ...).
 	Conn Options
@@ -48,10 +50,18 @@ type WebSocketServer struct {
 	// OnAuthFailure, when set, is called for every upgrade refused with
 	// 401 (the server counts them).
 	OnAuthFailure func()
+	// Drain, when set, runs once Serve's context is done, before the
+	// connections are closed, while the listener still answers: /readyz
+	// 503, /livez 200, and every upgrade 503 "server is shutting down"
+	// (docs/operations.md §5).
+	Drain func()
+	// CloseWithin bounds the close of each connection at the end of Serve
+	// (2 s when zero); they are closed with 1001 (going away), all at once.
+	CloseWithin time.Duration
 
 	mu     sync.Mutex
 	conns  map[*Conn]struct{} // guarded by mu
-	closed bool               // guarded by mu: Serve is closing; new connections are closed at once
+	closed bool               // guarded by mu: Serve is draining or closing; upgrades are refused, new connections closed at once
 	wg     sync.WaitGroup     // every ServeHTTP call past the closed check
 }
 
@@ -70,19 +80,36 @@ func (s *WebSocketServer) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
-	// Hijacked connections are not closed by Close; ours are tracked.
-	_ = srv.Close()
 	s.mu.Lock()
 	s.closed = true
-	for c := range s.conns {
-		_ = c.Close()
-	}
 	s.mu.Unlock()
+	if s.Drain != nil && err == nil {
+		s.Drain()
+	}
+	// Hijacked connections are not closed by Close; ours are tracked.
+	_ = srv.Close()
+	s.closeConns()
 	s.wg.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
 	return err
+}
+
+// closeConns closes every connection with 1001 (going away), all at once,
+// each within CloseWithin, and waits for the closes.
+func (s *WebSocketServer) closeConns() {
+	within := s.CloseWithin
+	if within <= 0 {
+		within = closeWithin
+	}
+	var wg sync.WaitGroup
+	s.mu.Lock()
+	for c := range s.conns {
+		wg.Go(func() { c.CloseGoingAway(within) })
+	}
+	s.mu.Unlock()
+	wg.Wait()
 }
 
 // ServeHTTP implements http.Handler.
@@ -93,6 +120,16 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/readyz":
+		s.mu.Lock()
+		draining := s.closed
+		s.mu.Unlock()
+		if draining {
+			plainError(w, http.StatusServiceUnavailable, "server is shutting down")
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	case "/livez":
 		w.WriteHeader(http.StatusOK)
 		return
 	case "/":
@@ -122,7 +159,8 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
-	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled, InsecureSkipVerify: true})
+	hj := &hijackRecorder{ResponseWriter: w}
+	wc, err := websocket.Accept(hj, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled, InsecureSkipVerify: true})
 	if err != nil {
 		s.Logger.Debug("websocket upgrade failed", zap.Error(err))
 		return
@@ -132,7 +170,9 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		prefix = "websocket "
 	}
 	label := prefix + r.RemoteAddr
-	c := NewConn(NewWebSocketFramer(wc, label, s.MaxMessage), s.connOptions(r.RemoteAddr))
+	f := NewWebSocketFramer(wc, label, s.MaxMessage).(*wsFramer)
+	f.raw = hj.conn
+	c := NewConn(f, s.connOptions(r.RemoteAddr))
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
 	if s.closed {
@@ -241,4 +281,21 @@ func plainError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte(msg))
+}
+
+// hijackRecorder keeps the connection that websocket.Accept hijacks, so
+// that a shutdown can bound its writes with a deadline (wsFramer.bound).
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := h.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("http.ResponseWriter does not implement http.Hijacker")
+	}
+	c, rw, err := hj.Hijack()
+	h.conn = c
+	return c, rw, err
 }

@@ -13,11 +13,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// afterKillWait is how long a drain waits, once it killed what was left,
-// for the closes of those processes to reach their clients: a SIGKILLed
-// tree is reaped and its pipes end within milliseconds, unless a client
-// does not read (that one gets nothing more).
-const afterKillWait = 40 * time.Millisecond
+// afterKillWait bounds the wait of a drain, once it killed what was left,
+// for the exits of those processes to be published; closeLag is the
+// wait for their closes after that. A SIGKILLed tree is reaped and its
+// pipes end within milliseconds; a process whose exit is published but
+// whose close is not after closeLag is held up by a client that does not
+// read, which gets nothing more.
+const (
+	afterKillWait = 20 * time.Millisecond
+	closeLag      = 5 * time.Millisecond
+)
 
 // drainState is the part of a Registry that the drain uses.
 type drainState struct {
@@ -78,7 +83,27 @@ func (r *Registry) Drain(grace time.Duration, hurry <-chan struct{}) {
 	}
 	short := time.NewTimer(afterKillWait)
 	defer short.Stop()
-	r.waitClosed(short.C, nil)
+	for !allExited(left) && r.drain.running.Load() > 0 {
+		select {
+		case <-r.drain.changed:
+		case <-short.C:
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
+	lag := time.NewTimer(closeLag)
+	defer lag.Stop()
+	r.waitClosed(lag.C, nil)
+}
+
+// allExited reports whether the exit of every entry was published.
+func allExited(es []*entry) bool {
+	for _, e := range es {
+		if entryState(e.state.Load()) < stateExited {
+			return false
+		}
+	}
+	return true
 }
 
 // waitClosed waits until no process runs (true), or until timeout fires

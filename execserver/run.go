@@ -20,7 +20,7 @@ import (
 // for watchers stuck on a client that does not read.
 const (
 	shutdownTimeout        = 5 * time.Second
-	drainedShutdownTimeout = 25 * time.Millisecond
+	drainedShutdownTimeout = 10 * time.Millisecond
 )
 
 // DefaultShutdownGrace is the drain's grace when Config.ShutdownGrace is
@@ -30,7 +30,7 @@ const DefaultShutdownGrace = 5 * time.Second
 // closeWithin bounds the close of each connection at the end of a drain:
 // 1001 and the answers left, to a client that reads; nothing more to one
 // that does not.
-const closeWithin = 25 * time.Millisecond
+const closeWithin = 20 * time.Millisecond
 
 // Config is what Run serves and how. The zero value serves WebSocket on
 // the zero AddrPort (an invalid address: set Addr or Stdio) with the

@@ -146,9 +146,9 @@ type wsFramer struct {
 	label string
 	max   int64
 	away  atomic.Bool // the peer closed with 1001 (going away)
-	hint  int    // the last message's length (lent: the recent largest), owned by the reader
-	lent  bool   // messages are read into buf and lent (see lender)
-	buf   []byte // the buffer of lent messages
+	hint  int         // the last message's length (lent: the recent largest), owned by the reader
+	lent  bool        // messages are read into buf and lent (see lender)
+	buf   []byte      // the buffer of lent messages
 }
 
 func (f *wsFramer) Label() string { return f.label }

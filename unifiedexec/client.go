@@ -34,6 +34,9 @@ var (
 	// ErrTransport is wrapped by every error caused by a lost connection:
 	// "exec-server transport disconnected[: reason]".
 	ErrTransport = errors.New("exec-server transport disconnected")
+	// ErrServerGoingAway fails a client whose server closed the connection
+	// with 1001 (going away: it is shutting down); it wraps ErrTransport.
+	ErrServerGoingAway = fmt.Errorf("%w: exec-server is shutting down (close 1001, going away)", ErrTransport)
 	// ErrUnknownProcess is returned when the server does not know a process.
 	ErrUnknownProcess = errors.New("unknown process id")
 	// ErrStdinClosed is returned by writes to a process whose stdin is closed
@@ -230,6 +233,15 @@ func (c *Client) monitor(conn *rpc.Conn) {
 			return
 		}
 		reason := "connection closed"
+		if conn.PeerGoingAway() {
+			// The server is shutting down (close 1001): its sessions end
+			// with it, so no resume can succeed there. Fail at once, so
+			// that the caller can connect again (elsewhere) without
+			// waiting out the recovery (docs/client.md §11).
+			c.log.Info("exec-server is shutting down (close 1001)", zap.String("label", conn.Label()))
+			c.fail(ErrServerGoingAway)
+			return
+		}
 		c.mu.Lock()
 		if c.conn == conn {
 			c.conn = nil

@@ -20,8 +20,8 @@ import (
 // whose close is not after closeLag is held up by a client that does not
 // read, which gets nothing more.
 const (
-	afterKillWait = 20 * time.Millisecond
-	closeLag      = 5 * time.Millisecond
+	afterKillWait = 60 * time.Millisecond
+	closeLag      = 10 * time.Millisecond
 )
 
 // drainState is the part of a Registry that the drain uses.

@@ -32,8 +32,12 @@ Codex CLI. With a ws:// URL it prints the bound URL as the only line on stdout
 with CODEX_EXEC_SERVER_URL=ws://127.0.0.1:PORT.
 
 A dropped connection detaches its session; the client may resume it with
-initialize {resumeSessionId} within --session-ttl. SIGINT/SIGTERM kill every
-child process tree and exit 0.
+initialize {resumeSessionId} within --session-ttl. SIGINT/SIGTERM drain the
+server: /readyz answers 503, new connections and processes are refused,
+every process tree gets SIGTERM and, after --shutdown-grace, SIGKILL; the
+clients get the exits, then a close 1001 (going away); exit 0. A second
+signal skips the rest of the grace. A stdio server answers every request
+it read before its end of input, and lets its processes run for the grace.
 
 command/exec resolves permission profile names, and its default profile,
 against $CODEX_HOME/config.toml (default_permissions, [permissions.NAME]);
@@ -64,6 +68,7 @@ the commands the server runs.`,
 			&cli.StringFlag{Name: "ws-audience", Usage: "`AUDIENCE` a signed token's aud claim must be or contain (default: not checked)"},
 			&cli.Int64Flag{Name: "ws-max-clock-skew-seconds", Value: 30, Usage: "`SECONDS` of leeway on a signed token's exp and nbf claims"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on http://`IP:PORT`/metrics (port 0: ephemeral; the bound address is logged); off when empty"},
+			shutdownGraceFlag,
 			&cli.BoolFlag{Name: "exit-on-stdin-close", Usage: "with a ws:// --listen, shut down (as on SIGTERM) when stdin reaches end of file: a parent that holds our stdin pipe ends us by exiting; stdio mode always ends with its input"},
 			pprofFlag,
 			initFlag,
@@ -251,6 +256,15 @@ func parseMemory(s string, total func() (int64, error)) (int64, error) {
 	return n * mult, nil
 }
 
+// sessionTTL is --session-ttl as the registry reads it: 0 there means the
+// default, so "none" (0 on the command line) becomes negative.
+func sessionTTL(c *cli.Context) time.Duration {
+	if ttl := c.Duration("session-ttl"); ttl != 0 {
+		return ttl
+	}
+	return -1
+}
+
 func runExecServer(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageErrorf(c, "unexpected argument %q", c.Args().First())
@@ -293,15 +307,15 @@ func runExecServer(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	ttl := c.Duration("session-ttl")
-	if ttl == 0 {
-		ttl = -1 // the registry reads 0 as "default"; negative means none
+	grace, err := shutdownGrace(c)
+	if err != nil {
+		return usageErrorf(c, "%s", err)
 	}
 	cfg := execserver.Config{
 		Stdio: target.stdio,
 		Addr:  target.addr,
 		Sessions: execserver.SessionConfig{
-			SessionTTL:      ttl,
+			SessionTTL:      sessionTTL(c),
 			ExitedRetention: c.Duration("exited-retention"),
 			RetainedBytes:   c.Int("retained-output-bytes"),
 			StdinParkBytes:  c.Int64("max-parked-stdin-bytes"),
@@ -320,8 +334,15 @@ func runExecServer(c *cli.Context) error {
 		Stdin:       os.Stdin,
 		Stdout:      os.Stdout,
 		URLOut:      os.Stdout,
+
+		ShutdownGrace:  grace,
+		MaxConnections: maxConns, // --max-connections (cmd_execserver_fleet.go)
 	}
-	cfg.MaxConnections = maxConns // --max-connections (cmd_execserver_fleet.go)
+	if target.stdio {
+		in, restore := pollableStdin()
+		defer restore()
+		cfg.Stdin = in
+	}
 	return serve(c, cfg, target, logger)
 }
 
@@ -351,5 +372,8 @@ func serve(c *cli.Context, cfg execserver.Config, target listenTarget, logger *z
 		}
 		defer stop()
 	}
+	hurry, stopHurry := secondSignal(ctx)
+	defer stopHurry()
+	cfg.Hurry = hurry
 	return execserver.Run(ctx, cfg, logger)
 }

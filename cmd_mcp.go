@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -145,7 +146,10 @@ func runExecMCPServer(c *cli.Context) error {
 		}
 		runner = &shelltool.BashRunner{Bash: bash, Wrapper: wrapper, Logger: logger, Tree: tree}
 	}
-	return shelltool.Serve(c.Context, os.Stdin, os.Stdout, os.Stdin, shelltool.Config{
+	in, restore := pollableStdin()
+	defer restore()
+	closer, _ := in.(io.Closer)
+	return shelltool.Serve(c.Context, in, os.Stdout, closer, shelltool.Config{
 		Name: "codex", Version: buildVersion(),
 		Evaluate:             evaluate,
 		PreserveProgramPaths: c.Bool("preserve-program-paths"),

@@ -148,11 +148,17 @@ func TestOperatorLogs(t *testing.T) {
 	if orphan["cause"] != "detached session expired" {
 		t.Errorf("orphan's end: %v", orphan)
 	}
-	down := one(t, lines, "shutting down", nil)
-	if num(t, down, "sessions") != 1 || num(t, down, "processes_killed") != 1 {
-		t.Errorf("shutdown line %v, want 1 session, 1 process killed", down)
+	// The drain (docs/operations.md §5) ends "live" with SIGTERM; nothing
+	// is left to kill at the shutdown.
+	drain := one(t, lines, "draining", nil)
+	if num(t, drain, "processes") != 1 {
+		t.Errorf("drain line %v, want 1 process", drain)
 	}
-	one(t, lines, "process ended", map[string]any{"processId": "live", "exit_code": 137, "signal": "SIGKILL", "cause": "server shutting down"})
+	down := one(t, lines, "shutting down", nil)
+	if num(t, down, "sessions") != 1 || num(t, down, "processes_killed") != 0 {
+		t.Errorf("shutdown line %v, want 1 session, 0 processes killed", down)
+	}
+	one(t, lines, "process ended", map[string]any{"processId": "live", "exit_code": 143, "signal": "SIGTERM", "cause": "server shutting down (graceful)"})
 }
 
 // checkConnLogs checks the opened and closed lines of the connections.

@@ -119,6 +119,9 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 	if err := sandboxSpec(ep, &spec); err != nil {
 		return nil, err
 	}
+	if h.reg.isDraining() {
+		return nil, wire.ErrShuttingDown()
+	}
 	if p.TTY {
 		p.StreamStdin, p.StreamStdoutStderr = true, true
 	}
@@ -239,16 +242,9 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 		defer t.Stop()
 		deadline = t.C
 	}
-	timedOut, cause := false, ""
-	select {
-	case <-e.pr.Exited():
-	case <-deadline:
-		timedOut, cause = true, execCauseTimeout
-		_ = e.pr.Kill()
-	case <-e.terminated:
-		cause = execCauseTerminate
-		_ = e.pr.Kill()
-	case <-ctx.Done():
+	defer h.reg.procDown() // after the answer: a drain waits for it
+	timedOut, cause, gone := h.awaitCommandExec(ctx, e, deadline)
+	if gone {
 		h.closeExec(e) // the connection is gone: kill, and answer nobody
 		e.protect.Release()
 		h.execEnded(e, out, e.pr.ExitCode(), execCauseConnClosed)
@@ -291,6 +287,31 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 	}
 	if err := h.c.Respond(id, out.result(code), nil); err != nil {
 		h.b.log.Debug("command/exec response not sent", zap.Error(err))
+	}
+}
+
+// awaitCommandExec waits for the run's exit, its timeout (killed), its
+// command/exec/terminate (killed) or the connection's end (gone). The
+// drain of a stopping server sends SIGTERM to the process group and goes
+// on waiting (docs/operations.md §5).
+func (h *connHandler) awaitCommandExec(ctx context.Context, e *cmdExec, deadline <-chan time.Time) (timedOut bool, cause string, gone bool) {
+	drain := h.reg.draining()
+	for {
+		select {
+		case <-e.pr.Exited():
+			return false, "", false
+		case <-deadline:
+			_ = e.pr.Kill()
+			return true, execCauseTimeout, false
+		case <-e.terminated:
+			_ = e.pr.Kill()
+			return false, execCauseTerminate, false
+		case <-drain:
+			drain = nil
+			_ = e.pr.Signal(syscall.SIGTERM)
+		case <-ctx.Done():
+			return false, "", true
+		}
 	}
 }
 

@@ -60,6 +60,7 @@ func commandExecObserved(ctx context.Context, h *connHandler, req *rpc.Request) 
 // execStarted counts and logs a run whose child was spawned, for a request
 // received at t0.
 func (h *connHandler) execStarted(e *cmdExec, spec *proc.Spec, t0 time.Time) {
+	h.reg.procUp() // down at the end of runCommandExec
 	h.reg.cfg.Metrics.ProcessStarted(time.Since(t0))
 	e.obs = execObs{log: h.session().log, startedAt: t0}
 	e.obs.log.Info("process started", zap.String("kind", kindCommandExec), zap.String("processId", e.id), zap.Int("pid", e.pr.Pid()),

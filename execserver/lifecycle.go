@@ -32,11 +32,26 @@ var (
 
 // gracefulTerminate is the cause of a graceful process/terminate: SIGTERM
 // to the process group now, SIGKILL to the tree after grace (
-// docs/protocol.md §10.3). It matches errTerminated.
-type gracefulTerminate struct{ grace time.Duration }
+// docs/protocol.md §10.3). It matches errTerminated, or errShutdown for
+// the drain of a server that stops (drain.go).
+type gracefulTerminate struct {
+	grace time.Duration
+	drain bool
+}
 
-func (g *gracefulTerminate) Error() string        { return "process/terminate (graceful)" }
-func (g *gracefulTerminate) Is(target error) bool { return target == errTerminated }
+func (g *gracefulTerminate) Error() string {
+	if g.drain {
+		return "server shutting down (graceful)"
+	}
+	return "process/terminate (graceful)"
+}
+
+func (g *gracefulTerminate) Is(target error) bool {
+	if g.drain {
+		return target == errShutdown
+	}
+	return target == errTerminated
+}
 
 // terminateCause returns the cause of a process/terminate.
 func terminateCause(graceful bool, grace time.Duration) error {
@@ -234,6 +249,7 @@ func (e *entry) finish(p *proc.Process) {
 	s.mu.Unlock()
 	s.reg.cfg.Metrics.ProcessClosed()
 	e.emitClosed()
+	s.reg.procDown() // after the close reached the client: the drain waits for it
 	// What the tree left running (`cmd &`) lives as long as the session.
 	s.adopt(p.CloseLeftovers())
 	s.mu.Lock()

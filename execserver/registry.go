@@ -11,6 +11,7 @@ import (
 	"github.com/codexec/codex/metrics"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -88,6 +89,8 @@ type Registry struct {
 	closed   bool                // guarded by mu
 
 	wg sync.WaitGroup // process watchers
+
+	drain drainState // see drain.go
 }
 
 // NewRegistry returns an empty registry. Shutdown must be called to kill the
@@ -102,13 +105,12 @@ func NewRegistry(cfg SessionConfig, logger *zap.Logger) (*Registry, error) {
 		return nil, err
 	}
 	logger.Debug("process tree killing", zap.String("mode", tree.Mode()))
-	return &Registry{cfg: cfg, log: logger, tree: tree, sessions: map[string]*Session{}}, nil
+	return &Registry{cfg: cfg, log: logger, tree: tree, sessions: map[string]*Session{}, drain: newDrainState()}, nil
 }
 
 var (
 	errUnknownSession  = errors.New("unknown session")
 	errSessionAttached = errors.New("session already attached")
-	errShuttingDown    = errors.New("server is shutting down")
 	errSessionLimit    = errors.New("session limit reached")
 )
 
@@ -121,9 +123,9 @@ func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 	s.attached.Store(c)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
+	if r.closed || r.isDraining() {
 		cancel(errShutdown)
-		return nil, errShuttingDown
+		return nil, wire.ErrShuttingDown()
 	}
 	if r.cfg.MaxSessions > 0 && len(r.sessions) >= r.cfg.MaxSessions {
 		cancel(errSessionLimit)
@@ -141,6 +143,9 @@ func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 func (r *Registry) resume(id string, c *rpc.Conn) (*Session, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.isDraining() {
+		return nil, wire.ErrShuttingDown()
+	}
 	s, ok := r.sessions[id]
 	if !ok {
 		return nil, errUnknownSession

@@ -15,8 +15,22 @@ import (
 )
 
 // shutdownTimeout bounds how long Run waits, after serving ended, for the
-// remaining process trees to be killed and reaped.
-const shutdownTimeout = 5 * time.Second
+// remaining process trees to be killed and reaped. After a drain, which
+// killed and waited for them already, only drainedShutdownTimeout is left
+// for watchers stuck on a client that does not read.
+const (
+	shutdownTimeout        = 5 * time.Second
+	drainedShutdownTimeout = 10 * time.Millisecond
+)
+
+// DefaultShutdownGrace is the drain's grace when Config.ShutdownGrace is
+// zero (docs/operations.md §5).
+const DefaultShutdownGrace = 5 * time.Second
+
+// closeWithin bounds the close of each connection at the end of a drain:
+// 1001 and the answers left, to a client that reads; nothing more to one
+// that does not.
+const closeWithin = 20 * time.Millisecond
 
 // Config is what Run serves and how. The zero value serves WebSocket on
 // the zero AddrPort (an invalid address: set Addr or Stdio) with the
@@ -58,13 +72,33 @@ type Config struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	URLOut io.Writer
+	// ShutdownGrace is how long, once ctx is done, the processes get
+	// between SIGTERM and SIGKILL (docs/operations.md §5); a stdio server
+	// also lets its processes run this long on their own after the end of
+	// its input. Zero means DefaultShutdownGrace; negative, none.
+	ShutdownGrace time.Duration
+	// Hurry, when closed during the drain, ends its grace at once (a
+	// second signal). Nil means never.
+	Hurry <-chan struct{}
+}
+
+// grace is cfg.ShutdownGrace with its default.
+func (cfg *Config) grace() time.Duration {
+	switch {
+	case cfg.ShutdownGrace == 0:
+		return DefaultShutdownGrace
+	case cfg.ShutdownGrace < 0:
+		return 0
+	}
+	return cfg.ShutdownGrace
 }
 
 // Run serves cfg until ctx is done (or, with Stdio, until the connection
-// ends), then kills every remaining process tree and waits for them up to
-// shutdownTimeout. A failure to start (registry, listener) is returned at
-// once; an incomplete shutdown is logged, not returned. A nil logger logs
-// nothing.
+// ends), drains (drain.go: SIGTERM to every process tree, SIGKILL at the
+// end of the grace, their exits and closes sent), closes the connections
+// and kills what is left. A failure to start (registry, listener) is
+// returned at once; an incomplete shutdown is logged, not returned. A nil
+// logger logs nothing.
 func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if logger == nil {
 		logger = zap.NewNop()
@@ -79,12 +113,18 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	cfg.PeerGate.Set(reg.CheckPeer)
 	binder := NewBinder(reg, cfg.Extra, logger)
 	opts := rpc.Options{Bind: binder.Bind, Logger: logger, Concurrency: cfg.Concurrency}
+	timeout := shutdownTimeout
 	if cfg.Stdio {
-		err = serveStdio(ctx, cfg, opts)
+		err = serveStdio(ctx, cfg, opts, reg)
+		timeout = drainedShutdownTimeout
 	} else {
-		err = serveWebSocket(ctx, cfg, opts, reg.CheckPeer, logger)
+		var drained bool
+		drained, err = serveWebSocket(ctx, cfg, opts, reg, logger)
+		if drained {
+			timeout = drainedShutdownTimeout
+		}
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if serr := reg.Shutdown(sctx); serr != nil {
 		logger.Warn("shutdown incomplete", zap.Error(serr))
@@ -93,37 +133,75 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 }
 
 // serveStdio serves one connection over cfg.Stdin and cfg.Stdout until it
-// ends or ctx is done.
-func serveStdio(ctx context.Context, cfg Config, opts rpc.Options) error {
+// ends or ctx is done, and drains (docs/protocol.md §1.4). At the end of
+// the input, every request read is answered and the processes get the
+// grace to end on their own before the drain. Stdin is closed at the end
+// when it is an io.Closer, which ends a read pending on a pollable file.
+func serveStdio(ctx context.Context, cfg Config, opts rpc.Options, reg *Registry) error {
 	in, out := orEOF(cfg.Stdin), orDiscard(cfg.Stdout)
+	closer, _ := cfg.Stdin.(io.Closer)
 	opts.ParseError = wire.ParseError(false)
-	conn := rpc.NewConn(rpc.NewStdioFramer(in, out, nil, wire.LabelStdio, cfg.MaxMessage), opts)
+	opts.HoldAtEOF = true
+	conn := rpc.NewConn(rpc.NewStdioFramer(in, out, closer, wire.LabelStdio, cfg.MaxMessage), opts)
 	cfg.Sessions.Metrics.ConnOpened()
 	defer cfg.Sessions.Metrics.ConnClosed()
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
-		_ = conn.Close()
+	case <-conn.InputEnded():
+		reg.log.Debug("end of input; answering what was read")
+		awaitQuiet(ctx, conn, reg, cfg.grace())
 	}
-	// The reader may stay blocked on stdin; the process exits right after.
+	reg.Drain(cfg.grace(), cfg.Hurry)
+	// A stdout that the client does not read may keep a write blocked:
+	// the process exits right after anyway.
+	conn.CloseGoingAway(closeWithin)
 	return nil
 }
 
+// awaitQuiet waits, after the end of a stdio input, until every request
+// read is answered and no process runs, or until grace has passed, ctx is
+// done or the connection ended.
+func awaitQuiet(ctx context.Context, conn *rpc.Conn, reg *Registry, grace time.Duration) {
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	answered := conn.Answered()
+	for answered != nil || reg.drain.running.Load() > 0 {
+		select {
+		case <-answered:
+			answered = nil
+		case <-reg.drain.changed:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-conn.Done():
+			return
+		}
+	}
+}
+
 // serveWebSocket listens on cfg.Addr, announces the URL and serves
-// upgrades until ctx is done.
-func serveWebSocket(ctx context.Context, cfg Config, opts rpc.Options, checkPeer rpc.PeerCheck, logger *zap.Logger) error {
+// upgrades until ctx is done, then drains; drained reports that it did.
+func serveWebSocket(ctx context.Context, cfg Config, opts rpc.Options, reg *Registry, logger *zap.Logger) (drained bool, err error) {
 	ip := cfg.Addr.Addr().Unmap() // ::ffff:a.b.c.d is a.b.c.d
 	ln, err := net.Listen(listenNetwork(ip), netip.AddrPortFrom(ip, cfg.Addr.Port()).String())
 	if err != nil {
-		return fmt.Errorf("listening on %s: %v", cfg.Addr, err)
+		return false, fmt.Errorf("listening on %s: %v", cfg.Addr, err)
 	}
 	url := "ws://" + boundAddr(cfg.Addr, ln.Addr()).String()
 	fmt.Fprintln(orDiscard(cfg.URLOut), url)
 	logger.Info("exec-server listening", zap.String("url", url))
 	opts.ParseError = wire.ParseError(true)
-	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: cfg.MaxMessage, TokenSHA256: cfg.TokenSHA256, JWT: cfg.JWT, Logger: logger, CheckPeer: checkPeer, LabelPrefix: wire.LabelWebSocketPrefix,
-		OnAuthFailure: cfg.Sessions.Metrics.AuthFailed, MaxConnections: cfg.MaxConnections, Observer: cfg.Sessions.Metrics}
-	return srv.Serve(ctx, ln)
+	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: cfg.MaxMessage, TokenSHA256: cfg.TokenSHA256, JWT: cfg.JWT, Logger: logger, CheckPeer: reg.CheckPeer, LabelPrefix: wire.LabelWebSocketPrefix,
+		OnAuthFailure: cfg.Sessions.Metrics.AuthFailed, CloseWithin: closeWithin,
+		MaxConnections: cfg.MaxConnections, Observer: cfg.Sessions.Metrics,
+		Drain: func() {
+			drained = true
+			reg.Drain(cfg.grace(), cfg.Hurry)
+		}}
+	err = srv.Serve(ctx, ln)
+	return drained, err
 }
 
 // listenNetwork keeps a listener to the address family of its address:

@@ -146,6 +146,8 @@ func (s *Session) admit(id string, e *entry, limit int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
+	case s.reg.isDraining():
+		return wire.ErrShuttingDown()
 	case s.ended && errors.Is(s.endCause, errSessionEnded):
 		return wire.ErrSessionEnded(s.id)
 	case s.ended:
@@ -159,6 +161,7 @@ func (s *Session) admit(id string, e *entry, limit int) error {
 	s.live++
 	s.unfinished++
 	s.ran = true
+	s.reg.procUp()
 	return nil
 }
 
@@ -172,6 +175,7 @@ func (s *Session) unadmit(id string, e *entry) {
 	s.live--
 	s.unfinished--
 	s.noteIdle()
+	s.reg.procDown()
 }
 
 func hasSandbox(raw json.RawMessage) bool {

@@ -56,6 +56,14 @@ type Options struct {
 	// memory (the generic decoding copies what it keeps). Nil means every
 	// message is decoded generically.
 	Predecode func(data []byte) (method string, decoded any)
+	// HoldAtEOF keeps the connection up at a clean end of input (io.EOF
+	// from the framer, as when a stdio peer closes its end): the Conn
+	// reads no more and closes InputEnded, the requests already read run
+	// to their answers (Answered is closed once they all have one), and the
+	// owner ends the connection with Close when it sees fit. Without it,
+	// the end of input ends the connection at once, answering what is
+	// left with an error.
+	HoldAtEOF bool
 }
 
 // Conn is one JSON-RPC connection over a Framer. It is symmetric: it answers
@@ -100,6 +108,11 @@ type Conn struct {
 	ending    bool                      // guarded by mu: shutdown began; no new claims
 	swept     bool                      // guarded by mu: the unanswered were answered by shutdown
 	drained   chan struct{}             // guarded by mu: closed when answering drops to 0 after ending
+	allRead   bool                      // guarded by mu: input ended and every message read was handed to the handler
+
+	inputEnded chan struct{} // closed at a clean end of input with HoldAtEOF
+	answeredC  chan struct{} // closed once allRead and every request read was answered
+	answerOnce sync.Once
 }
 
 // errUnanswered answers the requests still unanswered when the connection
@@ -117,6 +130,9 @@ func NewConn(f Framer, opts Options) *Conn {
 		done:      make(chan struct{}),
 		pending:   map[string]chan *Response{},
 		inflight:  map[string][]*inbound{},
+
+		inputEnded: make(chan struct{}),
+		answeredC:  make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = zap.NewNop()
@@ -140,10 +156,14 @@ func NewConn(f Framer, opts Options) *Conn {
 		// connection through here, on a goroutine Wait covers.
 		defer c.wg.Done()
 		<-c.ctx.Done()
-		c.shutdown(nil, false)
+		c.shutdown(nil, ending{within: closeWithin})
 	}()
 	return c
 }
+
+// closeWithin bounds Close: answers being written and a peer that does not
+// read get this long in all before the transport is closed under them.
+const closeWithin = 2 * time.Second
 
 // Context returns a context that is cancelled when the connection ends.
 func (c *Conn) Context() context.Context { return c.ctx }
@@ -169,9 +189,46 @@ func (c *Conn) Go(f func(ctx context.Context)) {
 // to finish, then the transport is closed and every context is cancelled.
 // It does not wait for goroutines; use Wait.
 func (c *Conn) Close() error {
-	c.shutdown(nil, false)
+	c.shutdown(nil, ending{within: closeWithin})
 	return nil
 }
+
+// CloseGoingAway ends the connection as Close does, in at most d: the
+// requests still unanswered get their error answer and a WebSocket
+// transport is closed with status 1001 (going away), telling the peer to
+// reconnect elsewhere at once. On a WebSocket accepted by WebSocketServer
+// every write, the close handshake included, fails once d has passed, so
+// a peer that does not read holds the call up no longer than that.
+func (c *Conn) CloseGoingAway(d time.Duration) {
+	c.shutdown(nil, ending{goingAway: true, within: d})
+}
+
+// InputEnded returns a channel closed at a clean end of input when
+// Options.HoldAtEOF is set (never otherwise).
+func (c *Conn) InputEnded() <-chan struct{} { return c.inputEnded }
+
+// Answered returns a channel closed once the input ended (HoldAtEOF) and
+// every request read before its end has been answered; notifications read
+// before it have been handled too.
+func (c *Conn) Answered() <-chan struct{} { return c.answeredC }
+
+// PeerGoingAway reports whether the peer ended the connection with the
+// WebSocket close status 1001 (going away): a server that shuts down.
+func (c *Conn) PeerGoingAway() bool {
+	g, ok := c.f.(interface{ peerGoingAway() bool })
+	return ok && g.peerGoingAway()
+}
+
+// ending is how shutdown ends the transport.
+type ending struct {
+	tooLarge  bool          // WebSocket close 1009 (message too big)
+	goingAway bool          // WebSocket close 1001 (going away)
+	within    time.Duration // the bound of the whole shutdown
+}
+
+// bounder is implemented by framers whose writes and close can be given a
+// deadline (a WebSocket accepted by WebSocketServer).
+type bounder interface{ bound(deadline time.Time) }
 
 // Wait blocks until every goroutine owned by the connection has returned.
 func (c *Conn) Wait() { c.wg.Wait() }
@@ -179,11 +236,14 @@ func (c *Conn) Wait() { c.wg.Wait() }
 // shutdown ends the connection once. final, if not nil, is written last,
 // after an error response to every request still unanswered. Answers
 // already being written and a sender stuck on a peer that does not read are
-// given two seconds in all before the transport is closed under them.
-func (c *Conn) shutdown(final []byte, tooLarge bool) {
+// given how.within in all before the transport is closed under them.
+func (c *Conn) shutdown(final []byte, how ending) {
 	c.closeOnce.Do(func() {
-		deadline := time.Now().Add(2 * time.Second)
-		timer := time.NewTimer(2 * time.Second)
+		deadline := time.Now().Add(how.within)
+		if b, ok := c.f.(bounder); ok {
+			b.bound(deadline)
+		}
+		timer := time.NewTimer(how.within)
 		defer timer.Stop()
 		c.mu.Lock()
 		c.ending = true
@@ -234,7 +294,11 @@ func (c *Conn) shutdown(final []byte, tooLarge bool) {
 		} else {
 			c.cancel() // unblocks the stuck write on WebSocket transports
 		}
-		_ = c.f.Close(tooLarge)
+		if g, ok := c.f.(interface{ closeGoingAway() error }); ok && how.goingAway {
+			_ = g.closeGoingAway()
+		} else {
+			_ = c.f.Close(how.tooLarge)
+		}
 		c.cancel()
 		close(c.done)
 	})

@@ -11,10 +11,37 @@ import (
 	"go.uber.org/zap"
 )
 
-// queued is a request waiting for the handler goroutine.
+// queued is a request waiting for the handler goroutine, or the mark of
+// the end of input (eof, with HoldAtEOF).
 type queued struct {
 	req *Request
 	in  *inbound // nil for a notification
+	eof bool
+}
+
+// endOfInput is the end of the read loop at a clean end of input with
+// HoldAtEOF: InputEnded is closed, and the end is queued behind the
+// messages read, so that the handler goroutine marks every one of them
+// handed over (see allHandled).
+func (c *Conn) endOfInput() {
+	close(c.inputEnded)
+	select {
+	case c.inq <- queued{eof: true}:
+	case <-c.ctx.Done():
+	}
+}
+
+// allHandled runs on the handler goroutine when it reaches the end of
+// input: from now on, the connection is answered once nothing is in
+// flight.
+func (c *Conn) allHandled() {
+	c.mu.Lock()
+	c.allRead = true
+	done := len(c.inflight) == 0 && c.answering == 0
+	c.mu.Unlock()
+	if done {
+		c.answerOnce.Do(func() { close(c.answeredC) })
+	}
 }
 
 func (c *Conn) readLoop() {
@@ -24,13 +51,17 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			if errors.Is(err, ErrTooLarge) {
 				msg := c.errorFrame(Int64ID(-1), c.parseError(true, err))
-				c.shutdown(msg, true)
+				c.shutdown(msg, ending{tooLarge: true, within: closeWithin})
+				return
+			}
+			if errors.Is(err, io.EOF) && c.opts.HoldAtEOF && c.ctx.Err() == nil {
+				c.endOfInput()
 				return
 			}
 			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
 				c.log.Debug("read ended", zap.Error(err))
 			}
-			c.shutdown(nil, false)
+			c.shutdown(nil, ending{within: closeWithin})
 			return
 		}
 		if c.opts.Predecode != nil {
@@ -56,7 +87,7 @@ func (c *Conn) readLoop() {
 					continue
 				}
 				c.log.Debug("response to an unknown request; closing", zap.Stringer("id", m.ID))
-				c.shutdown(nil, false)
+				c.shutdown(nil, ending{within: closeWithin})
 				return
 			}
 		case *Request:
@@ -128,6 +159,10 @@ func (c *Conn) handleLoop() {
 		case <-c.ctx.Done():
 			return
 		}
+		if q.eof {
+			c.allHandled()
+			continue
+		}
 		if sem == nil || q.req.IsNotification() {
 			c.handleOne(q)
 			continue
@@ -188,7 +223,7 @@ func (c *Conn) finish(req *Request, res any, err error) {
 		if ce.Final != nil {
 			final = c.errorFrame(Int64ID(-1), ce.Final)
 		}
-		c.shutdown(final, false)
+		c.shutdown(final, ending{within: closeWithin})
 		return
 	}
 	if req.IsNotification() {

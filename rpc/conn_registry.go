@@ -67,7 +67,11 @@ func (c *Conn) answered(in *inbound) {
 		close(c.drained)
 		c.drained = nil
 	}
+	done := c.allRead && c.answering == 0 && len(c.inflight) == 0
 	c.mu.Unlock()
+	if done {
+		c.answerOnce.Do(func() { close(c.answeredC) })
+	}
 }
 
 func idKey(id ID) string { return string(id.AppendJSON(nil)) }

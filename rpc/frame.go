@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -139,11 +142,13 @@ func NewWebSocketFramer(c *websocket.Conn, label string, maxSize int64) Framer {
 
 type wsFramer struct {
 	c     *websocket.Conn
+	raw   net.Conn // the hijacked connection under c, or nil (see bound)
 	label string
 	max   int64
-	hint  int    // the last message's length (lent: the recent largest), owned by the reader
-	lent  bool   // messages are read into buf and lent (see lender)
-	buf   []byte // the buffer of lent messages
+	away  atomic.Bool // the peer closed with 1001 (going away)
+	hint  int         // the last message's length (lent: the recent largest), owned by the reader
+	lent  bool        // messages are read into buf and lent (see lender)
+	buf   []byte      // the buffer of lent messages
 }
 
 func (f *wsFramer) Label() string { return f.label }
@@ -151,7 +156,8 @@ func (f *wsFramer) Label() string { return f.label }
 func (f *wsFramer) Read(ctx context.Context) ([]byte, error) {
 	_, r, err := f.c.Reader(ctx)
 	if err != nil {
-		if websocket.CloseStatus(err) != -1 {
+		if st := websocket.CloseStatus(err); st != -1 {
+			f.away.Store(st == websocket.StatusGoingAway)
 			return nil, io.EOF
 		}
 		return nil, err
@@ -189,3 +195,19 @@ func (f *wsFramer) Close(tooLarge bool) error {
 	}
 	return f.c.Close(websocket.StatusNormalClosure, "")
 }
+
+// closeGoingAway closes with 1001: the server is shutting down.
+func (f *wsFramer) closeGoingAway() error {
+	return f.c.Close(websocket.StatusGoingAway, "server shutting down")
+}
+
+// bound makes every write and read of the connection, the close handshake
+// included, fail at deadline (a shutdown that a peer which does not read
+// must not hold up).
+func (f *wsFramer) bound(deadline time.Time) {
+	if f.raw != nil {
+		_ = f.raw.SetDeadline(deadline)
+	}
+}
+
+func (f *wsFramer) peerGoingAway() bool { return f.away.Load() }

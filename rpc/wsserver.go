@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -17,10 +18,10 @@ import (
 )
 
 // WebSocketServer serves JSON-RPC over WebSocket on one listener
-// (docs/protocol.md §1.2): the upgrade on "/", a readiness probe on "/readyz",
-// 404 elsewhere, 403 for any request with an Origin header, optional
-// bearer-token authentication of the upgrade, and 503 beyond
-// MaxConnections.
+// (docs/protocol.md §1.2): the upgrade on "/", a readiness probe on "/readyz"
+// and a liveness probe on "/livez", 404 elsewhere, 403 for any request with
+// an Origin header, optional bearer-token authentication of the upgrade,
+// and 503 beyond MaxConnections.
 type WebSocketServer struct {
 	// Conn configures each connection (Bind, Logger, Concurrency, ...).
 	Conn Options
@@ -54,11 +55,19 @@ type WebSocketServer struct {
 	MaxConnections int
 	// Observer, when set, is told of every connection and refusal.
 	Observer ConnObserver
+	// Drain, when set, runs once Serve's context is done, before the
+	// connections are closed, while the listener still answers: /readyz
+	// 503, /livez 200, and every upgrade 503 "server is shutting down"
+	// (docs/operations.md §5).
+	Drain func()
+	// CloseWithin bounds the close of each connection at the end of Serve
+	// (2 s when zero); they are closed with 1001 (going away), all at once.
+	CloseWithin time.Duration
 
 	mu     sync.Mutex
 	conns  map[*Conn]struct{} // guarded by mu
 	open   int                // guarded by mu: connections reserved or upgraded
-	closed bool               // guarded by mu: Serve is closing; new connections are closed at once
+	closed bool               // guarded by mu: Serve is draining or closing; upgrades are refused, new connections closed at once
 	wg     sync.WaitGroup     // every ServeHTTP call past the closed check
 }
 
@@ -77,19 +86,36 @@ func (s *WebSocketServer) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
-	// Hijacked connections are not closed by Close; ours are tracked.
-	_ = srv.Close()
 	s.mu.Lock()
 	s.closed = true
-	for c := range s.conns {
-		_ = c.Close()
-	}
 	s.mu.Unlock()
+	if s.Drain != nil && err == nil {
+		s.Drain()
+	}
+	// Hijacked connections are not closed by Close; ours are tracked.
+	_ = srv.Close()
+	s.closeConns()
 	s.wg.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
 	return err
+}
+
+// closeConns closes every connection with 1001 (going away), all at once,
+// each within CloseWithin, and waits for the closes.
+func (s *WebSocketServer) closeConns() {
+	within := s.CloseWithin
+	if within <= 0 {
+		within = closeWithin
+	}
+	var wg sync.WaitGroup
+	s.mu.Lock()
+	for c := range s.conns {
+		wg.Go(func() { c.CloseGoingAway(within) })
+	}
+	s.mu.Unlock()
+	wg.Wait()
 }
 
 // ServeHTTP implements http.Handler.
@@ -98,13 +124,7 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plainError(w, http.StatusForbidden, "Origin header is not allowed")
 		return
 	}
-	switch r.URL.Path {
-	case "/readyz":
-		w.WriteHeader(http.StatusOK)
-		return
-	case "/":
-	default:
-		http.NotFound(w, r)
+	if s.probe(w, r) {
 		return
 	}
 	if !headerHasToken(r.Header, "Connection", "upgrade") {
@@ -136,7 +156,8 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 	defer s.unreserve()
-	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled, InsecureSkipVerify: true})
+	hj := &hijackRecorder{ResponseWriter: w}
+	wc, err := websocket.Accept(hj, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled, InsecureSkipVerify: true})
 	if err != nil {
 		s.Logger.Debug("websocket upgrade failed", zap.Error(err))
 		return
@@ -148,7 +169,9 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		prefix = "websocket "
 	}
 	label := prefix + r.RemoteAddr
-	c := NewConn(NewWebSocketFramer(wc, label, s.MaxMessage), s.connOptions(r.RemoteAddr))
+	f := NewWebSocketFramer(wc, label, s.MaxMessage).(*wsFramer)
+	f.raw = hj.conn
+	c := NewConn(f, s.connOptions(r.RemoteAddr))
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
 	if s.closed {
@@ -163,6 +186,31 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The connection's opening and close are logged by its Bind.
 	s.keepAlive(c, wc)
 	c.Wait()
+}
+
+// probe answers every path but "/": /readyz (503 while draining), /livez
+// and 404 elsewhere; it reports whether it answered.
+func (s *WebSocketServer) probe(w http.ResponseWriter, r *http.Request) bool {
+	switch r.URL.Path {
+	case "/readyz":
+		s.mu.Lock()
+		draining := s.closed
+		s.mu.Unlock()
+		if draining {
+			plainError(w, http.StatusServiceUnavailable, "server is shutting down")
+			return true
+		}
+		w.WriteHeader(http.StatusOK)
+		return true
+	case "/livez":
+		w.WriteHeader(http.StatusOK)
+		return true
+	case "/":
+		return false
+	default:
+		http.NotFound(w, r)
+		return true
+	}
 }
 
 // peerAllowed runs CheckPeer and answers 403 if it refuses the peer.
@@ -262,4 +310,21 @@ func plainError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte(msg))
+}
+
+// hijackRecorder keeps the connection that websocket.Accept hijacks, so
+// that a shutdown can bound its writes with a deadline (wsFramer.bound).
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := h.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("http.ResponseWriter does not implement http.Hijacker")
+	}
+	c, rw, err := hj.Hijack()
+	h.conn = c
+	return c, rw, err
 }

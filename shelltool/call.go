@@ -93,7 +93,7 @@ func (h *handler) toolsCall(req *rpc.Request) (any, error) {
 
 // start runs the call on a goroutine of the connection.
 func (h *handler) start(id rpc.ID, a *shellArgs, workdir string, plan *sandbox.Plan) {
-	ctx, cancel := context.WithCancel(h.c.Context())
+	ctx, cancel := context.WithCancel(h.base)
 	expired := make(chan struct{})
 	sw := NewStopwatch(h.cfg.Clock, a.timeout(), func() { close(expired) })
 	d := &PolicyDecider{Evaluate: h.cfg.Evaluate, PreserveProgramPaths: h.cfg.PreserveProgramPaths, Pause: sw.Pause,

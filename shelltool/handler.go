@@ -3,6 +3,7 @@ package shelltool
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -28,6 +29,11 @@ type handler struct {
 
 	mu    sync.Mutex
 	calls map[string]*runningCall // guarded by mu: running calls by request id
+
+	// base is the context of every call: the connection's, cancelled
+	// early by stopCalls at the end of input.
+	base      context.Context
+	stopCalls context.CancelFunc
 }
 
 // runningCall is a tools/call whose command runs.
@@ -37,7 +43,8 @@ type runningCall struct {
 }
 
 func newHandler(c *rpc.Conn, cfg *Config) *handler {
-	return &handler{c: c, cfg: cfg, log: cfg.Logger, state: defaultState(), calls: map[string]*runningCall{}}
+	base, stop := context.WithCancel(c.Context())
+	return &handler{c: c, cfg: cfg, log: cfg.Logger, state: defaultState(), calls: map[string]*runningCall{}, base: base, stopCalls: stop}
 }
 
 // Handle implements rpc.Handler.
@@ -90,8 +97,13 @@ type initializeResult struct {
 	Instructions string `json:"instructions"`
 }
 
-// initialize answers the handshake: the client's protocol version when it
-// is not newer than ours, else ours.
+// supportedVersions are the MCP protocol versions initialize accepts
+// as asked; any other is answered with ProtocolVersion, the newest (MCP
+// lifecycle: the server MUST answer a version it supports).
+var supportedVersions = []string{"2024-11-05", "2025-03-26", ProtocolVersion}
+
+// initialize answers the handshake: the client's protocol version when we
+// support it, else ours.
 func (h *handler) initialize(raw json.RawMessage) (any, error) {
 	var p initializeParams
 	if err := rpc.DecodeParams(raw, &p); err != nil {
@@ -104,7 +116,7 @@ func (h *handler) initialize(raw json.RawMessage) (any, error) {
 		Capabilities:    json.RawMessage(`{"experimental":{"codex/sandbox-state":{"version":"1.0.0"}},"tools":{}}`),
 		Instructions:    instructions,
 	}
-	if p.ProtocolVersion <= ProtocolVersion {
+	if slices.Contains(supportedVersions, p.ProtocolVersion) {
 		res.ProtocolVersion = p.ProtocolVersion
 	}
 	res.ServerInfo.Name, res.ServerInfo.Version = h.cfg.Name, h.cfg.Version

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -46,11 +47,24 @@ type Config struct {
 	Logger *zap.Logger
 }
 
+// eofAnswerWait bounds the wait, at the end of input, for the answers to
+// the requests read: calls are cancelled then, so only a handler stuck
+// on something else could take longer.
+const eofAnswerWait = 5 * time.Second
+
+// stuckWait bounds the wait for the connection's goroutines once it is
+// closed: a write to a stdout that the client does not read cannot be
+// interrupted, and must not keep the server from exiting.
+const stuckWait = 3 * time.Second
+
 // Serve speaks MCP over r (the client's requests) and w (our messages)
-// until r ends, ctx is done, or the transport fails. When it returns,
-// every call has been cancelled (its command and escalated children
-// killed) and every goroutine of the server has ended. closer, when not
-// nil, is closed to unblock a read of r when ctx ends.
+// until r ends, ctx is done, or the transport fails (docs/shell-tool.md
+// §3.1). At the end of r, running calls are cancelled (their commands
+// killed: the client is gone) and every request read gets its answer
+// before Serve returns. When it returns, every call has been cancelled and
+// every goroutine of the server has ended, unless one is stuck writing to
+// w. closer, when not nil, is closed to unblock a read of r when ctx ends
+// (it does when r is a pollable file: see cmd_mcp.go).
 func Serve(ctx context.Context, r io.Reader, w io.Writer, closer io.Closer, cfg Config) error {
 	if cfg.Evaluate == nil || cfg.Runner == nil {
 		return errors.New("shelltool: Config needs Evaluate and Runner")
@@ -66,15 +80,34 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, closer io.Closer, cfg 
 		cfg.Cwd = wd
 	}
 	f := rpc.NewStdioFramer(r, w, closer, "stdio", maxMessage)
+	var h *handler
 	c := rpc.NewConn(f, rpc.Options{
-		Logger: cfg.Logger, JSONRPC: true, StrictJSONRPC: true, CallIDsFromZero: true,
-		Bind: func(c *rpc.Conn) rpc.Handler { return newHandler(c, &cfg) },
+		Logger: cfg.Logger, JSONRPC: true, StrictJSONRPC: true, CallIDsFromZero: true, HoldAtEOF: true,
+		Bind: func(c *rpc.Conn) rpc.Handler { h = newHandler(c, &cfg); return h },
 	})
 	select {
 	case <-c.Done():
 	case <-ctx.Done():
-		_ = c.Close()
+	case <-c.InputEnded():
+		h.stopCalls()
+		t := time.NewTimer(eofAnswerWait)
+		select {
+		case <-c.Answered():
+		case <-ctx.Done():
+		case <-c.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
-	c.Wait()
+	_ = c.Close()
+	waited := make(chan struct{})
+	go func() { c.Wait(); close(waited) }()
+	t := time.NewTimer(stuckWait)
+	defer t.Stop()
+	select {
+	case <-waited:
+	case <-t.C:
+		cfg.Logger.Warn("a write to stdout is stuck; exiting without it")
+	}
 	return nil
 }

@@ -34,6 +34,9 @@ var (
 	// ErrTransport is wrapped by every error caused by a lost connection:
 	// "exec-server transport disconnected[: reason]".
 	ErrTransport = errors.New("exec-server transport disconnected")
+	// ErrServerGoingAway fails a client whose server closed the connection
+	// with 1001 (going away: it is shutting down); it wraps ErrTransport.
+	ErrServerGoingAway = fmt.Errorf("%w: exec-server is shutting down (close 1001, going away)", ErrTransport)
 	// ErrUnknownProcess is returned when the server does not know a process.
 	ErrUnknownProcess = errors.New("unknown process id")
 	// ErrStdinClosed is returned by writes to a process whose stdin is closed
@@ -231,6 +234,15 @@ func (c *Client) monitor(conn *rpc.Conn) {
 			return
 		}
 		reason := "connection closed"
+		if conn.PeerGoingAway() {
+			// The server is shutting down (close 1001): its sessions end
+			// with it, so no resume can succeed there. Fail at once, so
+			// that the caller can connect again (elsewhere) without
+			// waiting out the recovery (docs/client.md §11).
+			c.log.Info("exec-server is shutting down (close 1001)", zap.String("label", conn.Label()))
+			c.fail(ErrServerGoingAway)
+			return
+		}
 		c.mu.Lock()
 		if c.conn == conn {
 			c.conn = nil
@@ -280,17 +292,16 @@ func (c *Client) takeProcs() []*Process {
 	return ps
 }
 
-// Close ends the session (unless DialOptions.KeepSession), ends the
-// connection, stops a supervised server child, fails every live process
-// with ErrClosed and waits for every goroutine the Client started, but not
-// for an OnOutput or OnEvent callback that is still running. Ending the
-// session is EndSession: every process of the session dies, with what it
-// left running in the background, before Close goes on; a server without
-// session/end (the reference) gets process/terminate for each live process
-// this client started instead, and keeps the rest until its session TTL.
-// While the connection is being recovered, everything is left to the
-// server's session TTL. It is idempotent and never blocks for more than a
-// few seconds (a supervised child gets SIGTERM, then SIGKILL after 2 s).
+// Close ends the session (EndSession, unless DialOptions.KeepSession):
+// every process of the session dies with what it left running before
+// Close goes on; a server without session/end (the reference) gets
+// process/terminate for each live process this client started and keeps
+// the rest until its session TTL, as it does while the connection is being
+// recovered. Close then ends the connection, stops a supervised server
+// child, fails every live process with ErrClosed and waits for every
+// goroutine the Client started, but not for a running OnOutput or OnEvent
+// callback. It is idempotent and never blocks for more than a few seconds
+// (a supervised child gets SIGTERM, then SIGKILL after 2 s).
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {

@@ -136,6 +136,12 @@ func ErrStartCancelled(id string) *rpc.Error {
 	return rpc.Errorf(rpc.CodeInvalidRequest, "process %s start was cancelled", rpc.Clip(id))
 }
 
+// ErrShuttingDown refuses a new session, process/start or command/exec
+// while the server drains (docs/operations.md §5).
+func ErrShuttingDown() *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "server is shutting down")
+}
+
 // ErrTooManyProcesses is a process/start over the per-session limit.
 func ErrTooManyProcesses(limit int) *rpc.Error {
 	return rpc.Errorf(rpc.CodeInvalidRequest, "too many processes in this session (limit %d)", limit)

@@ -1,0 +1,146 @@
+package execserver
+
+// The graceful drain of a server that is asked to stop (docs/operations.md
+// §5): no new session or process is admitted, every process tree gets
+// SIGTERM, and those still running when the grace ends (or at a second
+// signal) are killed; meanwhile the clients receive the exits and closes.
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// afterKillWait bounds the wait of a drain, once it killed what was left,
+// for the exits of those processes to be published; closeLag is the
+// wait for their closes after that. A SIGKILLed tree is reaped and its
+// pipes end within milliseconds; a process whose exit is published but
+// whose close is not after closeLag is held up by a client that does not
+// read, which gets nothing more.
+const (
+	afterKillWait = 60 * time.Millisecond
+	closeLag      = 10 * time.Millisecond
+)
+
+// drainState is the part of a Registry that the drain uses.
+type drainState struct {
+	once    sync.Once
+	started chan struct{} // closed when the drain begins
+	on      atomic.Bool   // the drain began: nothing new is admitted
+	running atomic.Int64  // processes not yet closed, of both families
+	changed chan struct{} // 1-buffered: running went down
+}
+
+func newDrainState() drainState {
+	return drainState{started: make(chan struct{}), changed: make(chan struct{}, 1)}
+}
+
+// draining returns a channel closed when the drain begins.
+func (r *Registry) draining() <-chan struct{} { return r.drain.started }
+
+// isDraining reports whether the drain began.
+func (r *Registry) isDraining() bool { return r.drain.on.Load() }
+
+// procUp counts a process that runs until procDown.
+func (r *Registry) procUp() { r.drain.running.Add(1) }
+
+// procDown counts the close of a process counted by procUp.
+func (r *Registry) procDown() {
+	r.drain.running.Add(-1)
+	select {
+	case r.drain.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Drain stops the admission of sessions and processes, sends SIGTERM to
+// every process tree (the process group, as a graceful process/terminate
+// does) and waits until every process is closed, its exit and close
+// published to its client. When grace has passed, or hurry is closed (a
+// second signal), it kills what is left and waits up to afterKillWait for
+// those closes. The connections stay open: the caller closes them next
+// (with 1001), then calls Shutdown. Drain is called once.
+func (r *Registry) Drain(grace time.Duration, hurry <-chan struct{}) {
+	deadline := time.Now().Add(grace)
+	r.drain.on.Store(true)
+	r.drain.once.Do(func() { close(r.drain.started) })
+	entries := r.liveEntries()
+	r.log.Info("draining", zap.Int("processes", int(r.drain.running.Load())), zap.Duration("grace", grace))
+	for _, e := range entries {
+		e.stop(&gracefulTerminate{grace: time.Until(deadline), drain: true})
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	if r.waitClosed(timer.C, hurry) {
+		return
+	}
+	left := r.liveEntries()
+	r.log.Info("drain grace over; killing what is left", zap.Int("processes", int(r.drain.running.Load())))
+	for _, e := range left {
+		e.stop(errShutdown)
+	}
+	short := time.NewTimer(afterKillWait)
+	defer short.Stop()
+	for !allExited(left) && r.drain.running.Load() > 0 {
+		select {
+		case <-r.drain.changed:
+		case <-short.C:
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
+	lag := time.NewTimer(closeLag)
+	defer lag.Stop()
+	r.waitClosed(lag.C, nil)
+}
+
+// allExited reports whether the exit of every entry was published.
+func allExited(es []*entry) bool {
+	for _, e := range es {
+		if entryState(e.state.Load()) < stateExited {
+			return false
+		}
+	}
+	return true
+}
+
+// waitClosed waits until no process runs (true), or until timeout fires
+// or hurry is closed (false).
+func (r *Registry) waitClosed(timeout <-chan time.Time, hurry <-chan struct{}) bool {
+	for r.drain.running.Load() > 0 {
+		select {
+		case <-r.drain.changed:
+		case <-timeout:
+			return false
+		case <-hurry:
+			return false
+		}
+	}
+	return true
+}
+
+// liveEntries returns the entries of every session that are not closed.
+// An entry admitted after the drain began is refused (Session.admit), so
+// none is missed: admit checks the drain under the session's lock taken
+// here.
+func (r *Registry) liveEntries() []*entry {
+	r.mu.Lock()
+	sessions := make([]*Session, 0, len(r.sessions))
+	for _, s := range r.sessions {
+		sessions = append(sessions, s)
+	}
+	r.mu.Unlock()
+	var out []*entry
+	for _, s := range sessions {
+		s.mu.Lock()
+		for _, e := range s.procs {
+			if entryState(e.state.Load()) < stateClosed {
+				out = append(out, e)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return out
+}

@@ -138,6 +138,9 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 		Files: []uintptr{uintptr(st.child[0]), uintptr(st.child[1]), uintptr(st.child[2])},
 		Sys:   sys,
 	}
+	if tree.watched() {
+		sys.Pdeathsig = 0 // the watchdog kills the whole tree, intact
+	}
 	argv := spec.argv()
 	if wrapped != nil {
 		// The helper gets an empty environment; the command's travels in

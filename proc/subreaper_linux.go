@@ -28,6 +28,7 @@ func (t *TreeKiller) setupSubreaper() {
 		t.log.Warn("PR_SET_CHILD_SUBREAPER; escaped orphans will re-parent to init", zap.Error(err))
 	}
 	t.tracked = make(map[int]struct{})
+	t.adopted = make(map[int]bool)
 	t.sigs = make(chan os.Signal, 1)
 	t.kick = make(chan struct{}, 1)
 	t.done = make(chan struct{})
@@ -69,7 +70,18 @@ func (t *TreeKiller) lockSpawn() func() {
 func (t *TreeKiller) track(pid int) {
 	if t != nil && t.mode == modeSubreaper {
 		t.tracked[pid] = struct{}{}
+		if w := watchdog.Load(); w != nil {
+			w.watchChild(pid)
+		}
 	}
+}
+
+// watched reports whether a watchdog kills the trees of t's children if
+// the server dies (subreaper mode; cgroup mode needs no telling): they
+// then need no parent-death signal, which would orphan their own
+// children before the watchdog's walk could find them.
+func (t *TreeKiller) watched() bool {
+	return t != nil && t.mode == modeSubreaper && watchdog.Load() != nil
 }
 
 // untrack forgets a reaped child; its orphans are now the reaper's.
@@ -83,6 +95,9 @@ func (t *TreeKiller) untrack(pid int) {
 	t.mu.Lock()
 	delete(t.tracked, pid)
 	t.mu.Unlock()
+	if w := watchdog.Load(); w != nil {
+		w.forgetChild(pid)
+	}
 	t.kickReaper()
 }
 
@@ -120,14 +135,24 @@ func (t *TreeKiller) reapOrphans() (left int) {
 	reap.Exclusive(func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
+		w := watchdog.Load()
 		for _, st := range t.untrackedChildren() {
 			if st.state != 'Z' {
 				left++
+				if w != nil && !t.adopted[st.pid] {
+					t.adopted[st.pid] = true // an orphan of ours: the watchdog kills it too
+					w.watchChild(st.pid)
+				}
 				continue
 			}
 			var si siginfo
 			if err := waitid(unix.P_PID, st.pid, &si, unix.WEXITED|unix.WNOHANG); err == nil && si.pid == 0 {
 				left++
+			} else if t.adopted[st.pid] {
+				delete(t.adopted, st.pid)
+				if w != nil {
+					w.forgetChild(st.pid)
+				}
 			}
 		}
 	})
@@ -167,10 +192,21 @@ func (t *TreeKiller) untrackedChildren() []procStat {
 }
 
 // killWalk SIGKILLs the roots, every process in session or group sid (if
-// non-zero) and all their descendants. It SIGSTOPs what it finds first and
-// walks /proc again until nothing new shows up, so a process forking during
-// the walk cannot leave a child behind.
+// non-zero) and all their descendants (stopAndKill).
 func (t *TreeKiller) killWalk(roots []int, sid int) {
+	groups := map[int]bool{}
+	if sid > 0 {
+		groups[sid] = true
+	}
+	stopAndKill(roots, groups, t.selfPid)
+}
+
+// stopAndKill SIGKILLs the roots, every process whose session or process
+// group is in groups, and all their descendants, never self nor init. It
+// SIGSTOPs what it finds first and walks /proc again until nothing new
+// shows up, so a process forking during the walk cannot leave a child
+// behind. It returns the pids it killed.
+func stopAndKill(roots []int, groups map[int]bool, self int) []int {
 	stopped := make(map[int]struct{})
 	for pass := 0; pass < maxWalkPasses; pass++ {
 		procs := scanProcs()
@@ -178,7 +214,7 @@ func (t *TreeKiller) killWalk(roots []int, sid int) {
 		queue := append([]int(nil), roots...)
 		for _, st := range procs {
 			kids[st.ppid] = append(kids[st.ppid], st.pid)
-			if sid > 0 && (st.sid == sid || st.pgrp == sid) {
+			if groups[st.sid] || groups[st.pgrp] {
 				queue = append(queue, st.pid)
 			}
 		}
@@ -190,7 +226,7 @@ func (t *TreeKiller) killWalk(roots []int, sid int) {
 		for len(queue) > 0 {
 			pid := queue[len(queue)-1]
 			queue = queue[:len(queue)-1]
-			if seen[pid] || pid <= 1 || pid == t.selfPid {
+			if seen[pid] || pid <= 1 || pid == self {
 				continue
 			}
 			seen[pid] = true
@@ -204,7 +240,10 @@ func (t *TreeKiller) killWalk(roots []int, sid int) {
 			break
 		}
 	}
+	killed := make([]int, 0, len(stopped))
 	for pid := range stopped {
 		_ = unix.Kill(pid, unix.SIGKILL)
+		killed = append(killed, pid)
 	}
+	return killed
 }

@@ -24,7 +24,7 @@ var stateDirFlag = &cli.StringFlag{
 func watchdogMain(args []string) int {
 	fs := flag.NewFlagSet(proc.WatchdogName, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	state := fs.String("state-dir", "", "")
+	records := fs.Bool("records", false, "")
 	level := fs.String("log-level", "info", "")
 	format := fs.String("log-format", "console", "")
 	if err := fs.Parse(args); err != nil {
@@ -36,7 +36,7 @@ func watchdogMain(args []string) int {
 		logger = zap.NewNop()
 	}
 	defer func() { _ = logger.Sync() }()
-	return proc.RunWatchdog(logger.With(zap.String("watchdog", "server "+fmt.Sprint(os.Getppid()))), *state)
+	return proc.RunWatchdog(logger.With(zap.String("watchdog", "server "+fmt.Sprint(os.Getppid()))), *records)
 }
 
 // startWatchdog starts the server's watchdog, which kills what the server

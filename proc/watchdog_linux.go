@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -51,9 +52,9 @@ const (
 // included). A watchdog that dies while the server lives is logged and
 // started again, and told the current state.
 type Watchdog struct {
-	log      *zap.Logger
-	args     []string // argv after argv[0]
-	stateDir string
+	log  *zap.Logger
+	args []string    // argv after argv[0]
+	rec  *recordFile // nil without a usable state directory
 
 	mu       sync.Mutex
 	conn     *net.UnixConn // the running watchdog's socket; nil between runs
@@ -91,10 +92,15 @@ func StartWatchdog(log *zap.Logger, stateDir string, args []string) (*Watchdog, 
 		log = zap.NewNop()
 	}
 	sweepRecords(stateDir, log)
-	w := &Watchdog{log: log, stateDir: stateDir, args: args, children: map[int]int{},
+	w := &Watchdog{log: log, args: args, children: map[int]int{},
 		held: map[uint64]heldHandle{}, acks: map[uint64]chan struct{}{}, done: make(chan struct{})}
+	var err error
+	if w.rec, err = createRecords(stateDir); err != nil {
+		log.Warn("no record of placeholders: a server killed together with its watchdog leaves them for good", zap.String("dir", stateDir), zap.Error(err))
+	}
 	cmd, conn, err := w.launch()
 	if err != nil {
+		w.rec.close(false)
 		return nil, err
 	}
 	w.conn, w.pid = conn, cmd.Process.Pid
@@ -120,13 +126,18 @@ func (w *Watchdog) launch() (*exec.Cmd, *net.UnixConn, error) {
 		return nil, nil, err
 	}
 	conn := fc.(*net.UnixConn)
-	args := append([]string{WatchdogName, "--state-dir", w.stateDir}, w.args...)
+	args := append([]string{WatchdogName}, w.args...)
+	files := []*os.File{theirs} // fd 3
+	if w.rec != nil {
+		args = append(args, "--records") // fd 4
+		files = append(files, w.rec.f)
+	}
 	cmd := &exec.Cmd{
 		Path:       sandbox.SelfExe, // never by path: docs/sandbox.md §4.1
 		Args:       args,
 		Env:        os.Environ(),
 		Stderr:     os.Stderr,
-		ExtraFiles: []*os.File{theirs}, // fd 3
+		ExtraFiles: files,
 		// Its own session: neither a terminal's signals nor a kill of
 		// the server's process group reach it. No parent-death signal.
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
@@ -275,6 +286,8 @@ func (w *Watchdog) Stop() {
 		_ = unix.Close(fd)
 	}
 	w.cgroups, w.children = nil, nil
+	w.rec.close(false)
+	w.rec = nil
 }
 
 // watchCgroup tells the watchdog of an owned cgroup directory; lockfd is
@@ -340,14 +353,21 @@ func (w *Watchdog) forgetChild(pid int) {
 // references to the placeholder's parent and to the placeholder's open
 // file description, whose shared lock thus stays held until the
 // watchdog has removed it, or was told to Let it go.
-func (w *Watchdog) Hold(parentfd, fd int, name string, id fsat.ID) uint64 {
+// It records the placeholder first, so that the next server finds it if
+// the server and its watchdog die together.
+func (w *Watchdog) Hold(parentfd, fd int, path string, id fsat.ID) uint64 {
+	parent, err := fsat.Stat(parentfd)
+	if err != nil {
+		return 0
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
 		return 0
 	}
 	w.token++
-	h := heldHandle{parentfd: parentfd, fd: fd, name: name, id: id}
+	h := heldHandle{parentfd: parentfd, fd: fd, name: filepath.Base(path), id: id}
+	w.rec.add(w.token, filepath.Dir(path), parent, h.name, id)
 	w.held[w.token] = h
 	w.send(holdMsg(w.token, h))
 	return w.token
@@ -368,9 +388,11 @@ func (w *Watchdog) Let(token uint64) {
 	w.mu.Lock()
 	delete(w.held, token)
 	w.acks[token] = ch
+	rec := w.rec
 	if !w.send(wireMsg{kind: msgLet, token: token}) {
 		delete(w.acks, token)
 		w.mu.Unlock()
+		rec.remove(token)
 		return
 	}
 	w.mu.Unlock()
@@ -382,4 +404,5 @@ func (w *Watchdog) Let(token uint64) {
 		w.mu.Unlock()
 		w.log.Warn("the watchdog did not let a placeholder go in time")
 	}
+	rec.remove(token)
 }

@@ -19,8 +19,12 @@ import (
 	"github.com/codexec/codex/sandbox"
 )
 
-// watchdogFD is the watchdog's end of its socket to the server.
-const watchdogFD = 3
+// The watchdog's fds: its end of the socket to the server, and the
+// server's record file (with --records).
+const (
+	watchdogFD = 3
+	recordsFD  = 4
+)
 
 // watchState is what the watchdog knows of its server.
 type watchState struct {
@@ -36,14 +40,14 @@ type watchState struct {
 // nothing) or the socket reaches end of file, which means the server is
 // gone: then it kills the processes the server started and removes its
 // placeholders, logs what it did, and exits 0. It ignores SIGINT,
-// SIGTERM and SIGHUP. Its records in stateDir (placeholders it holds)
-// let the next server remove what it could not.
-func RunWatchdog(log *zap.Logger, stateDir string) int {
+// SIGTERM and SIGHUP. With records, fd 4 is the server's record file: it
+// marks there what it dealt with, and removes the file when nothing is
+// left for the next server.
+func RunWatchdog(log *zap.Logger, records bool) int {
 	ossignal.Ignore(unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGPIPE)
 	s := &watchState{log: log, children: map[int]int{}, held: map[uint64]heldHandle{}}
-	var err error
-	if s.records, err = createRecords(stateDir); err != nil {
-		log.Warn("watchdog: no record of placeholders: a server that dies with its watchdog leaves them for good", zap.String("dir", stateDir), zap.Error(err))
+	if records {
+		s.records = recordFromFD(recordsFD)
 	}
 	buf := make([]byte, maxMessage)
 	oob := make([]byte, unix.CmsgSpace(4*4))
@@ -63,8 +67,7 @@ func RunWatchdog(log *zap.Logger, stateDir string) int {
 			continue
 		}
 		if m.kind == msgBye {
-			s.records.close(false)
-			return 0
+			return 0 // the server removes its record
 		}
 		s.apply(m)
 	}
@@ -94,12 +97,10 @@ func (s *watchState) apply(m wireMsg) {
 	case msgHold:
 		h := heldHandle{parentfd: m.fds[0], fd: m.fds[1], name: m.text[0], id: m.id}
 		s.held[m.token] = h
-		s.records.add(m.token, h)
 	case msgLet:
 		if h, ok := s.held[m.token]; ok {
 			closeFDs([]int{h.parentfd, h.fd})
 			delete(s.held, m.token)
-			s.records.remove(m.token)
 		}
 		ack, _ := wireMsg{kind: msgAck, token: m.token}.encode()
 		_ = unix.Sendmsg(watchdogFD, ack, nil, nil, unix.MSG_NOSIGNAL)

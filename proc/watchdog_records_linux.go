@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -36,11 +37,16 @@ func DefaultStateDir() string {
 	return filepath.Join(os.TempDir(), "codex-exec-"+strconv.Itoa(os.Geteuid()))
 }
 
-// recordFile is a watchdog's record: one line per placeholder held ("+")
-// or let go ("-"), in a file it holds an exclusive flock on for its
-// life. A nil *recordFile records nothing.
+// recordFile is the record of the placeholders a server's runs hold:
+// one line per placeholder held ("+", written by the server before the
+// run goes on) or let go or dealt with ("-"), in a file locked with an
+// exclusive flock by the server, whose watchdog shares the open file
+// description (so the lock stays while either lives). A nil *recordFile
+// records nothing.
 type recordFile struct {
-	f *os.File
+	mu   sync.Mutex
+	f    *os.File
+	path string
 }
 
 const recordPrefix, recordSuffix = "watchdog-", ".rec"
@@ -64,7 +70,8 @@ func stateDir(dir string) error {
 	return nil
 }
 
-// createRecords makes and locks a new record file in dir. A starting
+// createRecords makes and locks a new record file in dir (a server's, at
+// start-up). A starting
 // server's sweep may take the file between its creation and our lock
 // (and remove it, empty); then another is made.
 func createRecords(dir string) (*recordFile, error) {
@@ -83,42 +90,55 @@ func createRecords(dir string) (*recordFile, error) {
 		}
 		var held, now unix.Stat_t
 		if unix.Fstat(int(f.Fd()), &held) == nil && unix.Lstat(f.Name(), &now) == nil && held.Ino == now.Ino {
-			return &recordFile{f: f}, nil
+			return &recordFile{f: f, path: f.Name()}, nil
 		}
 		f.Close()
 	}
 	return nil, fmt.Errorf("no record file of our own in %s", dir)
 }
 
-// add records the held placeholder h under tok.
-func (r *recordFile) add(tok uint64, h heldHandle) {
+// recordFromFD is the record file the watchdog inherited as fd.
+func recordFromFD(fd int) *recordFile {
+	path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !filepath.IsAbs(path) {
+		return nil
+	}
+	return &recordFile{f: os.NewFile(uintptr(fd), path), path: path}
+}
+
+// add records the placeholder name below the directory parentPath (of
+// identity parent), of identity id, held under tok.
+func (r *recordFile) add(tok uint64, parentPath string, parent fsat.ID, name string, id fsat.ID) {
 	if r == nil {
 		return
 	}
-	parent, err := fsat.Stat(h.parentfd)
-	path, err2 := os.Readlink("/proc/self/fd/" + strconv.Itoa(h.parentfd))
-	if err != nil || err2 != nil || !filepath.IsAbs(path) {
-		return
-	}
-	fmt.Fprintf(r.f, "+ %d %d %d %d %d %s %s\n", tok, parent.Dev, parent.Ino, h.id.Dev, h.id.Ino,
-		strconv.Quote(h.name), strconv.Quote(path))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.f, "+ %d %d %d %d %d %s %s\n", tok, parent.Dev, parent.Ino, id.Dev, id.Ino,
+		strconv.Quote(name), strconv.Quote(parentPath))
 }
 
 // remove records that tok's placeholder was let go or dealt with.
 func (r *recordFile) remove(tok uint64) {
-	if r != nil {
-		fmt.Fprintf(r.f, "- %d\n", tok)
+	if r == nil {
+		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.f, "- %d\n", tok)
 }
 
 // close ends the record: removed unless keep (placeholders are left for
-// the next server), then unlocked.
+// the next server), then closed.
 func (r *recordFile) close(keep bool) {
 	if r == nil {
 		return
 	}
 	if !keep {
-		_ = os.Remove(r.f.Name())
+		var held, now unix.Stat_t
+		if unix.Fstat(int(r.f.Fd()), &held) == nil && unix.Lstat(r.path, &now) == nil && held.Ino == now.Ino && held.Dev == now.Dev {
+			_ = os.Remove(r.path)
+		}
 	}
 	r.f.Close()
 }
@@ -204,7 +224,7 @@ func sweepRecord(path string) (removed, left []string, ok bool) {
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
 	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
-		return nil, nil, false // its watchdog is alive
+		return nil, nil, false // its server or watchdog is alive
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {

@@ -222,7 +222,7 @@ func (g *HostGuard) acquire(plan *Plan, it *guardItem) bool {
 		id, ok, retry := holdPlaceholder(fd, it.parentfd, it.name)
 		if ok {
 			it.lockfd, it.id = fd, id
-			it.token = watchHold(it.parentfd, fd, it.name, id)
+			it.token = watchHold(it.parentfd, fd, it.path, id)
 			if plan.Identities == nil {
 				plan.Identities = map[string]fsat.ID{}
 			}

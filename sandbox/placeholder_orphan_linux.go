@@ -21,8 +21,9 @@ import (
 //     death calls RemoveOrphanedPlaceholder. Its reference keeps the
 //     shared lock held until then, so that no other run takes the
 //     placeholder for a leftover meanwhile;
-//   - the next server, from the watchdog's records, when the watchdog
-//     died too: RemoveRecordedPlaceholder.
+//   - the next server, from the records the server keeps (written before
+//     the run goes on), when the watchdog died too:
+//     RemoveRecordedPlaceholder.
 //
 // Both remove a directory only when it still is the one the run made or
 // shared (device and inode, below the same parent), still looks like a
@@ -35,9 +36,10 @@ import (
 // PlaceholderWatch is told of the placeholders this process's runs hold.
 type PlaceholderWatch interface {
 	// Hold is called once a run holds the placeholder fd (locked
-	// LOCK_SH) named name below parentfd, of identity id. Both fds stay
-	// open until Let returned. It returns a token for Let (0: none).
-	Hold(parentfd, fd int, name string, id fsat.ID) uint64
+	// LOCK_SH) at path, of identity id, whose parent directory's handle
+	// is parentfd, before the run goes on. Both fds stay open until Let
+	// returned. It returns a token for Let (0: none).
+	Hold(parentfd, fd int, path string, id fsat.ID) uint64
 	// Let is called before the run lets the placeholder go; it returns
 	// once the watch holds no reference to it any more.
 	Let(token uint64)
@@ -55,13 +57,13 @@ func WatchPlaceholders(w PlaceholderWatch) {
 	placeholderWatch.mu.Unlock()
 }
 
-func watchHold(parentfd, fd int, name string, id fsat.ID) uint64 {
+func watchHold(parentfd, fd int, path string, id fsat.ID) uint64 {
 	placeholderWatch.mu.RLock()
 	defer placeholderWatch.mu.RUnlock()
 	if placeholderWatch.w == nil {
 		return 0
 	}
-	return placeholderWatch.w.Hold(parentfd, fd, name, id)
+	return placeholderWatch.w.Hold(parentfd, fd, path, id)
 }
 
 func watchLet(token uint64) {

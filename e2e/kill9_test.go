@@ -112,7 +112,28 @@ func TestKill9NoSurvivors(t *testing.T) {
 				if left := kill9Round(t, s, sandboxed, tty); len(left) > 0 {
 					t.Errorf("1 s after kill -9 of the server, still running: %v", left)
 				}
+				checkCgroupGone(t, s.stderr.String())
 			})
+		}
+	}
+}
+
+// checkCgroupGone fails unless the cgroup directory a server's log names
+// (debug level) is gone: its watchdog removed it.
+func checkCgroupGone(t *testing.T, log string) {
+	t.Helper()
+	_, rest, ok := strings.Cut(log, "tree killer: cgroup mode\t{\"dir\": \"")
+	dir, _, _ := strings.Cut(rest, "\"")
+	if !ok || dir == "" {
+		return // not in cgroup mode here
+	}
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the killed server's cgroup directory %s is left", dir)
+			return
 		}
 	}
 }
@@ -174,6 +195,7 @@ func TestKill9MCPNoSurvivors(t *testing.T) {
 				if left := survivors(marks, time.Second); len(left) > 0 {
 					t.Errorf("1 s after kill -9 of exec-mcp-server, still running: %v", left)
 				}
+				checkCgroupGone(t, s.stderr.String())
 			})
 		}
 	}
@@ -439,5 +461,98 @@ func TestKill9NeverRemovesForeignFolder(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// startSubreaperServer starts an exec-server in a mount namespace of its
+// own where no cgroup2 file system is mounted: it runs in subreaper mode,
+// the fallback without cgroups.
+func startSubreaperServer(t *testing.T) *server {
+	t.Helper()
+	s := startServerWith(t, binary, func(c *exec.Cmd) {
+		c.Path = "/usr/bin/unshare"
+		c.Args = append([]string{"unshare", "--mount", "sh", "-c", `umount -a -t cgroup2 && exec "$0" "$@"`, binary}, c.Args[1:]...)
+	})
+	if !strings.Contains(s.stderr.String(), "using subreaper mode") {
+		t.Fatalf("the server is not in subreaper mode:\n%s", s.stderr.String())
+	}
+	return s
+}
+
+// The same without cgroups: in subreaper mode the watchdog walks the
+// trees of the children the server told it of (docs/operations.md §5).
+func TestKill9NoSurvivorsSubreaper(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		for _, tty := range []bool{false, true} {
+			name := map[bool]string{false: "plain", true: "sandboxed"}[sandboxed] + "/" + map[bool]string{false: "pipes", true: "pty"}[tty]
+			t.Run(name, func(t *testing.T) {
+				s := startSubreaperServer(t)
+				if left := kill9Round(t, s, sandboxed, tty); len(left) > 0 {
+					t.Errorf("1 s after kill -9 of the server, still running: %v", left)
+				}
+			})
+		}
+	}
+}
+
+// The watchdog is the server's own (docs/operations.md §5): a sandboxed
+// command can neither see nor kill it (own PID namespace), SIGINT,
+// SIGTERM and SIGHUP do not end it, no command inherits its socket, and
+// when it dies anyway the server says so and starts another, which then
+// does the job.
+func TestWatchdogOwned(t *testing.T) {
+	s := startServer(t)
+	c := dial(t, s.URL, nil)
+	defer c.close()
+	c.handshake()
+	wd := watchdogOf(s.cmd.Process.Pid)
+	if wd == 0 {
+		t.Fatal("no watchdog child")
+	}
+	root := t.TempDir()
+	probe := fmt.Sprintf("kill -9 %d; echo rc=$?; ls /proc | grep -c '^[0-9]'", wd)
+	out, _, _ := runSandboxed(t, c, sandboxedStart("sb", root, workspaceSandbox(root, "restricted"), false, probe))
+	if !strings.Contains(out, "rc=1") {
+		t.Errorf("a sandboxed kill of the watchdog: %q, want it to fail", out)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		_ = syscall.Kill(wd, sig)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if !alive(wd) {
+		t.Fatalf("the watchdog died of SIGINT, SIGTERM or SIGHUP")
+	}
+	fds, code := c.run("fds", startParams("fds", "/bin/sh", "-c", "ls -l /proc/$$/fd"))
+	if code != 0 || strings.Contains(fds, "socket:") {
+		t.Errorf("a command's fds (exit %d):\n%s", code, fds)
+	}
+	_ = syscall.Kill(wd, syscall.SIGKILL)
+	if !s.waitStderr("the watchdog exited while the server runs; starting it again", 5*time.Second) {
+		t.Fatalf("no warning about the dead watchdog")
+	}
+	var wd2 int
+	for deadline := time.Now().Add(5 * time.Second); wd2 == 0 || wd2 == wd; time.Sleep(10 * time.Millisecond) {
+		if wd2 = watchdogOf(s.cmd.Process.Pid); time.Now().After(deadline) {
+			t.Fatalf("no new watchdog")
+		}
+	}
+	if left := kill9Round(t, s, false, false); len(left) > 0 {
+		t.Errorf("with the restarted watchdog, 1 s after kill -9 still running: %v", left)
+	}
+}
+
+// A clean stop stops and reaps the watchdog (nothing left, no zombie).
+func TestWatchdogStopsWithServer(t *testing.T) {
+	s := startServer(t)
+	wd := watchdogOf(s.cmd.Process.Pid)
+	if wd == 0 {
+		t.Fatal("no watchdog child")
+	}
+	s.stop()
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", wd)); err == nil {
+		t.Errorf("the watchdog %d is left after the server's exit", wd)
+	}
+	if strings.Contains(s.stderr.String(), "watchdog: the server is gone") {
+		t.Errorf("the watchdog took a clean stop for a death")
 	}
 }

@@ -182,6 +182,7 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 	if wrapped != nil {
 		tree.trackSandboxed(pid)
 	}
+	tree.watchChild(pid, pidfd, st.masterFD())
 	tree.refillSpare() // the next spawn's leaf, made while this child runs
 	return pid, pidfd, slot.dir, nil
 }

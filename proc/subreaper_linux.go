@@ -70,9 +70,17 @@ func (t *TreeKiller) lockSpawn() func() {
 func (t *TreeKiller) track(pid int) {
 	if t != nil && t.mode == modeSubreaper {
 		t.tracked[pid] = struct{}{}
-		if w := watchdog.Load(); w != nil {
-			w.watchChild(pid)
-		}
+	}
+}
+
+// watchChild tells the watchdog of a child just started (subreaper
+// mode): pidfd is its pidfd (-1: none), master its terminal's master
+// side (-1: none), which the watchdog keeps open so that the terminal
+// does not hang up, and the session leader's death orphan its jobs,
+// before the watchdog's walk has found them.
+func (t *TreeKiller) watchChild(pid, pidfd, master int) {
+	if w := watchdog.Load(); w != nil && t.watched() {
+		w.watchChild(pid, pidfd, master)
 	}
 }
 
@@ -141,7 +149,7 @@ func (t *TreeKiller) reapOrphans() (left int) {
 				left++
 				if w != nil && !t.adopted[st.pid] {
 					t.adopted[st.pid] = true // an orphan of ours: the watchdog kills it too
-					w.watchChild(st.pid)
+					w.watchChild(st.pid, -1, -1)
 				}
 				continue
 			}

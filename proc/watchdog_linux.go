@@ -61,7 +61,7 @@ type Watchdog struct {
 	pid      int
 	stopped  bool
 	cgroups  []ownedCgroup
-	children map[int]int           // subreaper mode: pid -> our pidfd
+	children map[int]childFDs      // subreaper mode: ours, by pid
 	held     map[uint64]heldHandle // borrowed from the runs until Let
 	token    uint64
 	acks     map[uint64]chan struct{}
@@ -92,7 +92,7 @@ func StartWatchdog(log *zap.Logger, stateDir string, args []string) (*Watchdog, 
 		log = zap.NewNop()
 	}
 	sweepRecords(stateDir, log)
-	w := &Watchdog{log: log, args: args, children: map[int]int{},
+	w := &Watchdog{log: log, args: args, children: map[int]childFDs{},
 		held: map[uint64]heldHandle{}, acks: map[uint64]chan struct{}{}, done: make(chan struct{})}
 	var err error
 	if w.rec, err = createRecords(stateDir); err != nil {
@@ -199,8 +199,8 @@ func (w *Watchdog) relaunch() (*exec.Cmd, *net.UnixConn, error) {
 	for _, c := range w.cgroups {
 		w.send(cgroupMsg(c))
 	}
-	for pid, fd := range w.children {
-		w.send(wireMsg{kind: msgChild, token: uint64(pid), fds: []int{fd}})
+	for pid, c := range w.children {
+		w.send(childMsg(pid, c))
 	}
 	for tok, h := range w.held {
 		w.send(holdMsg(tok, h))
@@ -282,8 +282,8 @@ func (w *Watchdog) Stop() {
 	for _, c := range w.cgroups {
 		_ = unix.Close(c.fd)
 	}
-	for _, fd := range w.children {
-		_ = unix.Close(fd)
+	for _, c := range w.children {
+		c.close()
 	}
 	w.cgroups, w.children = nil, nil
 	w.rec.close(false)
@@ -316,36 +316,67 @@ func cgroupMsg(c ownedCgroup) wireMsg {
 }
 
 // watchChild tells the watchdog of a child to kill with its tree if the
-// server dies (subreaper mode). pid must be our child, not yet reaped.
-func (w *Watchdog) watchChild(pid int) {
-	fd, err := unix.PidfdOpen(pid, 0)
+// server dies (subreaper mode). pid must be our child, not yet reaped;
+// pidfd (-1: opened here) and master (-1: none) stay the caller's.
+func (w *Watchdog) watchChild(pid, pidfd, master int) {
+	var c childFDs
+	var err error
+	if pidfd >= 0 {
+		c.pidfd, err = unix.FcntlInt(uintptr(pidfd), unix.F_DUPFD_CLOEXEC, 0)
+	} else if c.pidfd, err = unix.PidfdOpen(pid, 0); err == nil {
+		unix.CloseOnExec(c.pidfd)
+	}
 	if err != nil {
 		return // too old a kernel, or gone: the session walk still finds its group
 	}
-	unix.CloseOnExec(fd)
+	c.master = -1
+	if master >= 0 {
+		if c.master, err = unix.FcntlInt(uintptr(master), unix.F_DUPFD_CLOEXEC, 0); err != nil {
+			c.master = -1
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped || w.children == nil {
-		_ = unix.Close(fd)
+		c.close()
 		return
 	}
 	if old, ok := w.children[pid]; ok {
-		_ = unix.Close(old)
+		old.close()
 	}
-	w.children[pid] = fd
-	w.send(wireMsg{kind: msgChild, token: uint64(pid), fds: []int{fd}})
+	w.children[pid] = c
+	w.send(childMsg(pid, c))
+}
+
+// childFDs are what the watchdog gets of a child: its pidfd and its
+// terminal's master side (-1: none).
+type childFDs struct{ pidfd, master int }
+
+func (c childFDs) close() {
+	_ = unix.Close(c.pidfd)
+	if c.master >= 0 {
+		_ = unix.Close(c.master)
+	}
+}
+
+func childMsg(pid int, c childFDs) wireMsg {
+	m := wireMsg{kind: msgChild, token: uint64(pid), fds: []int{c.pidfd}}
+	if c.master >= 0 {
+		m.fds = append(m.fds, c.master)
+	}
+	return m
 }
 
 // forgetChild: the child pid was reaped.
 func (w *Watchdog) forgetChild(pid int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	fd, ok := w.children[pid]
+	c, ok := w.children[pid]
 	if !ok {
 		return
 	}
 	delete(w.children, pid)
-	_ = unix.Close(fd)
+	c.close()
 	w.send(wireMsg{kind: msgForget, token: uint64(pid)})
 }
 

@@ -30,7 +30,7 @@ const (
 type watchState struct {
 	log      *zap.Logger
 	cgroups  []ownedCgroup
-	children map[int]int // pid -> pidfd
+	children map[int]childFDs
 	held     map[uint64]heldHandle
 	records  *recordFile // nil when the state directory is unusable
 }
@@ -45,7 +45,7 @@ type watchState struct {
 // left for the next server.
 func RunWatchdog(log *zap.Logger, records bool) int {
 	ossignal.Ignore(unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGPIPE)
-	s := &watchState{log: log, children: map[int]int{}, held: map[uint64]heldHandle{}}
+	s := &watchState{log: log, children: map[int]childFDs{}, held: map[uint64]heldHandle{}}
 	if records {
 		s.records = recordFromFD(recordsFD)
 	}
@@ -86,12 +86,16 @@ func (s *watchState) apply(m wireMsg) {
 		s.cgroups = append(s.cgroups, ownedCgroup{fd: m.fds[0], dir: m.text[0], mirrors: m.text[1:]})
 	case msgChild:
 		if old, ok := s.children[int(m.token)]; ok {
-			_ = unix.Close(old)
+			old.close()
 		}
-		s.children[int(m.token)] = m.fds[0]
+		c := childFDs{pidfd: m.fds[0], master: -1}
+		if len(m.fds) > 1 {
+			c.master = m.fds[1]
+		}
+		s.children[int(m.token)] = c
 	case msgForget:
-		if fd, ok := s.children[int(m.token)]; ok {
-			_ = unix.Close(fd)
+		if c, ok := s.children[int(m.token)]; ok {
+			c.close()
 			delete(s.children, int(m.token))
 		}
 	case msgHold:
@@ -151,21 +155,26 @@ func (s *watchState) serverGone() {
 // killChildTrees kills, for each child whose pidfd still names a live
 // process, its session, its process group and its descendants, stopping
 // them first so that none forks away meanwhile; it returns the pids.
-func killChildTrees(children map[int]int) []int {
+// Terminals are closed last: their hangup would kill a session leader,
+// whose jobs would re-parent to init before the walk found them.
+func killChildTrees(children map[int]childFDs) []int {
 	var roots []int
 	groups := map[int]bool{}
-	for pid, fd := range children {
+	for pid, c := range children {
 		// Through the pidfd: a reused pid is never signalled.
-		if unix.PidfdSendSignal(fd, unix.SIGSTOP, nil, 0) == nil {
+		if unix.PidfdSendSignal(c.pidfd, unix.SIGSTOP, nil, 0) == nil {
 			roots = append(roots, pid)
 			groups[pid] = true // started with setsid: sid = pgid = pid
 		}
-		_ = unix.Close(fd)
 	}
-	if len(roots) == 0 {
-		return nil
+	var killed []int
+	if len(roots) > 0 {
+		killed = stopAndKill(roots, groups, os.Getpid())
 	}
-	return stopAndKill(roots, groups, os.Getpid())
+	for _, c := range children {
+		c.close()
+	}
+	return killed
 }
 
 // killOwnedCgroup kills every process below the owned cgroup directory

@@ -20,7 +20,7 @@ import (
 // msgAck, the watchdog's answer to msgLet.
 const (
 	msgCgroup = 'C' // an owned cgroup directory: its locked handle (fd), the path and mirror paths
-	msgChild  = 'T' // a process to kill by its tree (subreaper mode): its pidfd
+	msgChild  = 'T' // a process to kill by its tree (subreaper mode): its pidfd, and its terminal's master side
 	msgForget = 'U' // forget the process of that pid
 	msgHold   = 'H' // a held placeholder: token, identity, name; its parent's handle and its own (fds)
 	msgLet    = 'L' // let go of the placeholder of that token; answered by msgAck
@@ -85,6 +85,9 @@ func decodeMsg(b, oob []byte) (wireMsg, error) {
 		m.text = strings.Split(string(b), "\x00")
 	}
 	want := map[byte]int{msgCgroup: 1, msgChild: 1, msgHold: 2}[m.kind]
+	if m.kind == msgChild && len(m.fds) == 2 {
+		want = 2 // with the terminal's master side
+	}
 	if len(m.fds) != want || (m.kind == msgCgroup || m.kind == msgHold) && len(m.text) == 0 {
 		return m, errBadMessage
 	}

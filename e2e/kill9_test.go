@@ -148,14 +148,19 @@ func e2eLoops(n int) int {
 }
 
 // TestKill9NoSurvivorsLoop repeats the SIGKILL round, cycling through
-// pipes and PTY, plain and sandboxed: 8 rounds by default, the 50
-// with CODEX_E2E_LOOPS=50. Afterwards no process of any round may run.
+// pipes and PTY, plain and sandboxed, cgroup and subreaper mode: 8 rounds
+// by default, the 50 with CODEX_E2E_LOOPS=50.
 func TestKill9NoSurvivorsLoop(t *testing.T) {
 	n := e2eLoops(8)
 	failed := 0
 	start := time.Now()
 	for i := 0; i < n; i++ {
-		s := startServer(t)
+		var s *server
+		if i%8 < 4 {
+			s = startServer(t)
+		} else {
+			s = startSubreaperServer(t)
+		}
 		if left := kill9Round(t, s, i%2 == 1, i%4 >= 2); len(left) > 0 {
 			failed++
 			t.Errorf("round %d: 1 s after kill -9, still running: %v", i, left)

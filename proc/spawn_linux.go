@@ -26,7 +26,8 @@ import (
 // from one reader goroutine per stream.
 //
 // The child runs in a new session and process group (pgid = sid = pid), has
-// SIGTERM as its parent-death signal, default signal handlers and an empty
+// SIGTERM as its parent-death signal (none in subreaper mode while the
+// process's watchdog runs: TreeKiller.watched), default signal handlers and an empty
 // signal mask, and inherits no fd other than 0, 1 and 2. With opts.Tree it
 // starts directly inside its own cgroup leaf (CLONE_INTO_CGROUP), or is
 // tracked for the subreaper fallback.

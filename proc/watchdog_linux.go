@@ -178,7 +178,9 @@ func (w *Watchdog) supervise(cmd *exec.Cmd, conn *net.UnixConn) {
 		}
 		var err error
 		if cmd, conn, err = w.relaunch(); err != nil {
-			w.log.Error("cannot start the watchdog again", zap.Error(err))
+			if err != net.ErrClosed { // not stopped meanwhile
+				w.log.Error("cannot start the watchdog again", zap.Error(err))
+			}
 			return
 		}
 	}

@@ -36,7 +36,7 @@ func watchdogMain(args []string) int {
 		logger = zap.NewNop()
 	}
 	defer func() { _ = logger.Sync() }()
-	return proc.RunWatchdog(logger.With(zap.String("watchdog", "server "+fmt.Sprint(os.Getppid()))), *records)
+	return proc.RunWatchdog(logger.With(zap.Int("server", os.Getppid())), *records)
 }
 
 // startWatchdog starts the server's watchdog, which kills what the server

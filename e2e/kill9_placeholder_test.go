@@ -64,20 +64,28 @@ func TestKill9PlaceholdersRemoved(t *testing.T) {
 	}
 }
 
+// The same for exec-mcp-server, in a loop as failure 8 found it (75
+// placeholders after 50 killed servers): 2 rounds by default, 50 with
+// CODEX_E2E_LOOPS=50.
 func TestKill9MCPPlaceholdersRemoved(t *testing.T) {
-	s := startLimitMCP(t, "ptrace")
-	ws := canonicalTemp(t)
-	script, marks := kill9Script()
-	defer killMarked(t, marks...)
-	s.startCall(t, 1, script, ws, workspaceProfile(ws), ws, 60000)
-	waitMarked(t, marks)
-	if got := placeholdersIn(ws); len(got) == 0 {
-		t.Fatalf("no placeholder during the call")
+	n, left := e2eLoops(2), 0
+	for i := 0; i < n; i++ {
+		s := startLimitMCP(t, "ptrace")
+		ws := canonicalTemp(t)
+		script, marks := kill9Script()
+		s.startCall(t, 1, script, ws, workspaceProfile(ws), ws, 60000)
+		waitMarked(t, marks)
+		if got := placeholdersIn(ws); len(got) == 0 {
+			t.Fatalf("no placeholder during the call")
+		}
+		mcpKill9(t, s)
+		if l := waitPlaceholders(ws, time.Second); len(l) > 0 {
+			left += len(l)
+			t.Errorf("round %d: 1 s after kill -9 of exec-mcp-server, placeholders left in the workspace: %v", i, l)
+		}
+		killMarked(t, marks...)
 	}
-	mcpKill9(t, s)
-	if left := waitPlaceholders(ws, time.Second); len(left) > 0 {
-		t.Errorf("1 s after kill -9 of exec-mcp-server, placeholders left in the workspace: %v", left)
-	}
+	t.Logf("%d killed servers, %d placeholders left", n, left)
 }
 
 // watchdogOf returns the pid of the watchdog child of server, or 0.

@@ -72,6 +72,7 @@ the commands the server runs.`,
 			&cli.BoolFlag{Name: "exit-on-stdin-close", Usage: "with a ws:// --listen, shut down (as on SIGTERM) when stdin reaches end of file: a parent that holds our stdin pipe ends us by exiting; stdio mode always ends with its input"},
 			pprofFlag,
 			initFlag,
+			stateDirFlag,
 		}, fleetFlags...)),
 		Subcommands: []*cli.Command{generateSchemaCommand()},
 		Action:      runExecServer,
@@ -349,6 +350,13 @@ func runExecServer(c *cli.Context) error {
 // serve runs the server with what surrounds it: the pprof and metrics
 // listeners, and the stdin watch of --exit-on-stdin-close.
 func serve(c *cli.Context, cfg execserver.Config, target listenTarget, logger *zap.Logger) error {
+	// The watchdog first, stopped last: it must know every cgroup and
+	// placeholder of the server (docs/operations.md §5).
+	stopWatchdog, err := startWatchdog(c, logger, c.String("log-level"), c.String("log-format"))
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	defer stopWatchdog()
 	stopReaper, err := startReaper(c, logger)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)

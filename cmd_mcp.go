@@ -60,6 +60,7 @@ Use it from Codex with, in config.toml:
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log `LEVEL`: debug, info, warn or error (stderr)"},
 			&cli.Int64Flag{Name: "max-pids-per-process", Value: defaultMaxPids, Usage: "`N` tasks (processes and threads) one call may have at once (its shell, what that forks, the programs escalated for it), through its cgroup's pids.max; stops fork bombs; 0: no limit"},
 			&cli.StringFlag{Name: "max-memory-per-process", Value: defaultMaxMemory, Usage: "memory.max of each call's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of the memory the server may use (its cgroup's memory limit, else physical memory); 0: no limit"},
+			stateDirFlag,
 		},
 		Action: runExecMCPServer,
 	}
@@ -125,6 +126,11 @@ func runExecMCPServer(c *cli.Context) error {
 		return cli.Exit("Error: "+err.Error(), 1)
 	}
 	pathDirs := programDirs(os.Getenv("PATH"))
+	stopWatchdog, err := startWatchdog(c, logger, c.String("log-level"), "console")
+	if err != nil {
+		return cli.Exit("exec-mcp-server: "+err.Error(), 1)
+	}
+	defer stopWatchdog() // after the tree's Close, deferred below
 	tree := callTree(logger, limits)
 	if tree != nil {
 		defer func() {

@@ -24,10 +24,14 @@ import (
 // (argv[0] "codex-execve-wrapper", first: it runs once per intercepted
 // exec), the sandbox helper (argv[0] "codex-linux-sandbox") and the
 // filesystem helper ("--fs-helper", or the reference's
-// "--codex-run-as-fs-helper").
+// "--codex-run-as-fs-helper"), and a server's watchdog (argv[0]
+// "codex-exec-watchdog").
 func hiddenEntry(args []string) (int, bool) {
 	if filepath.Base(args[0]) == escalate.WrapperName {
 		return escalate.WrapperMain(), true
+	}
+	if filepath.Base(args[0]) == proc.WatchdogName {
+		return watchdogMain(args[1:]), true
 	}
 	if filepath.Base(args[0]) == sandbox.HelperName {
 		return sandbox.ChildMain(sandbox.ChildOptions{FSHelper: fshelper.ChildMain}), true

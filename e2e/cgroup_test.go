@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// A server killed with SIGKILL cannot remove its cgroup directory or kill
-// its children; the next server does both.
+// A server killed with SIGKILL together with its watchdog (which would
+// otherwise do it at once: TestKill9NoSurvivors) cannot remove its cgroup
+// directory or kill its children; the next server does both.
 func TestStaleCgroupSwept(t *testing.T) {
 	s := startServer(t)
 	c := dial(t, s.URL, nil)
@@ -27,6 +29,9 @@ func TestStaleCgroupSwept(t *testing.T) {
 	}
 	if !strings.HasSuffix(dir, "codex-exec-"+strconv.Itoa(s.cmd.Process.Pid)) {
 		t.Fatalf("cgroup dir %q", dir)
+	}
+	if wd := watchdogOf(s.cmd.Process.Pid); wd > 0 {
+		_ = syscall.Kill(wd, syscall.SIGKILL)
 	}
 	_ = s.cmd.Process.Kill()
 	<-s.done

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
 	"github.com/codexec/codex/internal/mountinfo"
@@ -41,7 +42,7 @@ func (t *TreeKiller) setupCgroup(lim Limits) error {
 	if mnt1, rel1, err := v1Hierarchy("pids"); err == nil {
 		mirror = filepath.Join(mnt1, rel1)
 	}
-	sweepStaleCgroups(base, mirror)
+	sweepStaleCgroups(t.log, base, mirror)
 	dir, lock, err := makeOwnedDir(base)
 	if err != nil {
 		return err
@@ -66,7 +67,31 @@ func (t *TreeKiller) setupCgroup(lim Limits) error {
 	t.lockFD = lock
 	t.pending = make(map[string]struct{})
 	t.setupLimits(base, lim)
+	t.watchDir()
 	return nil
+}
+
+// watchDir tells the process's watchdog, if any, of the owned directory
+// and its cgroup v1 mirror.
+func (t *TreeKiller) watchDir() {
+	w := watchdog.Load()
+	if w == nil {
+		return
+	}
+	var mirrors []string
+	if t.v1 != nil {
+		mirrors = append(mirrors, t.v1.dir)
+	}
+	fd := t.lockFD
+	if fd < 0 {
+		var err error
+		if fd, err = unix.Open(t.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			t.log.Warn("the watchdog cannot watch the cgroup directory", zap.String("dir", t.dir), zap.Error(err))
+			return
+		}
+		defer unix.Close(fd)
+	}
+	w.watchCgroup(fd, t.dir, mirrors)
 }
 
 // makeOwnedDir creates base/codex-exec-<pid>[-n] and locks it (the proof

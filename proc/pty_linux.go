@@ -94,3 +94,16 @@ func (p *Process) Resize(rows, cols uint16) error {
 	}
 	return nil
 }
+
+// masterFD is the PTY master's fd in PTY mode, else -1. It does not
+// change the file's blocking mode, as Fd would.
+func (st *stdio) masterFD() int {
+	fd := -1
+	if st.slave == nil || st.stdin == nil {
+		return fd
+	}
+	if rc, err := st.stdin.SyscallConn(); err == nil {
+		_ = rc.Control(func(f uintptr) { fd = int(f) })
+	}
+	return fd
+}

@@ -26,7 +26,8 @@ import (
 // from one reader goroutine per stream.
 //
 // The child runs in a new session and process group (pgid = sid = pid), has
-// SIGTERM as its parent-death signal, default signal handlers and an empty
+// SIGTERM as its parent-death signal (none in subreaper mode while the
+// process's watchdog runs: TreeKiller.watched), default signal handlers and an empty
 // signal mask, and inherits no fd other than 0, 1 and 2. With opts.Tree it
 // starts directly inside its own cgroup leaf (CLONE_INTO_CGROUP), or is
 // tracked for the subreaper fallback.
@@ -138,6 +139,9 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 		Files: []uintptr{uintptr(st.child[0]), uintptr(st.child[1]), uintptr(st.child[2])},
 		Sys:   sys,
 	}
+	if tree.watched() {
+		sys.Pdeathsig = 0 // the watchdog kills the whole tree, intact
+	}
 	argv := spec.argv()
 	if wrapped != nil {
 		// The helper gets an empty environment; the command's travels in
@@ -179,6 +183,7 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 	if wrapped != nil {
 		tree.trackSandboxed(pid)
 	}
+	tree.watchChild(pid, pidfd, st.masterFD())
 	tree.refillSpare() // the next spawn's leaf, made while this child runs
 	return pid, pidfd, slot.dir, nil
 }

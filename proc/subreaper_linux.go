@@ -28,6 +28,7 @@ func (t *TreeKiller) setupSubreaper() {
 		t.log.Warn("PR_SET_CHILD_SUBREAPER; escaped orphans will re-parent to init", zap.Error(err))
 	}
 	t.tracked = make(map[int]struct{})
+	t.adopted = make(map[int]bool)
 	t.sigs = make(chan os.Signal, 1)
 	t.kick = make(chan struct{}, 1)
 	t.done = make(chan struct{})
@@ -72,6 +73,25 @@ func (t *TreeKiller) track(pid int) {
 	}
 }
 
+// watchChild tells the watchdog of a child just started (subreaper
+// mode): pidfd is its pidfd (-1: none), master its terminal's master
+// side (-1: none), which the watchdog keeps open so that the terminal
+// does not hang up, and the session leader's death orphan its jobs,
+// before the watchdog's walk has found them.
+func (t *TreeKiller) watchChild(pid, pidfd, master int) {
+	if w := watchdog.Load(); w != nil && t.watched() {
+		w.watchChild(pid, pidfd, master)
+	}
+}
+
+// watched reports whether a watchdog kills the trees of t's children if
+// the server dies (subreaper mode; cgroup mode needs no telling): they
+// then need no parent-death signal, which would orphan their own
+// children before the watchdog's walk could find them.
+func (t *TreeKiller) watched() bool {
+	return t != nil && t.mode == modeSubreaper && watchdog.Load() != nil
+}
+
 // untrack forgets a reaped child; its orphans are now the reaper's.
 func (t *TreeKiller) untrack(pid int) {
 	t.mu.Lock()
@@ -83,6 +103,9 @@ func (t *TreeKiller) untrack(pid int) {
 	t.mu.Lock()
 	delete(t.tracked, pid)
 	t.mu.Unlock()
+	if w := watchdog.Load(); w != nil {
+		w.forgetChild(pid)
+	}
 	t.kickReaper()
 }
 
@@ -120,14 +143,24 @@ func (t *TreeKiller) reapOrphans() (left int) {
 	reap.Exclusive(func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
+		w := watchdog.Load()
 		for _, st := range t.untrackedChildren() {
 			if st.state != 'Z' {
 				left++
+				if w != nil && !t.adopted[st.pid] {
+					t.adopted[st.pid] = true // an orphan of ours: the watchdog kills it too
+					w.watchChild(st.pid, -1, -1)
+				}
 				continue
 			}
 			var si siginfo
 			if err := waitid(unix.P_PID, st.pid, &si, unix.WEXITED|unix.WNOHANG); err == nil && si.pid == 0 {
 				left++
+			} else if t.adopted[st.pid] {
+				delete(t.adopted, st.pid)
+				if w != nil {
+					w.forgetChild(st.pid)
+				}
 			}
 		}
 	})
@@ -167,14 +200,45 @@ func (t *TreeKiller) untrackedChildren() []procStat {
 }
 
 // killWalk SIGKILLs the roots, every process in session or group sid (if
-// non-zero) and all their descendants, and returns their pids. It SIGSTOPs
-// what it finds first and walks /proc again until nothing new shows up, so
-// a process forking during the walk cannot leave a child behind.
+// non-zero) and all their descendants (stopAndKill), and returns their pids.
 func (t *TreeKiller) killWalk(roots []int, sid int) []int {
+	groups := map[int]bool{}
+	if sid > 0 {
+		groups[sid] = true
+	}
+	return stopAndKill(roots, groups, t.selfPid)
+}
+
+// stopAndKill SIGKILLs the roots, every process whose session or process
+// group is in groups, and all their descendants, never self nor init. It
+// SIGSTOPs what it finds first and walks /proc again until nothing new
+// shows up, so a process forking during the walk cannot leave a child
+// behind. It returns the pids it killed.
+func stopAndKill(roots []int, groups map[int]bool, self int) []int {
 	stopped := make(map[int]struct{})
 	for pass := 0; pass < maxWalkPasses; pass++ {
+		procs := scanProcs()
+		kids := make(map[int][]int, len(procs))
+		queue := append([]int(nil), roots...)
+		for _, st := range procs {
+			kids[st.ppid] = append(kids[st.ppid], st.pid)
+			if groups[st.sid] || groups[st.pgrp] {
+				queue = append(queue, st.pid)
+			}
+		}
+		for pid := range stopped {
+			queue = append(queue, pid)
+		}
 		found := false
-		for _, pid := range indexProcs(scanProcs()).tree(roots, sid, stopped, t.selfPid) {
+		seen := make(map[int]bool)
+		for len(queue) > 0 {
+			pid := queue[len(queue)-1]
+			queue = queue[:len(queue)-1]
+			if seen[pid] || pid <= 1 || pid == self {
+				continue
+			}
+			seen[pid] = true
+			queue = append(queue, kids[pid]...)
 			if _, ok := stopped[pid]; !ok && unix.Kill(pid, unix.SIGSTOP) == nil {
 				stopped[pid] = struct{}{}
 				found = true
@@ -184,10 +248,10 @@ func (t *TreeKiller) killWalk(roots []int, sid int) []int {
 			break
 		}
 	}
-	pids := make([]int, 0, len(stopped))
+	killed := make([]int, 0, len(stopped))
 	for pid := range stopped {
 		_ = unix.Kill(pid, unix.SIGKILL)
-		pids = append(pids, pid)
+		killed = append(killed, pid)
 	}
-	return pids
+	return killed
 }

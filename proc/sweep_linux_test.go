@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
 
@@ -108,7 +109,7 @@ func TestSweepSparesLockedDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sweepStaleCgroups(base)
+	sweepStaleCgroups(zap.NewNop(), base)
 	if !exitedWithin(dead, 5*time.Second) {
 		t.Error("the dead server's process survived the sweep")
 	}
@@ -124,7 +125,7 @@ func TestSweepSparesLockedDirectory(t *testing.T) {
 
 	// Once that server is gone (its lock released), the next sweep takes it.
 	_ = unix.Close(lock)
-	sweepStaleCgroups(base)
+	sweepStaleCgroups(zap.NewNop(), base)
 	if !exitedWithin(foreign, 5*time.Second) {
 		t.Error("the foreign server's process survived its server")
 	}
@@ -143,7 +144,7 @@ func TestSweepRemovesNestedCgroups(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "2", "sub", "deeper"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sweepStaleCgroups(base)
+	sweepStaleCgroups(zap.NewNop(), base)
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("the dead server's nested directory survived the sweep: %v", err)
 	}

@@ -67,6 +67,7 @@ type TreeKiller struct {
 
 	mu      sync.Mutex          // guards the fields below; in subreaper mode held across every fork
 	tracked map[int]struct{}    // subreaper: unreaped children owned by a Process
+	adopted map[int]bool        // subreaper: live orphans the watchdog was told of
 	pending map[string]struct{} // cgroup: leaves still busy after their Process ended
 	sb      sandboxState        // what the peer check knows of sandboxed processes
 

@@ -62,7 +62,8 @@ type GuardLog func(msg, path string, err error)
 type HostGuard struct {
 	log       GuardLog
 	items     []guardItem
-	shareOnly bool // an fs helper's plan: no placeholders made
+	carve     []int // carve-out guards held for the run (holdCarveOut)
+	shareOnly bool  // an fs helper's plan: no placeholders made
 }
 
 // guardItem is one protected name of the run.
@@ -73,6 +74,9 @@ type guardItem struct {
 	// lockfd is the placeholder held with LOCK_SH, or -1.
 	lockfd int
 	id     fsat.ID
+	// token is the process's PlaceholderWatch's for the held placeholder
+	// (0: none).
+	token uint64
 	// sweep is set for names that are watched rather than shadowed: the
 	// run's leftovers are removed afterwards.
 	sweep bool
@@ -111,6 +115,7 @@ func GuardPlan(plan *Plan, log GuardLog) *HostGuard {
 		widenPlaceholders(plan)
 	}
 	adoptShared(plan, roots, g.shareOnly)
+	g.guardCarveOuts(plan, roots)
 	for _, path := range plan.ProtectedCreate {
 		it, ok := openParent(roots, path)
 		if !ok {
@@ -217,6 +222,7 @@ func (g *HostGuard) acquire(plan *Plan, it *guardItem) bool {
 		id, ok, retry := holdPlaceholder(fd, it.parentfd, it.name)
 		if ok {
 			it.lockfd, it.id = fd, id
+			it.token = watchHold(it.parentfd, fd, it.path, id)
 			if plan.Identities == nil {
 				plan.Identities = map[string]fsat.ID{}
 			}

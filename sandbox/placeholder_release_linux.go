@@ -107,15 +107,60 @@ func (g *HostGuard) Release() {
 		unix.Close(it.parentfd)
 	}
 	g.items = nil
+	for _, fd := range g.carve {
+		unix.Close(fd)
+	}
+	g.carve = nil
+}
+
+// guardCarveOuts holds a carve-out guard (holdCarveOut) on every
+// read-only carve-out of the plan that is a metadata name right below a
+// root and looks like a placeholder nobody holds (a leftover, or the
+// user's), so that no remover unshadows it during the run. One that
+// vanished meanwhile is shadowed instead, unless the plan makes no
+// placeholders.
+func (g *HostGuard) guardCarveOuts(plan *Plan, roots map[string]int) {
+	for i := range plan.WritableRoots {
+		w := &plan.WritableRoots[i]
+		rootfd, ok := roots[w.Path]
+		if !ok {
+			continue
+		}
+		w.ReadOnly = slices.DeleteFunc(w.ReadOnly, func(c string) bool {
+			if filepath.Dir(c) != w.Path || !isMetadataName(filepath.Base(c)) {
+				return false
+			}
+			fd, gone := holdCarveOut(rootfd, filepath.Base(c))
+			if fd >= 0 {
+				g.carve = append(g.carve, fd)
+			}
+			if !gone || g.shareOnly {
+				return false
+			}
+			if !slices.Contains(plan.Placeholders, c) {
+				plan.Placeholders = append(plan.Placeholders, c)
+			}
+			if !slices.Contains(plan.ProtectedCreate, c) {
+				plan.ProtectedCreate = append(plan.ProtectedCreate, c)
+			}
+			delete(plan.Identities, c)
+			return true
+		})
+	}
+	sortByDepth(plan.Placeholders)
 }
 
 // drop lets go of the placeholder of it, removing it if nobody else holds
 // it. Holding LOCK_EX while removing is what makes an acquirer that locked
 // the directory in between see that the name no longer leads to it.
 func (g *HostGuard) drop(it guardItem) {
+	watchLet(it.token) // first: the watchdog's reference shares our lock
 	defer unix.Close(it.lockfd)
 	if err := unix.Flock(it.lockfd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return // another run holds it: theirs to remove
+	}
+	if carveOutHeld(it.lockfd) {
+		return // a run binds it as a carve-out: removing it would unshadow the name there
 	}
 	cur, _, err := fsat.StatAt(it.parentfd, it.name)
 	if err != nil || cur != it.id {

@@ -36,14 +36,16 @@ initialize {resumeSessionId} within --session-ttl. SIGINT/SIGTERM kill every
 child process tree and exit 0.
 
 command/exec resolves permission profile names, and its default profile,
-against $CODEX_HOME/config.toml (default_permissions, [permissions.NAME]);
-an invalid file stops start-up (docs/operations.md §7).
+against $CODEX_HOME/config.toml (default_permissions, [permissions.NAME]),
+which -c, --enable, --disable and --strict-config reach as in the Codex
+CLI; a file the CLI refuses stops start-up, one it accepts never does
+(docs/operations.md §7).
 
 Every flag can also be set by the environment variable shown beside it
 (CODEX_EXEC_SERVER_ and the flag's name in upper case, dashes as
 underscores); the command line wins. These variables are not passed on to
 the commands the server runs.`,
-		Flags: bindEnvVars(envPrefix, []cli.Flag{
+		Flags: bindEnvVars(envPrefix, append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "ws://127.0.0.1:0", Usage: "`URL` to serve: ws://IP:PORT, or stdio (also stdio://)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log `LEVEL`: debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "log `FORMAT`: console or json (stderr)"},
@@ -67,7 +69,7 @@ the commands the server runs.`,
 			&cli.BoolFlag{Name: "exit-on-stdin-close", Usage: "with a ws:// --listen, shut down (as on SIGTERM) when stdin reaches end of file: a parent that holds our stdin pipe ends us by exiting; stdio mode always ends with its input"},
 			pprofFlag,
 			initFlag,
-		}),
+		}, configFlags()...)),
 		Subcommands: []*cli.Command{generateSchemaCommand()},
 		Action:      runExecServer,
 	}
@@ -255,7 +257,7 @@ func runExecServer(c *cli.Context) error {
 	if err != nil {
 		return usageErrorf(c, "%s", err)
 	}
-	perms, err := loadPermissions(logger)
+	perms, err := loadPermissions(c, logger)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

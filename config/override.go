@@ -27,10 +27,12 @@ func (o Override) Key() string { return strings.Join(o.Path, ".") }
 func ParseOverride(s string) (Override, error) {
 	key, value, ok := strings.Cut(s, "=")
 	if !ok {
+		//lint:ignore ST1005 the exact text the Codex CLI prints
 		return Override{}, fmt.Errorf("Invalid override (missing '='): %s", s)
 	}
 	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 	if key == "" {
+		//lint:ignore ST1005 the exact text the Codex CLI prints
 		return Override{}, fmt.Errorf("Empty key in override: %s", s)
 	}
 	return Override{Path: strings.Split(key, "."), Value: tomlValue(value), raw: s}, nil
@@ -68,6 +70,8 @@ func applyOverrides(doc map[string]any, overrides []Override) {
 
 // errUnknownFeature is the Codex CLI's answer to --enable or --disable of
 // a name it does not know.
+//
+//lint:ignore ST1005 the exact text the Codex CLI prints
 var errUnknownFeature = errors.New("Unknown feature flag")
 
 // FeatureOverride turns --enable NAME (on) or --disable NAME into the

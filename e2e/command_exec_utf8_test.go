@@ -118,7 +118,7 @@ func TestCommandExecOutputMatchesBytes(t *testing.T) {
 		for _, r := range runs {
 			file := filepath.Join(dir, fmt.Sprint(r.shift))
 			data, _ := os.ReadFile(file)
-			script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do tail -c +$((i+1)) %s | head -c %d; sleep 0.02; i=$((i+%d)); done`, len(data), file, r.piece, r.piece)
+			script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do tail -c +$((i+1)) %s | head -c %d; sleep 0.01; i=$((i+%d)); done`, len(data), file, r.piece, r.piece)
 			if got, want := execText(t, c, execParams(script)), decodeWhole(data); got != want {
 				t.Errorf("buffered, shift %d, pieces of %d: %s", r.shift, r.piece, firstDiff(got, want))
 			}

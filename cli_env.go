@@ -45,6 +45,8 @@ func bindEnvVars(prefix string, flags []cli.Flag) []cli.Flag {
 			f.EnvVars = env
 		case *cli.PathFlag:
 			f.EnvVars = env
+		case *cli.GenericFlag:
+			f.EnvVars = env // one value
 		default:
 			panic(fmt.Sprintf("bindEnvVars: flag --%s of type %T", f.Names()[0], f))
 		}

@@ -40,8 +40,10 @@ signal skips the rest of the grace. A stdio server answers every request
 it read before its end of input, and lets its processes run for the grace.
 
 command/exec resolves permission profile names, and its default profile,
-against $CODEX_HOME/config.toml (default_permissions, [permissions.NAME]);
-an invalid file stops start-up (docs/operations.md §7).
+against $CODEX_HOME/config.toml (default_permissions, [permissions.NAME]),
+which -c, --enable, --disable and --strict-config reach as in the Codex
+CLI; a file the CLI refuses stops start-up, one it accepts never does
+(docs/operations.md §7).
 
 Every flag can also be set by the environment variable shown beside it
 (CODEX_EXEC_SERVER_ and the flag's name in upper case, dashes as
@@ -73,7 +75,7 @@ the commands the server runs.`,
 			pprofFlag,
 			initFlag,
 			stateDirFlag,
-		}, fleetFlags...)),
+		}, append(fleetFlags, configFlags()...)...)),
 		Subcommands: []*cli.Command{generateSchemaCommand()},
 		Action:      runExecServer,
 	}
@@ -304,7 +306,7 @@ func runExecServer(c *cli.Context) error {
 	if err != nil {
 		return usageErrorf(c, "%s", err)
 	}
-	perms, err := loadPermissions(logger)
+	perms, err := loadPermissions(c, logger)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

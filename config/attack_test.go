@@ -56,8 +56,10 @@ func TestProtectionsPinServerTmpdir(t *testing.T) {
 
 // A deny glob whose scan would start at "/" is skipped by the sandbox as
 // too broad: accepting it would deny nothing while the file says
-// otherwise. Such a pattern fails at load, or for a request whose policy
-// cwd is "/", at resolution.
+// otherwise. The Codex CLI accepts such a file, so it loads, but the
+// profile cannot be used: a request for it fails, and as the default no
+// request runs at all, its protections failing (failClosed). A request
+// whose policy cwd is "/" fails at resolution for the same reason.
 func TestDenyGlobRootedAtSlashFails(t *testing.T) {
 	for _, text := range []string{
 		"[permissions.d.filesystem]\n\"/**/*.env\" = \"none\"\n",
@@ -65,9 +67,7 @@ func TestDenyGlobRootedAtSlashFails(t *testing.T) {
 		"[permissions.d.filesystem]\n\"/\" = { \"**/*.pem\" = \"none\" }\n",
 		"[permissions.d]\nworkspace_roots = { \"/\" = true }\n[permissions.d.filesystem]\n\":workspace_roots\" = { \"**/*.env\" = \"none\" }\n",
 	} {
-		if _, err := load(t, text); err == nil || !strings.Contains(err.Error(), "rooted at `/`") {
-			t.Errorf("%q: %v", text, err)
-		}
+		failClosed(t, text, "rooted at `/`")
 	}
 	p := mustLoad(t, "default_permissions = \"d\"\n[permissions.d.filesystem]\n\":root\" = \"read\"\n\":workspace_roots\" = { \"**/*.env\" = \"none\" }\n")
 	if _, err := p.Resolve("d", "/"); err == nil || !strings.Contains(err.Error(), "rooted at `/`") {
@@ -143,18 +143,47 @@ glob_scan_max_depth = 1
 }
 
 // An unknown special path grants nothing, which is safe for read and
-// write; as a deny it would deny nothing, so it fails at load.
+// write; as a deny it would deny nothing, so the profile cannot be used
+// (failClosed).
 func TestUnknownSpecialPathDenyFails(t *testing.T) {
 	for _, text := range []string{
 		"[permissions.d.filesystem]\n\":cwd\" = \"none\"\n",
 		"[permissions.d.filesystem]\n\":home\" = { \".ssh\" = \"none\" }\n",
 	} {
-		if _, err := load(t, text); err == nil || !strings.Contains(err.Error(), "unknown special path") {
-			t.Errorf("%q: %v", text, err)
-		}
+		failClosed(t, text, "unknown special path")
 	}
 	if _, err := load(t, "[permissions.d.filesystem]\n\":cwd\" = \"write\"\n"); err != nil {
 		t.Error(err)
+	}
+}
+
+// failClosed checks that profile d of text, whose deny cannot be enforced
+// (want), is never used: the file loads with a warning, a request for d
+// fails, and with d as the default every request fails, whatever profile
+// it brings, since d's protections cannot be computed.
+func failClosed(t *testing.T, text, want string) {
+	t.Helper()
+	p, err := load(t, text)
+	if err != nil {
+		t.Errorf("%q: %v", text, err)
+		return
+	}
+	if _, err := p.Resolve("d", "/w"); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%q: a request for d: %v", text, err)
+	}
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("%q: no warning: %q", text, p.Warnings)
+	}
+	p, err = load(t, "default_permissions = \"d\"\n"+text)
+	if err != nil {
+		t.Errorf("%q as the default: %v", text, err)
+		return
+	}
+	if _, err := p.Resolve(p.DefaultName(), "/w"); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%q: a request for the default: %v", text, err)
+	}
+	if _, _, err := p.Protections("/w"); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%q: the default's protections fail open: %v", text, err)
 	}
 }
 

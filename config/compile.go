@@ -21,6 +21,9 @@ type compiled struct {
 // (relative ones joined onto cwd); `:workspace_roots` deny globs are
 // anchored at each of them.
 func (p *Permissions) compile(prof *profileTOML, cwd string) (compiled, error) {
+	if prof.globDepth != nil && *prof.globDepth == 0 {
+		return compiled{}, p.errf(prof.key+".filesystem.glob_scan_max_depth", "glob_scan_max_depth must be at least 1")
+	}
 	c := compiled{depth: prof.globDepth, network: prof.network != nil && *prof.network}
 	c.roots = []string{filepath.Clean(cwd)}
 	for _, r := range sortedKeys(prof.workspaceRoots) {
@@ -40,7 +43,7 @@ func (p *Permissions) compile(prof *profileTOML, cwd string) (compiled, error) {
 			es, err = p.compileScoped(k, v.scoped, c.roots)
 		}
 		if err != nil {
-			return compiled{}, p.errf(key, "%s", err)
+			return compiled{}, p.keyErr(key, err)
 		}
 		c.entries = append(c.entries, es...)
 	}
@@ -121,7 +124,7 @@ func (p *Permissions) compilePath(path, sub string, a sandbox.Access) ([]sandbox
 		kind, known := specialKinds[path]
 		switch {
 		case !known && a == sandbox.AccessDeny:
-			return nil, fmt.Errorf("unknown special path `%s` cannot be denied: it names nothing here, so nothing would be denied", path)
+			return nil, unsupported{fmt.Sprintf("unknown special path `%s` cannot be denied: it names nothing here, so nothing would be denied", path)}
 		case !known:
 			return nil, nil
 		case kind == sandbox.SpecialProjectRoots:

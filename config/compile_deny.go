@@ -47,7 +47,7 @@ func checkGlobRoot(pattern string) error {
 			i++
 		case '*', '?', '[', ']', '{':
 			if strings.LastIndex(clean[:i], "/") <= 0 {
-				return fmt.Errorf("deny glob `%s` is rooted at `/`: the sandbox cannot scan the whole file system for it, so it would deny nothing; name the folder to scan", clean)
+				return unsupported{fmt.Sprintf("deny glob `%s` is rooted at `/`: the sandbox cannot scan the whole file system for it, so it would deny nothing; name the folder to scan", clean)}
 			}
 			return nil
 		}

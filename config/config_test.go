@@ -56,27 +56,64 @@ func TestSyntaxErrorNamesFileAndLine(t *testing.T) {
 	}
 }
 
+// TestSemanticErrors: what the Codex CLI refuses stops the load, with its
+// text. A profile that cannot be compiled stops it only as the default
+// (the CLI compiles that one alone), and a setting the CLI accepts but
+// this executor cannot honour never does: the load warns once, naming the
+// key, and a request that uses the profile fails with the same error.
 func TestSemanticErrors(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"default_permissions = \"nosuch\"\n[permissions.dev.filesystem]\n\":root\" = \"read\"", "default_permissions refers to undefined profile `nosuch`"},
 		{"default_permissions = \"dev\"", "default_permissions requires a `[permissions]` table"},
 		{"default_permissions = \":foo\"", "default_permissions refers to unknown built-in profile `:foo`"},
-		{"[permissions.dev.filesystem]\n\"rel/x\" = \"read\"", "filesystem path `rel/x` must be absolute, use `~/...`, or start with `:`"},
 		{"[permissions.dev.filesystem]\n\":root\" = \"bogus\"", `must be "read", "write" or "none"`},
-		{"[permissions.dev.filesystem]\n\":root\" = { x = \"read\" }", "filesystem path `:root` does not support nested entries"},
-		{"[permissions.dev.filesystem]\nglob_scan_max_depth = 0", "glob_scan_max_depth must be at least 1"},
 		{"[permissions.\":dev\".filesystem]\n\":root\" = \"read\"", "permissions profile `:dev` uses a reserved built-in profile prefix"},
-		{"[permissions.a]\nextends = \"b\"\n[permissions.b]\nextends = \"a\"", "permissions profile inheritance cycle detected: a -> b -> a"},
-		{"[permissions.a]\nextends = \":danger-full-access\"", "permissions profile `a` cannot extend unsupported built-in profile `:danger-full-access`"},
-		{"[permissions.a]\nextends = \"zz\"", "permissions profile `a` extends undefined profile `zz`"},
-		{"[permissions.a.filesystem]\n\"/x/*.txt\" = \"read\"", "filesystem glob path `/x/*.txt` only supports `deny` access"},
-		{"[permissions.a.filesystem]\n\":workspace_roots\" = { \"../up\" = \"read\" }", "filesystem subpath `../up` must be a descendant path"},
-		{"[permissions.a.network]\nenabled = true\ndomains = { \"example.com\" = \"allow\" }", "permissions.a.network.domains: narrows the network through a proxy"},
 		{"default_permissions = 3", "default_permissions: must be a string"},
 	} {
 		_, err := load(t, c.text)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q:\n got %v\nwant …%s…", c.text, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name, text, want string
+		unsupported      bool
+	}{
+		{"dev", "[permissions.dev.filesystem]\n\"rel/x\" = \"read\"", "filesystem path `rel/x` must be absolute, use `~/...`, or start with `:`", false},
+		{"dev", "[permissions.dev.filesystem]\n\":root\" = { x = \"read\" }", "filesystem path `:root` does not support nested entries", false},
+		{"dev", "[permissions.dev.filesystem]\nglob_scan_max_depth = 0", "permissions.dev.filesystem.glob_scan_max_depth: glob_scan_max_depth must be at least 1", false},
+		{"a", "[permissions.a]\nextends = \"b\"\n[permissions.b]\nextends = \"a\"", "permissions profile inheritance cycle detected: a -> b -> a", false},
+		{"a", "[permissions.a]\nextends = \":danger-full-access\"", "permissions profile `a` cannot extend unsupported built-in profile `:danger-full-access`", false},
+		{"a", "[permissions.a]\nextends = \"zz\"", "permissions profile `a` extends undefined profile `zz`", false},
+		{"a", "[permissions.a.filesystem]\n\"/x/*.txt\" = \"read\"", "filesystem glob path `/x/*.txt` only supports `deny` access", false},
+		{"a", "[permissions.a.filesystem]\n\":workspace_roots\" = { \"../up\" = \"read\" }", "filesystem subpath `../up` must be a descendant path", false},
+		{"a", "[permissions.a.filesystem]\n\":root\" = \"read\"\n[permissions.a.network]\nenabled = true\ndomains = { \"example.com\" = \"allow\" }", "permissions.a.network.domains: narrows the network through a proxy", true},
+		{"a", "[permissions.a.filesystem]\n\":root\" = \"read\"\n\"/**/*.env\" = \"none\"", "is rooted at `/`", true},
+	} {
+		p, err := load(t, c.text)
+		if err != nil {
+			t.Errorf("%q as another profile than the default: %v", c.text, err)
+			continue
+		}
+		warned := slices.ContainsFunc(p.Warnings, func(w string) bool {
+			return strings.Contains(w, c.want) && strings.Contains(w, "uses profile `"+c.name+"`")
+		})
+		if !warned || !p.Unusable(c.name) {
+			t.Errorf("%q: warnings %q", c.text, p.Warnings)
+		}
+		if _, err := p.Resolve(c.name, "/w"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: a request for %s: %v", c.text, c.name, err)
+		}
+		p, err = load(t, "default_permissions = \""+c.name+"\"\n"+c.text)
+		switch {
+		case !c.unsupported && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%q as the default:\n got %v\nwant …%s…", c.text, err, c.want)
+		case c.unsupported && err != nil:
+			t.Errorf("%q as the default: %v", c.text, err)
+		case c.unsupported:
+			if _, err := p.Resolve(p.DefaultName(), "/w"); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%q: a request for the default: %v", c.text, err)
+			}
 		}
 	}
 }

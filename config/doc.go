@@ -1,15 +1,22 @@
 // Package config reads the permission settings of the Codex configuration
-// file, $CODEX_HOME/config.toml (CODEX_HOME defaults to ~/.codex), and
-// compiles its named permission profiles into sandbox profiles.
+// file, $CODEX_HOME/config.toml (CODEX_HOME defaults to ~/.codex), with the
+// command line's `-c key=value` overrides, and compiles its named
+// permission profiles into sandbox profiles.
 //
 // Only the keys an executor needs are read: `default_permissions` and the
 // `[permissions.<name>]` tables (`extends`, `workspace_roots`, `filesystem`
 // with its special paths and `glob_scan_max_depth`, `network.enabled`).
-// Every other key of the file belongs to the Codex CLI and is ignored.
+// Every other key of the file belongs to the Codex CLI and is ignored;
+// with Options.Strict a key the Codex CLI 0.169.0 does not know is an
+// error (known.go holds the names probed on its binary).
 //
-// Unlike the Codex CLI, which falls back to its defaults when the file is
-// invalid, Load fails: a syntax error names the file and line, a semantic
-// error the file and the key. An executor that silently ran with other
-// permissions than its operator wrote would be worse than one that does
-// not start.
+// The file is shared with the Codex CLI, so Load draws the line where the
+// CLI does: what the CLI refuses (a syntax error, a wrong type, an error
+// in the default profile) fails, naming the file and line or key; what it
+// accepts loads. A profile the CLI accepts but this executor cannot use (a
+// non-default profile that does not compile, a network narrowed through a
+// proxy, a deny that cannot be enforced) is a warning, and Resolve refuses
+// it with the same error: an executor must neither stop on a file the CLI
+// runs with nor run a command with other permissions than its operator
+// wrote.
 package config

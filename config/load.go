@@ -3,13 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/BurntSushi/toml"
 	"github.com/codexec/codex/sandbox"
 )
 
@@ -31,16 +29,24 @@ func Path() string {
 }
 
 // Error is a configuration error: the file, the line when the TOML syntax
-// is at fault (0 otherwise), the key when a value is, and what is wrong.
+// is at fault (0 otherwise; with the column of an unknown key under
+// --strict-config), the key when a value is, and what is wrong.
 type Error struct {
 	File string
 	Line int
+	Col  int
 	Key  string
 	Msg  string
+	// Unsupported marks a setting that the Codex CLI accepts but this
+	// executor cannot honour: it makes the profile that holds it unusable
+	// instead of stopping start-up.
+	Unsupported bool
 }
 
 func (e *Error) Error() string {
 	switch {
+	case e.Line > 0 && e.Col > 0:
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
 	case e.Line > 0:
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	case e.Key != "":
@@ -58,41 +64,46 @@ type Permissions struct {
 	hasTable    bool
 	profiles    map[string]*profileTOML
 	home        string
-	tmpdir      string // the server's $TMPDIR, which `:tmpdir` also names
+	tmpdir      string          // the server's $TMPDIR, which `:tmpdir` also names
+	unusable    map[string]bool // profiles validate warned about
 	// Warnings are things the file asks for that have no effect here
 	// (unknown keys, unknown special paths).
 	Warnings []string
 }
 
+// Options are what a command line adds to the file: `-c key=value`
+// overrides (--enable and --disable are overrides of features.NAME), applied
+// in order over the file, and --strict-config.
+type Options struct {
+	Overrides []Override
+	// Strict refuses keys the Codex CLI does not know, in the file and in
+	// the overrides, with its texts (checkStrict).
+	Strict bool
+}
+
 // Load reads the permission settings of the file at path. A missing file
 // (or path "") gives the defaults; an unreadable or invalid one is an
 // *Error (one that cannot be read for want of permission says how to fix
-// it: a server run as another user than the file's owner). Every
-// profile is compiled once, so a profile that cannot be used fails here
-// rather than on the first request that names it.
-func Load(path string) (*Permissions, error) {
-	if path == "" {
-		return &Permissions{}, nil
-	}
-	raw := map[string]any{}
-	_, err := toml.DecodeFile(path, &raw)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &Permissions{file: path}, nil
-	case errors.Is(err, fs.ErrPermission):
-		// Whether the file exists is unknown: never run without the
-		// permissions the operator may have written there.
-		uid := os.Geteuid()
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: permission denied (the server runs as uid %d); "+
-			"make it and its directories readable by uid %d, or set CODEX_HOME to a directory that uid can read", uid, uid)}
-	case err != nil:
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, &Error{File: path, Line: pe.Position.Line, Msg: pe.Message}
+// it: a server run as another user than the file's owner).
+func Load(path string) (*Permissions, error) { return LoadWith(path, Options{}) }
+
+// LoadWith is Load with the command line's overrides and strictness. Every
+// profile is compiled once: what the Codex CLI refuses fails here, and a
+// profile the CLI accepts but this executor cannot use is warned about
+// here and refused on the requests that use it (validate).
+func LoadWith(path string, opts Options) (*Permissions, error) {
+	if opts.Strict {
+		if err := checkStrictOverrides(opts.Overrides); err != nil {
+			return nil, err
 		}
-		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	raw, err := readFile(path, opts.Strict)
+	if err != nil {
+		return nil, err
 	}
 	p := &Permissions{file: path}
+	p.noteOverrides(opts.Overrides)
+	applyOverrides(raw, opts.Overrides)
 	p.home, _ = os.UserHomeDir()
 	p.tmpdir = os.Getenv("TMPDIR")
 	if err := p.read(raw); err != nil {
@@ -125,6 +136,28 @@ func (p *Permissions) DefaultName() string {
 func (p *Permissions) errf(key, format string, args ...any) *Error {
 	return &Error{File: p.file, Key: key, Msg: fmt.Sprintf(format, args...)}
 }
+
+// unsupportedf returns an *Error about a setting the executor cannot
+// honour.
+func (p *Permissions) unsupportedf(key, format string, args ...any) *Error {
+	e := p.errf(key, format, args...)
+	e.Unsupported = true
+	return e
+}
+
+// keyErr returns err, an error about the value of key, as an *Error; one
+// that wraps an unsupported stays marked as such.
+func (p *Permissions) keyErr(key string, err error) *Error {
+	if errors.As(err, new(unsupported)) {
+		return p.unsupportedf(key, "%s", err)
+	}
+	return p.errf(key, "%s", err)
+}
+
+// unsupported is an error about a setting the executor cannot honour.
+type unsupported struct{ msg string }
+
+func (u unsupported) Error() string { return u.msg }
 
 // warnf records a warning about key.
 func (p *Permissions) warnf(key, format string, args ...any) {

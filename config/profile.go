@@ -2,6 +2,7 @@ package config
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/codexec/codex/sandbox"
 )
@@ -21,6 +22,9 @@ type profileTOML struct {
 	fs             map[string]fsValue
 	globDepth      *int
 	network        *bool
+	// narrowedBy is the first network key that narrows an enabled network
+	// through a proxy ("" for none): a setting this executor cannot honour.
+	narrowedBy string
 }
 
 // restrictingNetworkKeys are network settings that narrow an enabled
@@ -94,10 +98,7 @@ func (p *Permissions) readFilesystem(prof *profileTOML, key string, v any) error
 			if !ok || n < 0 {
 				return p.errf(sub, "must be a positive integer")
 			}
-			if n == 0 {
-				return p.errf(sub, "glob_scan_max_depth must be at least 1")
-			}
-			d := int(min(n, 1<<20))
+			d := int(min(n, 1<<20)) // 0 is refused when the profile is compiled
 			prof.globDepth = &d
 			continue
 		}
@@ -122,39 +123,48 @@ func (p *Permissions) readFilesystem(prof *profileTOML, key string, v any) error
 	return nil
 }
 
-// readNetwork reads the network table. Only `enabled` has an effect; the
-// proxy settings that would narrow an enabled network are refused rather
-// than silently widened to the whole network.
+// readNetwork reads the network table. Only `enabled` has an effect. The
+// proxy settings that would narrow an enabled network are recorded, not
+// refused here: the Codex CLI accepts them, so the file must load, but a
+// request that would run under them is refused rather than silently
+// widened to the whole network (narrowed).
 func (p *Permissions) readNetwork(prof *profileTOML, key string, v any) error {
 	t, ok := v.(map[string]any)
 	if !ok {
 		return p.errf(key, "must be a table, not %s", typeName(v))
 	}
 	for _, k := range sortedKeys(t) {
-		if k == "enabled" {
+		switch {
+		case k == "enabled":
 			b, ok := t[k].(bool)
 			if !ok {
 				return p.errf(key+".enabled", "must be a boolean, not %s", typeName(t[k]))
 			}
 			prof.network = &b
-			continue
-		}
-		p.warnf(key+"."+quoteKey(k), "not supported by this executor (it runs no network proxy), ignored")
-	}
-	if prof.network != nil && *prof.network {
-		for _, k := range restrictingNetworkKeys {
-			if _, ok := t[k]; ok {
-				return p.errf(key+"."+k, "narrows the network through a proxy, which this executor does not run; remove it or set enabled = false")
+		case slices.Contains(restrictingNetworkKeys, k):
+			if prof.narrowedBy == "" {
+				prof.narrowedBy = key + "." + k
 			}
+		default:
+			p.warnf(key+"."+quoteKey(k), "not supported by this executor (it runs no network proxy), ignored")
 		}
 	}
 	return nil
 }
 
+// narrowed is the error of a profile whose enabled network a proxy setting
+// narrows, nil otherwise.
+func (p *Permissions) narrowed(prof *profileTOML) error {
+	if prof.narrowedBy == "" || prof.network == nil || !*prof.network {
+		return nil
+	}
+	return p.unsupportedf(prof.narrowedBy, "narrows the network through a proxy, which this executor does not run; remove it or set enabled = false")
+}
+
 // merge returns parent overlaid with child: child keys win; two scoped
 // tables under the same key merge, child subpaths winning.
 func merge(parent, child *profileTOML) *profileTOML {
-	out := &profileTOML{key: child.key, globDepth: parent.globDepth, network: parent.network}
+	out := &profileTOML{key: child.key, globDepth: parent.globDepth, network: parent.network, narrowedBy: parent.narrowedBy}
 	out.workspaceRoots = maps.Clone(parent.workspaceRoots)
 	if out.workspaceRoots == nil && child.workspaceRoots != nil {
 		out.workspaceRoots = map[string]bool{}
@@ -177,6 +187,9 @@ func merge(parent, child *profileTOML) *profileTOML {
 	}
 	if child.network != nil {
 		out.network = child.network
+	}
+	if child.narrowedBy != "" {
+		out.narrowedBy = child.narrowedBy
 	}
 	return out
 }

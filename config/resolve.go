@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/codexec/codex/sandbox"
@@ -36,8 +37,39 @@ func resolveErrorf(format string, args ...any) error {
 }
 
 // Resolve compiles the profile name for the policy cwd cwd: a built-in or
-// a [permissions.<name>] table with its extends chain.
+// a [permissions.<name>] table with its extends chain. A profile with a
+// setting the executor cannot honour (a network narrowed through a proxy,
+// a deny it cannot enforce) fails with an *Error that names the key.
 func (p *Permissions) Resolve(name, cwd string) (Resolved, error) {
+	return p.resolve(name, cwd, true)
+}
+
+// ResolveFilesystem is Resolve without the network's settings: what the
+// profile grants and denies on the file system, which the protections a
+// configured default keeps (Protections) and the re-opening check use
+// even when a proxy setting makes the profile unusable to run a command.
+func (p *Permissions) ResolveFilesystem(name, cwd string) (Resolved, error) {
+	return p.resolve(name, cwd, false)
+}
+
+// lookup checks that name is a built-in or a defined profile, with the
+// Codex CLI's texts.
+func (p *Permissions) lookup(name string) error {
+	switch {
+	case name == ReadOnly || name == Workspace || name == DangerFullAccess:
+		return nil
+	case strings.HasPrefix(name, ":"):
+		return resolveErrorf("default_permissions refers to unknown built-in profile `%s`", name)
+	case p == nil || !p.hasTable:
+		return resolveErrorf("default_permissions requires a `[permissions]` table")
+	}
+	if _, ok := p.profiles[name]; !ok {
+		return resolveErrorf("default_permissions refers to undefined profile `%s`", name)
+	}
+	return nil
+}
+
+func (p *Permissions) resolve(name, cwd string, withNetwork bool) (Resolved, error) {
 	switch name {
 	case ReadOnly:
 		return Resolved{Profile: sandbox.ReadOnly(false)}, nil
@@ -46,17 +78,14 @@ func (p *Permissions) Resolve(name, cwd string) (Resolved, error) {
 	case DangerFullAccess:
 		return Resolved{Disabled: true}, nil
 	}
-	if strings.HasPrefix(name, ":") {
-		return Resolved{}, resolveErrorf("default_permissions refers to unknown built-in profile `%s`", name)
-	}
-	if p == nil || !p.hasTable {
-		return Resolved{}, resolveErrorf("default_permissions requires a `[permissions]` table")
-	}
-	if _, ok := p.profiles[name]; !ok {
-		return Resolved{}, resolveErrorf("default_permissions refers to undefined profile `%s`", name)
+	if err := p.lookup(name); err != nil {
+		return Resolved{}, err
 	}
 	base, prof, err := p.flatten(name)
 	if err != nil {
+		return Resolved{}, err
+	}
+	if err := p.narrowed(prof); err != nil && withNetwork {
 		return Resolved{}, err
 	}
 	c, err := p.compile(prof, cwd)
@@ -146,7 +175,7 @@ func (p *Permissions) Protections(cwd string) ([]sandbox.Entry, *int, error) {
 	if p == nil || !p.hasTable || strings.HasPrefix(name, ":") {
 		return nil, nil, nil
 	}
-	r, err := p.Resolve(name, cwd)
+	r, err := p.ResolveFilesystem(name, cwd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -166,32 +195,71 @@ func (p *Permissions) Protections(cwd string) ([]sandbox.Entry, *int, error) {
 // folder but "/", under which a workspace deny glob cannot be anchored.
 const validateCwd = "/codex-validate/cwd"
 
-// validate compiles every profile and the default once, so that a broken
-// file fails at load rather than on a request.
+// validate compiles every profile once. What the Codex CLI also refuses
+// in the default profile stops the load, as it stops the CLI (which
+// compiles only that one). What it accepts never does: a profile that
+// cannot be compiled, or holds a setting this executor cannot honour, is
+// reported once as a warning naming the key, and the requests that use it
+// are refused with the same error (Resolve).
 func (p *Permissions) validate() error {
+	p.unusable = map[string]bool{}
+	def := p.DefaultName()
+	var errs []string              // distinct errors, in order
+	names := map[string][]string{} // error → the profiles it makes unusable
 	for _, name := range sortedKeys(p.profiles) {
 		base, prof, err := p.flatten(name)
-		if err != nil {
-			return err
-		}
-		if _, err := p.compile(prof, validateCwd); err != nil {
-			return err
-		}
-		p.warnDroppedDenies(name)
-		if base == "" && len(prof.fs) == 0 {
-			p.warnf("permissions."+quoteKey(name), "defines no filesystem entries: a command under it can read nothing")
-		}
-		for k := range prof.fs {
-			if _, known := specialKinds[k]; strings.HasPrefix(k, ":") && !known {
-				p.warnf("permissions."+quoteKey(name)+".filesystem."+quoteKey(k), "unknown special path, ignored")
+		if err == nil {
+			if err = p.narrowed(prof); err == nil {
+				_, err = p.compile(prof, validateCwd)
 			}
 		}
-	}
-	if _, err := p.Resolve(p.DefaultName(), validateCwd); err != nil {
-		if re, ok := err.(*ResolveError); ok {
-			return p.errf("default_permissions", "%s", re.Msg)
+		if err == nil {
+			p.warnProfile(name, base, prof)
+			continue
 		}
-		return err
+		if ce, ok := err.(*Error); name == def && (!ok || !ce.Unsupported) {
+			return err
+		}
+		p.unusable[name] = true
+		if names[err.Error()] == nil {
+			errs = append(errs, err.Error())
+		}
+		names[err.Error()] = append(names[err.Error()], name)
+	}
+	for _, e := range errs {
+		w := fmt.Sprintf("%s; a command/exec that uses profile `%s` is refused", e, strings.Join(names[e], "` or `"))
+		switch _, err := p.ResolveFilesystem(def, validateCwd); {
+		case slices.Contains(names[e], def) && err != nil:
+			w += fmt.Sprintf("; `%s` is the default_permissions, whose denies every command/exec keeps: every command/exec is refused", def)
+		case slices.Contains(names[e], def):
+			w += fmt.Sprintf("; `%s` is the default_permissions: every command/exec without permissionProfile or sandboxPolicy uses it", def)
+		}
+		p.Warnings = append(p.Warnings, w)
+	}
+	if err := p.lookup(def); err != nil {
+		return p.errf("default_permissions", "%s", err.(*ResolveError).Msg)
 	}
 	return nil
+}
+
+// Unusable reports a profile that validate found unusable (and warned
+// about).
+func (p *Permissions) Unusable(name string) bool { return p != nil && p.unusable[name] }
+
+// warnProfile records what in a usable profile has no effect or may
+// surprise: denies that extends drops, no filesystem entries, unknown
+// special paths, proxy settings under a network that is off.
+func (p *Permissions) warnProfile(name, base string, prof *profileTOML) {
+	p.warnDroppedDenies(name)
+	if base == "" && len(prof.fs) == 0 {
+		p.warnf("permissions."+quoteKey(name), "defines no filesystem entries: a command under it can read nothing")
+	}
+	for k := range prof.fs {
+		if _, known := specialKinds[k]; strings.HasPrefix(k, ":") && !known {
+			p.warnf("permissions."+quoteKey(name)+".filesystem."+quoteKey(k), "unknown special path, ignored")
+		}
+	}
+	if own := p.profiles[name].narrowedBy; own != "" {
+		p.warnf(own, "ignored: the network of profile `%s` is off, and this executor runs no network proxy", name)
+	}
 }

@@ -15,14 +15,15 @@ import (
 )
 
 // cxConfigured starts a server in dir with CODEX_HOME=home over stdio or
-// WebSocket and performs the handshake with experimentalApi.
-func cxConfigured(t *testing.T, ws bool, home, dir string) *cx {
+// WebSocket, with args after its --listen, and performs the handshake with
+// experimentalApi.
+func cxConfigured(t *testing.T, ws bool, home, dir string, args ...string) *cx {
 	t.Helper()
 	listen := "stdio"
 	if ws {
 		listen = "ws://127.0.0.1:0"
 	}
-	cmd := exec.Command(binary, "exec-server", "--listen", listen)
+	cmd := exec.Command(binary, append([]string{"exec-server", "--listen", listen}, args...)...)
 	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "CODEX_HOME=" + home}
 	cmd.Dir = dir
 	stderr := &lockedBuffer{}
@@ -189,12 +190,14 @@ network = { enabled = true }
 	}
 }
 
-// TestConfigErrorIsFatal: an invalid config.toml stops the server at
-// start-up with the file and line (syntax) or the key (meaning).
+// TestConfigErrorIsFatal: a config.toml the Codex CLI refuses stops the
+// server at start-up with the file and line (syntax) or the key (meaning):
+// an error in the default profile (the CLI compiles that one), a default
+// that names no profile.
 func TestConfigErrorIsFatal(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{"default_permissions = \"dev\n", "config.toml:1: "},
-		{"[permissions.dev.filesystem]\n\"rel/x\" = \"read\"\n", `config.toml: permissions.dev.filesystem."rel/x": filesystem path ` + "`rel/x`" + ` must be absolute`},
+		{"default_permissions = \"dev\"\n[permissions.dev.filesystem]\n\"rel/x\" = \"read\"\n", `config.toml: permissions.dev.filesystem."rel/x": filesystem path ` + "`rel/x`" + ` must be absolute`},
 		{"default_permissions = \"nosuch\"\n[permissions.dev]\n", "default_permissions refers to undefined profile `nosuch`"},
 	} {
 		home := t.TempDir()

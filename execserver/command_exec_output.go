@@ -39,6 +39,8 @@ type capped struct {
 	kept     int64
 	blocks   [][]byte // buffered mode: the kept bytes (see keep)
 	reported bool     // the cap was reached: nothing more is kept
+	cut      capCut   // buffered mode: a character the cap may have cut
+	minBlock int      // the smallest block; 0: 16 KiB (tests make it small)
 }
 
 // newExecOutput collects (or, with stream, sends on c) one run's output
@@ -66,6 +68,7 @@ func (o *execOutput) add(s proc.Stream, b []byte) {
 	o.mu.Lock()
 	st := &o.outs[i]
 	if st.reported {
+		st.settleCut(b) // buffered mode: what follows the cap
 		o.mu.Unlock()
 		return
 	}
@@ -78,6 +81,10 @@ func (o *execOutput) add(s proc.Stream, b []byte) {
 	st.reported = reached
 	if !o.stream {
 		st.keep(b[:n])
+		if reached {
+			st.cut.open(st.blocks)
+			st.settleCut(b[n:])
+		}
 		o.mu.Unlock()
 		return
 	}
@@ -113,19 +120,16 @@ func (o *execOutput) result(code int) execResult {
 
 // keep appends b to the kept blocks. A full block is never copied into a
 // larger one: a new block follows, as large as what is kept so far within
-// [16 KiB, 4 MiB], so a large output costs its size and no garbage. A block
-// ends before a byte that continues a UTF-8 sequence (backing off at most
-// 3 bytes), so decoding block by block equals decoding the whole.
+// [16 KiB, 4 MiB], so a large output costs its size and no garbage. Blocks
+// end anywhere, inside a character too: the result decodes them as one
+// text (appendJSONBlocks).
 func (st *capped) keep(b []byte) {
 	for len(b) > 0 {
 		if n := len(st.blocks); n > 0 {
 			last := st.blocks[n-1]
-			cut := min(cap(last)-len(last), len(b))
-			for k := 0; k < 3 && cut > 0 && cut < len(b) && b[cut]&0xC0 == 0x80; k++ {
-				cut--
-			}
-			st.blocks[n-1] = append(last, b[:cut]...)
-			if b = b[cut:]; len(b) == 0 {
+			k := min(cap(last)-len(last), len(b))
+			st.blocks[n-1] = append(last, b[:k]...)
+			if b = b[k:]; len(b) == 0 {
 				return
 			}
 		}
@@ -133,6 +137,10 @@ func (st *capped) keep(b []byte) {
 		for _, blk := range st.blocks {
 			size += int64(len(blk))
 		}
-		st.blocks = append(st.blocks, make([]byte, 0, min(max(size, 16<<10), 4<<20)))
+		smallest := int64(16 << 10)
+		if st.minBlock > 0 {
+			smallest = int64(st.minBlock)
+		}
+		st.blocks = append(st.blocks, make([]byte, 0, min(max(size, smallest), 4<<20)))
 	}
 }

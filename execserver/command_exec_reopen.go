@@ -52,7 +52,7 @@ func defaultAllowances(perms *config.Permissions, serverCwd string) []allowance 
 	if strings.HasPrefix(name, ":") {
 		return nil
 	}
-	r, err := perms.Resolve(name, serverCwd)
+	r, err := perms.ResolveFilesystem(name, serverCwd) // its grants, whatever its network
 	if err != nil {
 		return nil
 	}

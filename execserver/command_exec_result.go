@@ -15,10 +15,10 @@ const resultPiece = 64 << 10
 // instead of being built as strings and marshalled: a buffered run of
 // tens of MiB is then held once, as the kept bytes, not four times over.
 // The texts are the kept bytes as UTF-8, U+FFFD for each byte that is not
-// part of a valid sequence.
+// part of a valid sequence, decoded as one text whatever the blocks.
 type execResult struct {
 	code           int
-	stdout, stderr [][]byte // blocks that split no UTF-8 sequence
+	stdout, stderr [][]byte // blocks, which may end inside a character
 }
 
 // WriteJSON implements rpc.StreamedResult.
@@ -32,10 +32,8 @@ func (r execResult) WriteJSON(w io.Writer) error {
 		if i == 1 {
 			buf = append(buf, `","stderr":"`...)
 		}
-		for _, b := range blocks {
-			if buf, err = appendJSONText(w, buf, b); err != nil {
-				return err
-			}
+		if buf, err = appendJSONBlocks(w, buf, blocks); err != nil {
+			return err
 		}
 	}
 	_, err = w.Write(append(buf, `"}`...))
@@ -74,14 +72,56 @@ var plainJSON = func() (t [256]bool) {
 	return t
 }()
 
+// appendJSONBlocks appends the blocks, one text cut anywhere, escaped as
+// the inside of a JSON string: a character that a block's end cuts is
+// decoded whole, with its bytes from the blocks that follow, so the text
+// is the decode of the blocks' concatenation (docs/protocol.md §12.4).
+func appendJSONBlocks(w io.Writer, buf []byte, blocks [][]byte) ([]byte, error) {
+	skip := 0 // bytes at the start of the next blocks decoded already
+	for i, b := range blocks {
+		k := min(skip, len(b))
+		b, skip = b[k:], skip-k
+		tail, err := []byte(nil), error(nil)
+		if buf, tail, err = appendJSONText(w, buf, b, i == len(blocks)-1); err != nil {
+			return buf, err
+		}
+		for len(tail) > 0 { // an unfinished character at the block's end
+			var win [utf8.UTFMax]byte
+			n := copy(win[:], tail)
+			for j := i + 1; j < len(blocks) && n < len(win); j++ {
+				n += copy(win[n:], blocks[j])
+			}
+			r, size := utf8.DecodeRune(win[:n])
+			buf = appendRune(buf, win[:size], r)
+			if size < len(tail) {
+				tail = tail[size:]
+				continue
+			}
+			skip, tail = size-len(tail), nil
+		}
+	}
+	return buf, nil
+}
+
+// appendRune appends the decoded sequence enc (rune r): itself when valid,
+// U+FFFD for an invalid byte.
+func appendRune(buf, enc []byte, r rune) []byte {
+	if r == utf8.RuneError && len(enc) == 1 {
+		return append(buf, "\uFFFD"...)
+	}
+	return append(buf, enc...)
+}
+
 // appendJSONText appends b escaped as the inside of a JSON string to buf,
 // writing buf to w and reusing it whenever it holds resultPiece bytes.
-func appendJSONText(w io.Writer, buf, b []byte) ([]byte, error) {
+// Unless last, a character that b's end leaves unfinished is not decoded
+// but returned as tail, for the caller to complete with what follows.
+func appendJSONText(w io.Writer, buf, b []byte, last bool) (out, tail []byte, err error) {
 	const hex = "0123456789abcdef"
 	for len(b) > 0 {
 		if len(buf) >= resultPiece {
 			if _, err := w.Write(buf); err != nil {
-				return buf, err
+				return buf, nil, err
 			}
 			buf = buf[:0]
 		}
@@ -95,13 +135,11 @@ func appendJSONText(w io.Writer, buf, b []byte) ([]byte, error) {
 		}
 		c := b[0]
 		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(b)
-			if r == utf8.RuneError && size == 1 {
-				buf = append(buf, "\uFFFD"...)
-			} else {
-				buf = append(buf, b[:size]...)
+			if !last && !utf8.FullRune(b) {
+				return buf, b, nil
 			}
-			b = b[size:]
+			r, size := utf8.DecodeRune(b)
+			buf, b = appendRune(buf, b[:size], r), b[size:]
 			continue
 		}
 		switch c {
@@ -118,5 +156,5 @@ func appendJSONText(w io.Writer, buf, b []byte) ([]byte, error) {
 		}
 		b = b[1:]
 	}
-	return buf, nil
+	return buf, nil, nil
 }

@@ -402,3 +402,37 @@ func TestExecRunServerDrain(t *testing.T) {
 		t.Errorf("the trap's output did not reach exec run: %q", rest)
 	}
 }
+
+// What a finished command left running (`job &`) belongs to its session's
+// trees, so the drain treats it as one: it gets SIGTERM and the grace, not
+// only the SIGKILL of the session's end. The job traps TERM and writes a
+// file; before, the drain signalled only live processes and the job died
+// unseen at the end of the session.
+func TestDrainTermsLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, binary, func(c *exec.Cmd) {
+		c.Env = append(c.Env, "CODEX_EXEC_SERVER_SHUTDOWN_GRACE=10s")
+	})
+	c := dial(t, s.URL, nil)
+	c.handshake()
+	m := marker(t)
+	job := `(trap ': > "$0/term-job"; exit 0' TERM; : > "$0/ready-job"; while :; do sleep 0.05; done; sleep ` + m + `) >/dev/null 2>&1 & exit 0`
+	c.run("parent", startParams("parent", "/bin/sh", "-c", job, dir))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "ready-job")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the background job never started")
+		}
+	}
+	t0 := time.Now()
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	took := s.waitExit(t0, 15*time.Second)
+	if _, err := os.Stat(filepath.Join(dir, "term-job")); err != nil {
+		t.Fatalf("the job left by a finished command got no SIGTERM from the drain (exit after %v)", took)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the drain took %v: it should end once the job is gone, not at the 10 s grace", took)
+	}
+}

@@ -8,8 +8,10 @@ package execserver
 import (
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/codexec/codex/proc"
 	"go.uber.org/zap"
 )
 
@@ -71,19 +73,25 @@ func (r *Registry) Drain(grace time.Duration, hurry <-chan struct{}) {
 	for _, e := range entries {
 		e.stop(&gracefulTerminate{grace: time.Until(deadline), drain: true})
 	}
+	// What finished commands left running (`server &`) is part of their
+	// trees: it gets the same SIGTERM and the same grace.
+	left := r.allLeftovers()
+	for _, l := range left {
+		l.Signal(syscall.SIGTERM)
+	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	if r.waitClosed(timer.C, hurry) {
+	if r.waitClosed(timer.C, hurry) && leftoversGone(left, timer.C, hurry) {
 		return
 	}
-	left := r.liveEntries()
+	live := r.liveEntries()
 	r.log.Info("drain grace over; killing what is left", zap.Int("processes", int(r.drain.running.Load())))
-	for _, e := range left {
+	for _, e := range live {
 		e.stop(errShutdown)
 	}
 	short := time.NewTimer(afterKillWait)
 	defer short.Stop()
-	for !allExited(left) && r.drain.running.Load() > 0 {
+	for !allExited(live) && r.drain.running.Load() > 0 {
 		select {
 		case <-r.drain.changed:
 		case <-short.C:
@@ -94,6 +102,44 @@ func (r *Registry) Drain(grace time.Duration, hurry <-chan struct{}) {
 	lag := time.NewTimer(closeLag)
 	defer lag.Stop()
 	r.waitClosed(lag.C, nil)
+}
+
+// leftoverPoll is how often a drain looks whether the leftovers it sent
+// SIGTERM to are gone.
+const leftoverPoll = 20 * time.Millisecond
+
+// leftoversGone waits until nothing of left runs (true), or until timeout
+// fires or hurry is closed (false). The Shutdown that follows kills what
+// is left.
+func leftoversGone(left []*proc.Leftovers, timeout <-chan time.Time, hurry <-chan struct{}) bool {
+	tick := time.NewTicker(leftoverPoll)
+	defer tick.Stop()
+	for proc.CountTrees(nil, left) > 0 {
+		select {
+		case <-tick.C:
+		case <-timeout:
+			return false
+		case <-hurry:
+			return false
+		}
+	}
+	return true
+}
+
+// allLeftovers returns the leftovers of every session.
+func (r *Registry) allLeftovers() []*proc.Leftovers {
+	r.mu.Lock()
+	sessions := make([]*Session, 0, len(r.sessions))
+	for _, s := range r.sessions {
+		sessions = append(sessions, s)
+	}
+	r.mu.Unlock()
+	var out []*proc.Leftovers
+	for _, s := range sessions {
+		_, ls := s.trees()
+		out = append(out, ls...)
+	}
+	return out
 }
 
 // allExited reports whether the exit of every entry was published.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -113,6 +114,34 @@ func (l *Leftovers) Kill() int {
 	n := countRefs([]treeRef{{t: l.t, sid: l.sid}})
 	if n > 0 {
 		l.t.awaitDeath(l.t.killWalk(nil, l.sid))
+	}
+	return n
+}
+
+// Signal sends sig to every process left (a drain's SIGTERM, before the
+// Kill that ends the lifetime) and returns how many it reached. A
+// process forked while it runs may be missed: Kill takes it. Nothing
+// after Kill.
+func (l *Leftovers) Signal(sig syscall.Signal) int {
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return 0
+	}
+	var pids []int
+	if l.leaf != "" {
+		pids = cgroupPids(l.leaf, nil)
+	} else if !pidExists(l.sid) {
+		pids = indexProcs(scanProcs()).tree(nil, l.sid, nil, l.t.selfPid)
+	}
+	n := 0
+	for _, pid := range pids {
+		if unix.Kill(pid, sig) == nil {
+			n++
+		}
 	}
 	return n
 }

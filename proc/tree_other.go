@@ -89,6 +89,9 @@ func (l *Leftovers) Len() int { return 0 }
 // Kill does nothing and returns 0.
 func (l *Leftovers) Kill() int { return 0 }
 
+// Signal does nothing outside Linux.
+func (l *Leftovers) Signal(syscall.Signal) int { return 0 }
+
 // TreeSize is 0 outside Linux.
 func (p *Process) TreeSize() int { return 0 }
 

@@ -301,7 +301,6 @@ func runExecServer(c *cli.Context) error {
 	if err != nil {
 		return usageErrorf(c, "%s", err)
 	}
-	memShare.log(logger)
 	maxSessions, maxConns, err := fleetLimits(c)
 	if err != nil {
 		return usageErrorf(c, "%s", err)
@@ -314,6 +313,7 @@ func runExecServer(c *cli.Context) error {
 	if err != nil {
 		return usageErrorf(c, "%s", err)
 	}
+	memShare.log(logger) // once the flags and the config are known good: an error is one line
 	cfg := execserver.Config{
 		Stdio: target.stdio,
 		Addr:  target.addr,

@@ -224,9 +224,11 @@ func TestTerminateAfterExitKillsRest(t *testing.T) {
 }
 
 // TestShutdownCountsDescendants: the shutting-down line counts every
-// process killed, descendants and leftovers included.
+// process killed, descendants and leftovers included. Without a grace
+// (--shutdown-grace 0) the drain sends no SIGTERM: everything is left for
+// the kill to count.
 func TestShutdownCountsDescendants(t *testing.T) {
-	s := startServer(t, "--log-format", "json")
+	s := startServer(t, "--log-format", "json", "--shutdown-grace", "0")
 	c := dial(t, s.URL, nil)
 	c.handshake()
 	left, running := marker(t), marker(t)

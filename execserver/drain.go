@@ -32,6 +32,7 @@ type drainState struct {
 	started chan struct{} // closed when the drain begins
 	on      atomic.Bool   // the drain began: nothing new is admitted
 	running atomic.Int64  // processes not yet closed, of both families
+	killed  atomic.Int64  // processes the drain SIGKILLed at the end of its grace
 	changed chan struct{} // 1-buffered: running went down
 }
 
@@ -65,27 +66,22 @@ func (r *Registry) procDown() {
 // those closes. The connections stay open: the caller closes them next
 // (with 1001), then calls Shutdown. Drain is called once.
 func (r *Registry) Drain(grace time.Duration, hurry <-chan struct{}) {
-	deadline := time.Now().Add(grace)
 	r.drain.on.Store(true)
 	r.drain.once.Do(func() { close(r.drain.started) })
-	entries := r.liveEntries()
 	r.log.Info("draining", zap.Int("processes", int(r.drain.running.Load())), zap.Duration("grace", grace))
-	for _, e := range entries {
-		e.stop(&gracefulTerminate{grace: time.Until(deadline), drain: true})
-	}
-	// What finished commands left running (`server &`) is part of their
-	// trees: it gets the same SIGTERM and the same grace.
-	left := r.allLeftovers()
-	for _, l := range left {
-		l.Signal(syscall.SIGTERM)
-	}
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	if r.waitClosed(timer.C, hurry) && leftoversGone(left, timer.C, hurry) {
+	if grace > 0 && r.terminateAll(time.Now().Add(grace), hurry) {
 		return
 	}
 	live := r.liveEntries()
-	r.log.Info("drain grace over; killing what is left", zap.Int("processes", int(r.drain.running.Load())))
+	ps := make([]*proc.Process, 0, len(live))
+	for _, e := range live {
+		if p := e.p.Load(); p != nil {
+			ps = append(ps, p)
+		}
+	}
+	killed := proc.CountTrees(ps, nil)
+	r.drain.killed.Store(int64(killed))
+	r.log.Info("drain grace over; killing what is left", zap.Int("processes", int(r.drain.running.Load())), zap.Int("processes_killed", killed))
 	for _, e := range live {
 		e.stop(errShutdown)
 	}
@@ -102,6 +98,22 @@ func (r *Registry) Drain(grace time.Duration, hurry <-chan struct{}) {
 	lag := time.NewTimer(closeLag)
 	defer lag.Stop()
 	r.waitClosed(lag.C, nil)
+}
+
+// terminateAll sends SIGTERM to every process tree, and to what finished
+// commands left running (`server &`, part of their trees), and waits
+// until all of it is gone (true) or until deadline or hurry (false).
+func (r *Registry) terminateAll(deadline time.Time, hurry <-chan struct{}) bool {
+	for _, e := range r.liveEntries() {
+		e.stop(&gracefulTerminate{grace: time.Until(deadline), drain: true})
+	}
+	left := r.allLeftovers()
+	for _, l := range left {
+		l.Signal(syscall.SIGTERM)
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	return r.waitClosed(timer.C, hurry) && leftoversGone(left, timer.C, hurry)
 }
 
 // leftoverPoll is how often a drain looks whether the leftovers it sent

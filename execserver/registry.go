@@ -257,7 +257,9 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	}
 	r.sessions = map[string]*Session{}
 	r.mu.Unlock()
-	r.log.Info("shutting down", zap.Int("sessions", len(sessions)), zap.Int("processes_killed", countTrees(sessions)))
+	// The drain's kill and this one's, descendants and leftovers included.
+	killed := int(r.drain.killed.Load()) + countTrees(sessions)
+	r.log.Info("shutting down", zap.Int("sessions", len(sessions)), zap.Int("processes_killed", killed))
 	for _, s := range sessions {
 		s.end(errShutdown)
 	}

@@ -246,6 +246,10 @@ func (s *server) strays(wait time.Duration) []string {
 			if f := strings.Fields(string(st)); len(f) > 2 && f[2] == "Z" {
 				continue // a zombie its parent has yet to reap: it runs nothing
 			}
+			if f := strings.Fields(string(st)); len(f) > 3 && f[3] == strconv.Itoa(s.cmd.Process.Pid) &&
+				strings.HasPrefix(string(cl), "codex-exec-watchdog\x00") {
+				continue // the server's own watchdog (docs/operations.md §5) lives as long as the server
+			}
 			left = append(left, strconv.Itoa(pid)+": "+strings.ReplaceAll(string(cl), "\x00", " "))
 		}
 		if len(left) == 0 || time.Now().After(deadline) {

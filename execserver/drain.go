@@ -82,8 +82,19 @@ func (r *Registry) Drain(grace time.Duration, hurry <-chan struct{}) {
 	killed := proc.CountTrees(ps, nil)
 	r.drain.killed.Store(int64(killed))
 	r.log.Info("drain grace over; killing what is left", zap.Int("processes", int(r.drain.running.Load())), zap.Int("processes_killed", killed))
+	// Only the exits of processes that were still running are worth the
+	// wait: one that exited long ago and is not yet published is held up
+	// by a client that does not read, which gets nothing more.
+	var running []*entry
 	for _, e := range live {
+		if p := e.p.Load(); p == nil || !isDone(p.Exited()) {
+			running = append(running, e)
+		}
 		e.stop(errShutdown)
+	}
+	live = running
+	if len(live) == 0 {
+		return
 	}
 	short := time.NewTimer(afterKillWait)
 	defer short.Stop()
@@ -152,6 +163,16 @@ func (r *Registry) allLeftovers() []*proc.Leftovers {
 		out = append(out, ls...)
 	}
 	return out
+}
+
+// isDone reports whether ch is closed.
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // allExited reports whether the exit of every entry was published.

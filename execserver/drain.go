@@ -118,26 +118,27 @@ func (r *Registry) terminateAll(deadline time.Time, hurry <-chan struct{}) bool 
 	for _, e := range r.liveEntries() {
 		e.stop(&gracefulTerminate{grace: time.Until(deadline), drain: true})
 	}
-	left := r.allLeftovers()
-	for _, l := range left {
+	for _, l := range r.allLeftovers() {
 		l.Signal(syscall.SIGTERM)
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	return r.waitClosed(timer.C, hurry) && leftoversGone(left, timer.C, hurry)
+	// Processes closing meanwhile leave theirs to adopt (which sends
+	// SIGTERM during a drain): once none runs, the list is complete.
+	return r.waitClosed(timer.C, hurry) && r.leftoversGone(timer.C, hurry)
 }
 
 // leftoverPoll is how often a drain looks whether the leftovers it sent
 // SIGTERM to are gone.
 const leftoverPoll = 20 * time.Millisecond
 
-// leftoversGone waits until nothing of left runs (true), or until timeout
-// fires or hurry is closed (false). The Shutdown that follows kills what
-// is left.
-func leftoversGone(left []*proc.Leftovers, timeout <-chan time.Time, hurry <-chan struct{}) bool {
+// leftoversGone waits until nothing the sessions' leftovers hold runs
+// (true), or until timeout fires or hurry is closed (false). The Shutdown
+// that follows kills what is left.
+func (r *Registry) leftoversGone(timeout <-chan time.Time, hurry <-chan struct{}) bool {
 	tick := time.NewTicker(leftoverPoll)
 	defer tick.Stop()
-	for proc.CountTrees(nil, left) > 0 {
+	for proc.CountTrees(nil, r.allLeftovers()) > 0 {
 		select {
 		case <-tick.C:
 		case <-timeout:

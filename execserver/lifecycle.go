@@ -249,9 +249,11 @@ func (e *entry) finish(p *proc.Process) {
 	s.mu.Unlock()
 	s.reg.cfg.Metrics.ProcessClosed()
 	e.emitClosed()
-	s.reg.procDown() // after the close reached the client: the drain waits for it
-	// What the tree left running (`cmd &`) lives as long as the session.
+	// What the tree left running (`cmd &`) lives as long as the session;
+	// adopted before procDown, so that a drain that sees no process left
+	// finds it among the session's leftovers.
 	s.adopt(p.CloseLeftovers())
+	s.reg.procDown() // after the close reached the client: the drain waits for it
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.unfinished--

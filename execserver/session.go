@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/codexec/codex/proc"
@@ -155,6 +156,9 @@ func (s *Session) adopt(l *proc.Leftovers) {
 		s.mu.Unlock()
 		l.Kill()
 		return
+	}
+	if s.reg.isDraining() {
+		l.Signal(syscall.SIGTERM) // the drain's SIGTERM went out before it was adopted
 	}
 	s.leftovers = append(s.leftovers, l)
 	var check []*proc.Leftovers

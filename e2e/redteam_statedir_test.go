@@ -64,6 +64,11 @@ printf '+ 1 %%s %%s %%s %%s ".git" "%%s"\n' $(stat -c '%%d %%i' "$V") $(stat -c 
 		t.Fatalf("the sandbox removed %s/.git itself", victim)
 	}
 	t.Logf("sandboxed command: exit %d, %q", code, out)
+	// The same through command/exec with the legacy workspaceWrite policy
+	// (/tmp writable by default).
+	r := c.call("command/exec", map[string]any{"command": []string{"/bin/sh", "-c", strings.Replace(script, "watchdog-forged", "watchdog-forged2", 1)},
+		"cwd": root, "sandboxPolicy": map[string]any{"type": "workspaceWrite"}})
+	t.Logf("command/exec under workspaceWrite: %s %v", r.Result, r.Error)
 	startServerIsolated(t, cgfd, state)
 	if _, err := os.Lstat(filepath.Join(victim, ".git")); err != nil {
 		t.Errorf("the next server removed %s/.git, outside the sandbox's writable roots, on a record the sandboxed command forged: %v", victim, err)

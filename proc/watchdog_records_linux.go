@@ -47,7 +47,13 @@ type recordFile struct {
 	mu   sync.Mutex
 	f    *os.File
 	path string
+	live map[uint64]string // the "+" lines of what is held now, by token
+	dead int               // lines written that no longer count
 }
+
+// compactAfter is how many lines that no longer count a record holds
+// before it is rewritten with the live ones alone.
+const compactAfter = 1024
 
 const recordPrefix, recordSuffix = "watchdog-", ".rec"
 
@@ -120,8 +126,13 @@ func (r *recordFile) add(tok uint64, parentPath string, parent fsat.ID, name str
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.f, "+ %d %d %d %d %d %s %s\n", tok, parent.Dev, parent.Ino, id.Dev, id.Ino,
+	line := fmt.Sprintf("+ %d %d %d %d %d %s %s\n", tok, parent.Dev, parent.Ino, id.Dev, id.Ino,
 		strconv.Quote(name), strconv.Quote(parentPath))
+	_, _ = r.f.WriteString(line)
+	if r.live == nil {
+		r.live = map[uint64]string{}
+	}
+	r.live[tok] = line
 }
 
 // remove records that tok's placeholder was let go or dealt with.
@@ -132,6 +143,41 @@ func (r *recordFile) remove(tok uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fmt.Fprintf(r.f, "- %d\n", tok)
+	if _, ok := r.live[tok]; ok {
+		delete(r.live, tok)
+		r.dead += 2
+	}
+	if r.dead >= compactAfter && r.dead > 4*len(r.live) {
+		r.compact()
+	}
+}
+
+// compact rewrites the record with the live lines alone, so that it grows
+// with what is held, not with every run the server made. The lines go
+// first over the start of the file, then the rest is cut: a record read
+// in between (both server and watchdog killed) still lists everything
+// held, and what follows, cut mid-line, names nothing live. Only the
+// server compacts (the watchdog's record has no live lines).
+func (r *recordFile) compact() {
+	toks := make([]uint64, 0, len(r.live))
+	for tok := range r.live {
+		toks = append(toks, tok)
+	}
+	sort.Slice(toks, func(i, j int) bool { return toks[i] < toks[j] })
+	var b strings.Builder
+	for _, tok := range toks {
+		b.WriteString(r.live[tok])
+	}
+	fd := int(r.f.Fd())
+	if _, err := unix.Pwrite(fd, []byte(b.String()), 0); err != nil {
+		return
+	}
+	if unix.Ftruncate(fd, int64(b.Len())) != nil {
+		return
+	}
+	if _, err := unix.Seek(fd, int64(b.Len()), unix.SEEK_SET); err == nil {
+		r.dead = 0
+	}
 }
 
 // close ends the record: removed unless keep (placeholders are left for

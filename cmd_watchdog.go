@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/codexec/codex/proc"
+	"github.com/codexec/codex/sandbox"
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 )
@@ -53,5 +54,9 @@ func startWatchdog(c *cli.Context, logger *zap.Logger, level, format string) (st
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the watchdog: %w", err)
 	}
+	// A record tells the next server what to remove: no sandboxed command
+	// may write one, also when the directory lies below a writable root
+	// (codex-exec-UID in /tmp, writable under workspace-write).
+	sandbox.MaskSecrets(dir)
 	return w.Stop, nil
 }

@@ -142,12 +142,14 @@ func TestStateDirRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = os.Chmod(open, 0o777)
-	if err := stateDir(open); err == nil {
+	if fd, err := stateDir(open); err == nil {
+		unix.Close(fd)
 		t.Error("accepted a world-writable state directory")
 	}
 	link := filepath.Join(t.TempDir(), "link")
 	_ = os.Symlink(t.TempDir(), link)
-	if err := stateDir(link); err == nil {
+	if fd, err := stateDir(link); err == nil {
+		unix.Close(fd)
 		t.Error("accepted a symlink as state directory")
 	}
 }

@@ -8,11 +8,11 @@ package proc
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,27 +47,37 @@ type recordFile struct {
 	mu   sync.Mutex
 	f    *os.File
 	path string
+	live map[uint64]string // the "+" lines of what is held now, by token
+	dead int               // lines written that no longer count
 }
+
+// compactAfter is how many lines that no longer count a record holds
+// before it is rewritten with the live ones alone.
+const compactAfter = 1024
 
 const recordPrefix, recordSuffix = "watchdog-", ".rec"
 
 // stateDir makes dir (mode 0700) if missing and checks that it is a
-// directory of ours that no one else can write, not a symlink.
-func stateDir(dir string) error {
+// directory of ours that no one else can write, not a symlink. It
+// returns a handle on it (the caller closes it): what is checked is what
+// is read.
+func stateDir(dir string) (int, error) {
 	if dir == "" {
-		return fmt.Errorf("no state directory")
+		return -1, fmt.Errorf("no state directory")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+		return -1, err
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	var st unix.Stat_t
-	if err := unix.Lstat(dir, &st); err != nil {
-		return &os.PathError{Op: "lstat", Path: dir, Err: err}
+	if err := unix.Fstat(fd, &st); err != nil || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
+		unix.Close(fd)
+		return -1, fmt.Errorf("%s is not a directory of uid %d that only it can write", dir, os.Geteuid())
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
-		return fmt.Errorf("%s is not a directory of uid %d that only it can write", dir, os.Geteuid())
-	}
-	return nil
+	return fd, nil
 }
 
 // createRecords makes and locks a new record file in dir (a server's, at
@@ -75,9 +85,11 @@ func stateDir(dir string) error {
 // server's sweep may take the file between its creation and our lock
 // (and remove it, empty); then another is made.
 func createRecords(dir string) (*recordFile, error) {
-	if err := stateDir(dir); err != nil {
+	dfd, err := stateDir(dir)
+	if err != nil {
 		return nil, err
 	}
+	unix.Close(dfd)
 	for try := 0; try < 10; try++ {
 		f, err := os.CreateTemp(dir, recordPrefix+"*"+recordSuffix)
 		if err != nil {
@@ -114,8 +126,13 @@ func (r *recordFile) add(tok uint64, parentPath string, parent fsat.ID, name str
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.f, "+ %d %d %d %d %d %s %s\n", tok, parent.Dev, parent.Ino, id.Dev, id.Ino,
+	line := fmt.Sprintf("+ %d %d %d %d %d %s %s\n", tok, parent.Dev, parent.Ino, id.Dev, id.Ino,
 		strconv.Quote(name), strconv.Quote(parentPath))
+	_, _ = r.f.WriteString(line)
+	if r.live == nil {
+		r.live = map[uint64]string{}
+	}
+	r.live[tok] = line
 }
 
 // remove records that tok's placeholder was let go or dealt with.
@@ -126,6 +143,41 @@ func (r *recordFile) remove(tok uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fmt.Fprintf(r.f, "- %d\n", tok)
+	if _, ok := r.live[tok]; ok {
+		delete(r.live, tok)
+		r.dead += 2
+	}
+	if r.dead >= compactAfter && r.dead > 4*len(r.live) {
+		r.compact()
+	}
+}
+
+// compact rewrites the record with the live lines alone, so that it grows
+// with what is held, not with every run the server made. The lines go
+// first over the start of the file, then the rest is cut: a record read
+// in between (both server and watchdog killed) still lists everything
+// held, and what follows, cut mid-line, names nothing live. Only the
+// server compacts (the watchdog's record has no live lines).
+func (r *recordFile) compact() {
+	toks := make([]uint64, 0, len(r.live))
+	for tok := range r.live {
+		toks = append(toks, tok)
+	}
+	sort.Slice(toks, func(i, j int) bool { return toks[i] < toks[j] })
+	var b strings.Builder
+	for _, tok := range toks {
+		b.WriteString(r.live[tok])
+	}
+	fd := int(r.f.Fd())
+	if _, err := unix.Pwrite(fd, []byte(b.String()), 0); err != nil {
+		return
+	}
+	if unix.Ftruncate(fd, int64(b.Len())) != nil {
+		return
+	}
+	if _, err := unix.Seek(fd, int64(b.Len()), unix.SEEK_SET); err == nil {
+		r.dead = 0
+	}
 }
 
 // close ends the record: removed unless keep (placeholders are left for
@@ -150,12 +202,17 @@ type placeholderRecord struct {
 	name       string
 }
 
-// parseRecords replays a record file: the placeholders still held.
-func parseRecords(data []byte) []placeholderRecord {
-	held := map[string]placeholderRecord{}
-	var order []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
+// parseRecords replays a record file: the placeholders still held, in
+// the order they were recorded. A record it cannot read to its end (a
+// line longer than any the server writes) yields nothing.
+func parseRecords(r io.Reader) []placeholderRecord {
+	type entry struct {
+		rec placeholderRecord
+		seq int
+	}
+	held := map[string]entry{}
+	sc := bufio.NewScanner(r)
+	for seq := 0; sc.Scan(); seq++ {
 		f := strings.SplitN(sc.Text(), " ", 8)
 		switch {
 		case len(f) == 2 && f[0] == "-":
@@ -171,17 +228,21 @@ func parseRecords(data []byte) []placeholderRecord {
 			name, err1 := strconv.Unquote(f[6])
 			path, err2 := strconv.Unquote(f[7])
 			if ok && err1 == nil && err2 == nil {
-				held[f[1]] = placeholderRecord{parentPath: path, parent: fsat.ID{Dev: n[0], Ino: n[1]}, id: fsat.ID{Dev: n[2], Ino: n[3]}, name: name}
-				order = append(order, f[1])
+				held[f[1]] = entry{placeholderRecord{parentPath: path, parent: fsat.ID{Dev: n[0], Ino: n[1]}, id: fsat.ID{Dev: n[2], Ino: n[3]}, name: name}, seq}
 			}
 		}
 	}
-	var out []placeholderRecord
-	for _, tok := range order {
-		if rec, ok := held[tok]; ok {
-			out = append(out, rec)
-			delete(held, tok)
-		}
+	if sc.Err() != nil {
+		return nil
+	}
+	entries := make([]entry, 0, len(held))
+	for _, e := range held {
+		entries = append(entries, e)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].seq < entries[j].seq })
+	out := make([]placeholderRecord, len(entries))
+	for i, e := range entries {
+		out[i] = e.rec
 	}
 	return out
 }
@@ -192,7 +253,13 @@ func parseRecords(data []byte) []placeholderRecord {
 // found and removed. A record whose placeholders could not all be
 // checked is kept for the next start.
 func sweepRecords(dir string, log *zap.Logger) {
-	ents, err := os.ReadDir(dir)
+	dfd, err := stateDir(dir)
+	if err != nil {
+		return // not ours: its records are no instruction to us (createRecords logs it)
+	}
+	df := os.NewFile(uintptr(dfd), dir)
+	defer df.Close()
+	ents, err := df.ReadDir(-1)
 	if err != nil {
 		return
 	}
@@ -203,7 +270,7 @@ func sweepRecords(dir string, log *zap.Logger) {
 		if !e.Type().IsRegular() || !strings.HasPrefix(name, recordPrefix) || !strings.HasSuffix(name, recordSuffix) {
 			continue
 		}
-		r, l, ok := sweepRecord(filepath.Join(dir, name))
+		r, l, ok := sweepRecord(dfd, name)
 		if ok {
 			files++
 			removed, left = append(removed, r...), append(left, l...)
@@ -215,23 +282,25 @@ func sweepRecords(dir string, log *zap.Logger) {
 	}
 }
 
-// sweepRecord deals with one record file if its owner is gone.
-func sweepRecord(path string) (removed, left []string, ok bool) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+// sweepRecord deals with the record file name below the state directory
+// dirfd if its owner is gone: a regular file of ours, opened without
+// following a symlink or blocking on a FIFO, read line by line.
+func sweepRecord(dirfd int, name string) (removed, left []string, ok bool) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, false
 	}
-	f := os.NewFile(uintptr(fd), path)
+	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
+		return nil, nil, false
+	}
 	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return nil, nil, false // its server or watchdog is alive
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, nil, false
-	}
 	keep := false
-	for _, rec := range parseRecords(data) {
+	for _, rec := range parseRecords(f) {
 		p := filepath.Join(rec.parentPath, rec.name)
 		switch done, err := sandbox.RemoveRecordedPlaceholder(rec.parentPath, rec.parent, rec.name, rec.id); {
 		case done:
@@ -242,7 +311,7 @@ func sweepRecord(path string) (removed, left []string, ok bool) {
 		}
 	}
 	if !keep {
-		_ = os.Remove(path)
+		_ = unix.Unlinkat(dirfd, name, 0)
 	}
 	return removed, left, true
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 )
 
@@ -19,18 +18,18 @@ func environmentInfo(version string, env []string) wire.EnvironmentInfo {
 	info := wire.EnvironmentInfo{
 		Shell:                detectShell(env),
 		ExecutorVersion:      version,
-		Cwd:                  rpc.FileURI(cwd),
-		UserHomeDir:          rpc.FileURI(home),
+		Cwd:                  wire.FileURI(cwd),
+		UserHomeDir:          wire.FileURI(home),
 		PlatformOS:           "linux",
 		TemporaryDirectories: []string{},
-		TempDir:              rpc.FileURI(os.TempDir()),
+		TempDir:              wire.FileURI(os.TempDir()),
 		Capabilities:         map[string]bool{},
 	}
 	if tmp, ok := envLookup(env, "TMPDIR"); ok && tmp != "" {
 		if !filepath.IsAbs(tmp) {
 			tmp = filepath.Join(cwd, tmp)
 		}
-		info.TemporaryDirectories = append(info.TemporaryDirectories, rpc.FileURI(filepath.Clean(tmp)))
+		info.TemporaryDirectories = append(info.TemporaryDirectories, wire.FileURI(filepath.Clean(tmp)))
 	}
 	return info
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/codexec/codex/fshelper"
-	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 func wantDir(t *testing.T, path string) {
@@ -85,7 +85,7 @@ func TestReadDirectory(t *testing.T) {
 
 func TestReadDirectoryEntryTypes(t *testing.T) {
 	root := fixture(t)
-	res := mustCall(t, "fs/readDirectory", map[string]any{"path": rpc.FileURI(root)})
+	res := mustCall(t, "fs/readDirectory", map[string]any{"path": wire.FileURI(root)})
 	var got struct {
 		Entries []struct {
 			FileName    string `json:"fileName"`
@@ -188,7 +188,7 @@ func TestRemoveRecursiveDoesNotFollowLinks(t *testing.T) {
 	for i := range 2500 { // more than one read batch
 		writeFile(t, filepath.Join(tree, "a", "n"+strconv.Itoa(i)), "")
 	}
-	mustCall(t, "fs/remove", map[string]any{"path": rpc.FileURI(tree), "recursive": true, "force": false})
+	mustCall(t, "fs/remove", map[string]any{"path": wire.FileURI(tree), "recursive": true, "force": false})
 	wantMissing(t, tree)
 	wantContent(t, filepath.Join(root, "dir", "inner.txt"), "inner")
 	wantContent(t, filepath.Join(root, "file.txt"), "hello")

@@ -79,7 +79,7 @@ func TestReadFileTooLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	_, werr := call(t, "fs/readFile", map[string]any{"path": rpc.FileURI(path)})
+	_, werr := call(t, "fs/readFile", map[string]any{"path": wire.FileURI(path)})
 	if werr == nil {
 		t.Fatal("read of a too large file succeeded")
 	}
@@ -151,7 +151,7 @@ func TestWriteReadBinaryRoundTrip(t *testing.T) {
 		data = append(data, byte(rng.UintN(256)))
 	}
 	for _, n := range []int{0, 1, 2, 3, 255, 256, len(data)} {
-		path := rpc.FileURI(filepath.Join(root, "bin"))
+		path := wire.FileURI(filepath.Join(root, "bin"))
 		mustCall(t, "fs/writeFile", map[string]any{"path": path, "dataBase64": base64.StdEncoding.EncodeToString(data[:n])})
 		disk, err := os.ReadFile(filepath.Join(root, "bin"))
 		if err != nil || !bytes.Equal(disk, data[:n]) {
@@ -192,7 +192,7 @@ func TestGetMetadata(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			root := fixture(t)
-			params := map[string]any{"path": rpc.FileURI(filepath.Join(root, tc.path)), "sandbox": nil}
+			params := map[string]any{"path": wire.FileURI(filepath.Join(root, tc.path)), "sandbox": nil}
 			if tc.follow != nil {
 				params["followSymlinks"] = tc.follow
 			}

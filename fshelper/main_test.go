@@ -12,6 +12,7 @@ import (
 
 	"github.com/codexec/codex/fshelper"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -98,7 +99,7 @@ func runWireCases(t *testing.T, setup func(t *testing.T) string, cases []wireCas
 		t.Run(tc.name, func(t *testing.T) {
 			root := setup(t)
 			expand := func(s string) string {
-				s = strings.ReplaceAll(s, "$URI", rpc.FileURI(root))
+				s = strings.ReplaceAll(s, "$URI", wire.FileURI(root))
 				return strings.ReplaceAll(s, "$ROOT", root)
 			}
 			res, werr := call(t, tc.method, expand(tc.params))

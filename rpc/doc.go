@@ -2,9 +2,7 @@
 // whose Is compares codes, framers for WebSocket messages and
 // newline-delimited stdio, the symmetric Conn, the WebSocket listener
 // (readiness probe, Origin refusal, bearer tokens: fixed, or HS256-signed and
-// checked by JWTVerifier), and the wire codecs for
-// paths (file:// URI or absolute path, remembering the form) and base64
-// bytes. It knows nothing of the exec-server: its methods, codes, texts and
+// checked by JWTVerifier). It knows nothing of the exec-server: its methods, codes, texts and
 // transport labels live in package wire, and the server passes them in
 // (Options.ParseError, WebSocketServer.LabelPrefix, the framer labels).
 //

@@ -82,67 +82,6 @@ func FuzzDecodeMessage(f *testing.F) {
 	})
 }
 
-func TestParsePath(t *testing.T) {
-	cases := []struct {
-		in, native string
-		uri        bool
-		code       int
-	}{
-		{"file:///tmp/with%20space.txt", "/tmp/with space.txt", true, 0},
-		{"file://localhost/a/../b", "/b", true, 0},
-		{"/abs/./x/../y", "/abs/y", false, 0},
-		{"/tmp/with%20space", "/tmp/with%20space", false, 0},
-		{"tmp/x", "", false, -32602},
-		{"x", "", false, -32602},
-		{"http://h/x", "", false, -32602},
-		{"file://server/share/a.txt", "", false, -32600},
-	}
-	for _, tc := range cases {
-		p, err := rpc.ParsePath(tc.in)
-		if tc.code != 0 {
-			we, ok := err.(*rpc.Error)
-			if !ok || we.Code != tc.code {
-				t.Errorf("%s: %v, want code %d", tc.in, err, tc.code)
-			}
-			continue
-		}
-		if err != nil || p.Native != tc.native || p.URI != tc.uri {
-			t.Errorf("%s: %+v %v", tc.in, p, err)
-		}
-	}
-	if got := rpc.FileURI("/tmp/a b%/é"); got != "file:///tmp/a%20b%25/%C3%A9" {
-		t.Errorf("FileURI: %s", got)
-	}
-	p, _ := rpc.ParsePath("file:///x/y")
-	if p.WithNative("/z").String() != "file:///z" {
-		t.Errorf("WithNative keeps the URI form")
-	}
-}
-
-func FuzzParsePath(f *testing.F) {
-	for _, s := range []string{"file:///a", "/a/b", "x", "file://h/x", "file:///%zz"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		p, err := rpc.ParsePath(s)
-		if err != nil {
-			if _, ok := err.(*rpc.Error); !ok {
-				t.Fatalf("error %v is not a wire error", err)
-			}
-			return
-		}
-		if len(p.Native) == 0 || p.Native[0] != '/' {
-			t.Fatalf("%q parsed to a non-absolute path %q", s, p.Native)
-		}
-		if p.URI {
-			back, err := rpc.ParsePath(p.String())
-			if err != nil || back.Native != p.Native {
-				t.Fatalf("%q: URI %q does not round-trip: %v", s, p.String(), err)
-			}
-		}
-	})
-}
-
 func TestClip(t *testing.T) {
 	if got := rpc.Clip("short"); got != "short" {
 		t.Fatal(got)

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // PolicyMode is the kind of a legacy SandboxPolicy, in the core kebab-case
@@ -74,7 +74,7 @@ func ParsePolicy(raw json.RawMessage) (Policy, error) {
 			return Policy{}, err
 		}
 		for _, s := range roots {
-			path, err := rpc.ParsePath(s)
+			path, err := wire.ParsePath(s)
 			if err != nil {
 				return Policy{}, invalidCause(err)
 			}

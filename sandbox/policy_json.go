@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // ParseProfile parses a PermissionProfile in any accepted shape
@@ -109,7 +109,7 @@ func parseFileSystem(raw json.RawMessage) (Profile, error) {
 			return p, err
 		}
 		for _, s := range paths {
-			path, err := rpc.ParsePath(s)
+			path, err := wire.ParsePath(s)
 			if err != nil {
 				return p, invalidCause(err)
 			}
@@ -163,7 +163,7 @@ func parseEntry(raw json.RawMessage) (e Entry, keep bool, err error) {
 		if err != nil {
 			return e, false, err
 		}
-		p, err := rpc.ParsePath(s)
+		p, err := wire.ParsePath(s)
 		if err != nil {
 			return e, false, invalidCause(err)
 		}
@@ -338,7 +338,7 @@ func (p Profile) MarshalJSON() ([]byte, error) {
 		ej.Path.Type = e.Path.Type
 		switch e.Path.Type {
 		case PathAbsolute:
-			ej.Path.Path = rpc.FileURI(e.Path.Path)
+			ej.Path.Path = wire.FileURI(e.Path.Path)
 		case PathGlob:
 			ej.Path.Pattern = e.Path.Pattern
 		case PathSpecial:

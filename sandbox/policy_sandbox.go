@@ -3,7 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 
-	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // Sandbox is the wire `sandbox` object of process/start and the fs methods
@@ -29,7 +29,7 @@ type PolicyContext struct {
 // ParseSandbox parses the wire sandbox object. Absent or null gives (nil,
 // nil): no sandbox. A missing `permissions` member is the default profile,
 // which denies everything. Errors wrap ErrInvalidPolicy; a malformed path
-// also carries its wire error (rpc.ParsePath), so its code survives.
+// also carries its wire error (wire.ParsePath), so its code survives.
 func ParseSandbox(raw json.RawMessage) (*Sandbox, error) {
 	obj, err := object(raw, "sandbox")
 	if err != nil || obj == nil {
@@ -83,7 +83,7 @@ func pathMember(raw json.RawMessage) (string, error) {
 	if err := optional(raw, &s, "sandbox path"); err != nil || s == "" {
 		return "", err
 	}
-	p, err := rpc.ParsePath(s)
+	p, err := wire.ParsePath(s)
 	if err != nil {
 		return "", invalidCause(err)
 	}
@@ -98,7 +98,7 @@ func pathList(raw json.RawMessage) ([]string, error) {
 	}
 	var out []string
 	for _, s := range list {
-		p, err := rpc.ParsePath(s)
+		p, err := wire.ParsePath(s)
 		if err != nil {
 			return nil, invalidCause(err)
 		}
@@ -142,14 +142,14 @@ func uri(p string) string {
 	if p == "" {
 		return ""
 	}
-	return rpc.FileURI(p)
+	return wire.FileURI(p)
 }
 
 // uris converts native paths to file:// URIs.
 func uris(ps []string) []string {
 	var out []string
 	for _, p := range ps {
-		out = append(out, rpc.FileURI(p))
+		out = append(out, wire.FileURI(p))
 	}
 	return out
 }

@@ -11,7 +11,7 @@
 //     rpc.DecodeParams enforces); in results and server notifications,
 //     every member that is not omitempty (what the server always writes);
 //   - null: a pointer member without omitempty is "T or null";
-//   - types with their own JSON encoding (rpc.Path, rpc.Bytes,
+//   - types with their own JSON encoding (wire.Path, wire.Bytes,
 //     json.RawMessage, and the firstRetainedSeq member that
 //     wire.ReadResult writes by hand) are described explicitly, and a type
 //     with a MarshalJSON the generator does not know is an error, so that a
@@ -29,7 +29,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 	"github.com/invopop/jsonschema"
 )
@@ -184,8 +183,8 @@ func noParams() *jsonschema.Schema {
 
 // Types whose JSON form is not what reflection of their fields gives.
 var (
-	pathType    = reflect.TypeFor[rpc.Path]()
-	bytesType   = reflect.TypeFor[rpc.Bytes]()
+	pathType    = reflect.TypeFor[wire.Path]()
+	bytesType   = reflect.TypeFor[wire.Bytes]()
 	rawType     = reflect.TypeFor[json.RawMessage]()
 	readResType = reflect.TypeFor[wire.ReadResult]()
 	marshaler   = reflect.TypeFor[json.Marshaler]()

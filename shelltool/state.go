@@ -8,6 +8,7 @@ import (
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/wire"
 )
 
 // MetaSandboxState is the key of the per-call sandbox state in a
@@ -53,7 +54,7 @@ func parseUpdate(raw json.RawMessage) (sandboxState, error) {
 	if err != nil {
 		return sandboxState{}, fail
 	}
-	cwd, err := rpc.ParsePath(*p.SandboxCwd)
+	cwd, err := wire.ParsePath(*p.SandboxCwd)
 	if err != nil {
 		return sandboxState{}, fail
 	}
@@ -109,7 +110,7 @@ func parseMetaState(meta json.RawMessage) (*sandboxState, error) {
 	if ms.SandboxCwd == nil {
 		return nil, metaError(errors.New("missing sandboxCwd"))
 	}
-	cwd, err := rpc.ParsePath(*ms.SandboxCwd)
+	cwd, err := wire.ParsePath(*ms.SandboxCwd)
 	if err != nil {
 		return nil, metaError(err)
 	}

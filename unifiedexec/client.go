@@ -425,12 +425,12 @@ func (c *Client) handle(_ context.Context, req *rpc.Request) (any, error) {
 
 // notification is the params of process/output, /exited and /closed.
 type notification struct {
-	ProcessID     string    `json:"processId"`
-	Seq           uint64    `json:"seq"`
-	Stream        string    `json:"stream"`
-	Chunk         rpc.Bytes `json:"chunk"`
-	ExitCode      int       `json:"exitCode"`
-	SandboxDenied bool      `json:"sandboxDenied"`
+	ProcessID     string     `json:"processId"`
+	Seq           uint64     `json:"seq"`
+	Stream        string     `json:"stream"`
+	Chunk         wire.Bytes `json:"chunk"`
+	ExitCode      int        `json:"exitCode"`
+	SandboxDenied bool       `json:"sandboxDenied"`
 }
 
 // route hands events to a live process; unknown ids are ignored.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 	"github.com/google/uuid"
 )
@@ -35,7 +34,7 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	if cwdStr == "" {
 		cwdStr = c.Environment().Cwd
 	}
-	cwd, err := rpc.ParsePath(cwdStr)
+	cwd, err := wire.ParsePath(cwdStr)
 	if err != nil {
 		return nil, fmt.Errorf("process/start: cwd %q: %w", cwdStr, err)
 	}
@@ -128,9 +127,9 @@ func (c *Client) Write(ctx context.Context, w WriteRequest) (string, error) {
 	if w.WriteID == "" {
 		w.WriteID = fmt.Sprintf("w%d", c.wrIDs.Add(1))
 	}
-	params := wire.WriteParams{ProcessID: w.ProcessID, Chunk: rpc.Bytes(w.Data), WriteID: &w.WriteID, CloseStdin: w.CloseStdin}
+	params := wire.WriteParams{ProcessID: w.ProcessID, Chunk: wire.Bytes(w.Data), WriteID: &w.WriteID, CloseStdin: w.CloseStdin}
 	if params.Chunk == nil {
-		params.Chunk = rpc.Bytes{}
+		params.Chunk = wire.Bytes{}
 	}
 	var res wire.WriteResult
 	err := c.call(ctx, wire.MethodProcessWrite, params, &res, true)
@@ -198,7 +197,7 @@ func (c *Client) EnvironmentStatus(ctx context.Context) (string, error) {
 // or an absolute path; Sandbox is the wire sandbox object or nil.
 type fsParams struct {
 	Path       string          `json:"path"`
-	DataBase64 *rpc.Bytes      `json:"dataBase64,omitempty"`
+	DataBase64 *wire.Bytes     `json:"dataBase64,omitempty"`
 	Recursive  *bool           `json:"recursive,omitempty"`
 	Force      *bool           `json:"force,omitempty"`
 	Sandbox    json.RawMessage `json:"sandbox"`
@@ -214,7 +213,7 @@ func rawSandbox(sb []byte) json.RawMessage {
 // ReadFile sends fs/readFile and returns the file's bytes.
 func (c *Client) ReadFile(ctx context.Context, path string, sandbox []byte) ([]byte, error) {
 	var res struct {
-		Data rpc.Bytes `json:"dataBase64"`
+		Data wire.Bytes `json:"dataBase64"`
 	}
 	err := c.call(ctx, wire.MethodFSReadFile, fsParams{Path: path, Sandbox: rawSandbox(sandbox)}, &res, true)
 	return res.Data, err
@@ -222,9 +221,9 @@ func (c *Client) ReadFile(ctx context.Context, path string, sandbox []byte) ([]b
 
 // WriteFile sends fs/writeFile (create or truncate). It is not replayed.
 func (c *Client) WriteFile(ctx context.Context, path string, data []byte, sandbox []byte) error {
-	b := rpc.Bytes(data)
+	b := wire.Bytes(data)
 	if b == nil {
-		b = rpc.Bytes{}
+		b = wire.Bytes{}
 	}
 	return c.call(ctx, wire.MethodFSWriteFile, fsParams{Path: path, DataBase64: &b, Sandbox: rawSandbox(sandbox)}, nil, false)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 )
 
@@ -56,7 +55,7 @@ func TestOutputCap(t *testing.T) {
 func TestRecoveredEvents(t *testing.T) {
 	code := 3
 	res := wire.ReadResult{
-		Chunks:  []wire.ReadChunk{{Seq: 5, Stream: "stdout", Chunk: rpc.Bytes("x")}, {Seq: 7, Stream: "stdout", Chunk: rpc.Bytes("y")}},
+		Chunks:  []wire.ReadChunk{{Seq: 5, Stream: "stdout", Chunk: wire.Bytes("x")}, {Seq: 7, Stream: "stdout", Chunk: wire.Bytes("y")}},
 		NextSeq: 9, Exited: true, ExitCode: &code, Closed: true,
 	}
 	evs, err := recoveredEvents(4, res)

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 )
 
@@ -150,11 +149,11 @@ func (o RunOptions) startOptions(cwd string) (StartOptions, *forwarder, error) {
 // wireSandbox builds the process/start sandbox object (docs/protocol.md §8.1)
 // with cwd (a URI or an absolute path) as cwd and only workspace root.
 func wireSandbox(perms json.RawMessage, cwd string) ([]byte, error) {
-	path, err := rpc.ParsePath(cwd)
+	path, err := wire.ParsePath(cwd)
 	if err != nil {
 		return nil, fmt.Errorf("cwd %q: %w", cwd, err)
 	}
-	uri := rpc.FileURI(path.Native)
+	uri := wire.FileURI(path.Native)
 	return json.Marshal(map[string]any{"permissions": perms, "cwd": uri, "workspaceRoots": []string{uri}})
 }
 

@@ -60,7 +60,7 @@ func startFailure(ctx context.Context, c *Client, program, cwd string, err error
 func cwdProblem(ctx context.Context, c *Client, cwd string) string {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	path, err := rpc.ParsePath(cwd)
+	path, err := wire.ParsePath(cwd)
 	if err != nil {
 		return err.Error()
 	}

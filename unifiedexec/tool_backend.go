@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 )
 
@@ -133,7 +132,7 @@ func (r StartRequest) Params() wire.StartParams {
 	return wire.StartParams{
 		ProcessID: r.ProcessID,
 		Argv:      r.Argv,
-		Cwd:       rpc.Path{Native: r.Cwd},
+		Cwd:       wire.Path{Native: r.Cwd},
 		Env:       env,
 		TTY:       r.TTY,
 		Arg0:      r.Arg0,

@@ -1,7 +1,9 @@
 // Package wire is the exec-server protocol (docs/protocol.md) as Go: every
 // method name, params, result and notification type, the error codes
-// beyond JSON-RPC's, the client-visible message texts, the transport labels
-// and the hand-written encoders of the process notifications. The server
+// beyond JSON-RPC's, the client-visible message texts, the transport labels,
+// the codecs of paths (Path: a file:// URI or an absolute path, remembering
+// the form) and base64 bytes (Bytes), and the hand-written encoders of the
+// process notifications. The server
 // (proc, fshelper, main) and the client (unifiedexec, bench) both use it,
 // so neither defines its own copy of a shape.
 //

@@ -2,8 +2,6 @@ package wire
 
 import (
 	"encoding/json"
-
-	"github.com/codexec/codex/rpc"
 )
 
 // Request params and results of the fs/* methods (docs/protocol.md §6.11): the
@@ -14,7 +12,7 @@ import (
 
 // ReadFileParams is the params of fs/readFile.
 type ReadFileParams struct {
-	Path           rpc.Path        `json:"path" rpc:"required"`
+	Path           Path            `json:"path" rpc:"required"`
 	FollowSymlinks *bool           `json:"followSymlinks"`
 	Sandbox        json.RawMessage `json:"sandbox"`
 }
@@ -24,7 +22,7 @@ type ReadFileParams struct {
 
 // WriteFileParams is the params of fs/writeFile.
 type WriteFileParams struct {
-	Path rpc.Path `json:"path" rpc:"required"`
+	Path Path `json:"path" rpc:"required"`
 	// DataBase64 stays a string here: a decoding failure is a -32600 error of
 	// the method, reported after the params decoded.
 	DataBase64     *string         `json:"dataBase64" rpc:"required"`
@@ -34,7 +32,7 @@ type WriteFileParams struct {
 
 // CreateDirectoryParams is the params of fs/createDirectory.
 type CreateDirectoryParams struct {
-	Path           rpc.Path        `json:"path" rpc:"required"`
+	Path           Path            `json:"path" rpc:"required"`
 	Recursive      *bool           `json:"recursive"`
 	FollowSymlinks *bool           `json:"followSymlinks"`
 	Sandbox        json.RawMessage `json:"sandbox"`
@@ -42,7 +40,7 @@ type CreateDirectoryParams struct {
 
 // GetMetadataParams is the params of fs/getMetadata.
 type GetMetadataParams struct {
-	Path           rpc.Path        `json:"path" rpc:"required"`
+	Path           Path            `json:"path" rpc:"required"`
 	FollowSymlinks *bool           `json:"followSymlinks"`
 	Sandbox        json.RawMessage `json:"sandbox"`
 }
@@ -59,7 +57,7 @@ type MetadataResult struct {
 
 // ReadDirectoryParams is the params of fs/readDirectory.
 type ReadDirectoryParams struct {
-	Path    rpc.Path        `json:"path" rpc:"required"`
+	Path    Path            `json:"path" rpc:"required"`
 	Sandbox json.RawMessage `json:"sandbox"`
 }
 
@@ -78,7 +76,7 @@ type DirEntry struct {
 
 // RemoveParams is the params of fs/remove.
 type RemoveParams struct {
-	Path           rpc.Path        `json:"path" rpc:"required"`
+	Path           Path            `json:"path" rpc:"required"`
 	Recursive      *bool           `json:"recursive"`
 	Force          *bool           `json:"force"`
 	FollowSymlinks *bool           `json:"followSymlinks"`
@@ -87,8 +85,8 @@ type RemoveParams struct {
 
 // CopyParams is the params of fs/copy.
 type CopyParams struct {
-	SourcePath      rpc.Path `json:"sourcePath" rpc:"required"`
-	DestinationPath rpc.Path `json:"destinationPath" rpc:"required"`
+	SourcePath      Path `json:"sourcePath" rpc:"required"`
+	DestinationPath Path `json:"destinationPath" rpc:"required"`
 	// Recursive is required and must be a boolean; a pointer tells null
 	// apart from false.
 	Recursive *bool           `json:"recursive" rpc:"required"`
@@ -97,14 +95,14 @@ type CopyParams struct {
 
 // CanonicalizeParams is the params of fs/canonicalize.
 type CanonicalizeParams struct {
-	Path    rpc.Path        `json:"path" rpc:"required"`
+	Path    Path            `json:"path" rpc:"required"`
 	Sandbox json.RawMessage `json:"sandbox"`
 }
 
 // CanonicalizeResult is the result of fs/canonicalize.
 type CanonicalizeResult struct {
 	// Path has the form (URI or plain) of the request's path.
-	Path rpc.Path `json:"path"`
+	Path Path `json:"path"`
 }
 
 // EmptyResult is the `{}` result of the methods that return nothing.

@@ -9,15 +9,14 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 )
 
 func ptr[T any](v T) *T { return &v }
 
-func mustPath(t *testing.T, s string) rpc.Path {
+func mustPath(t *testing.T, s string) wire.Path {
 	t.Helper()
-	p, err := rpc.ParsePath(s)
+	p, err := wire.ParsePath(s)
 	if err != nil {
 		t.Fatalf("ParsePath(%q): %v", s, err)
 	}
@@ -57,18 +56,18 @@ func goldenValues(t *testing.T) map[string]any {
 		"start_result.json": &wire.StartResult{ProcessID: "p1", SandboxType: "none"},
 		"read_params.json":  &wire.ReadParams{ProcessID: "p1", AfterSeq: ptr[uint64](0), WaitMs: ptr[uint64](0)},
 		"read_result.json": &wire.ReadResult{
-			Chunks:  []wire.ReadChunk{{Seq: 1, Stream: "stdout", Chunk: rpc.Bytes("out\n")}, {Seq: 2, Stream: "stderr", Chunk: rpc.Bytes("err\n")}},
+			Chunks:  []wire.ReadChunk{{Seq: 1, Stream: "stdout", Chunk: wire.Bytes("out\n")}, {Seq: 2, Stream: "stderr", Chunk: wire.Bytes("err\n")}},
 			NextSeq: 5, Exited: true, ExitCode: ptr(3), Closed: true,
 		},
 		"read_result_truncation.json": &wire.ReadResult{
-			Chunks:  []wire.ReadChunk{{Seq: 242, Stream: "stdout", Chunk: rpc.Bytes("out\n")}},
+			Chunks:  []wire.ReadChunk{{Seq: 242, Stream: "stdout", Chunk: wire.Bytes("out\n")}},
 			NextSeq: 375, Exited: true, ExitCode: ptr(0), Closed: true,
 			Truncated: ptr(true), FirstRetainedSeq: ptr[uint64](242), EvictedBytes: ptr[uint64](1957888), WithTruncation: true,
 		},
 		"read_result_truncation_empty.json": &wire.ReadResult{
 			Chunks: []wire.ReadChunk{}, NextSeq: 1, Truncated: ptr(false), EvictedBytes: ptr[uint64](0), WithTruncation: true,
 		},
-		"write_params.json":       &wire.WriteParams{ProcessID: "p1", Chunk: rpc.Bytes("hello\n"), WriteID: ptr("7"), CloseStdin: true},
+		"write_params.json":       &wire.WriteParams{ProcessID: "p1", Chunk: wire.Bytes("hello\n"), WriteID: ptr("7"), CloseStdin: true},
 		"write_result.json":       &wire.WriteResult{Status: wire.WriteAccepted},
 		"signal_params.json":      &wire.SignalParams{ProcessID: "p1", Signal: "interrupt"},
 		"terminate_params.json":   &wire.TerminateParams{ProcessID: "p1", Mode: &wire.TerminateMode{Type: "graceful", TimeoutMs: ptr[uint64](2000)}},

@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
-
-	"github.com/codexec/codex/rpc"
 )
 
 // The process notifications are the hot path of the server (one per output
@@ -17,10 +15,10 @@ import (
 // OutputParams is the params of the process/output notification; Chunk is
 // the standard base64 of the bytes read.
 type OutputParams struct {
-	ProcessID string    `json:"processId"`
-	Seq       uint64    `json:"seq"`
-	Stream    string    `json:"stream"`
-	Chunk     rpc.Bytes `json:"chunk"`
+	ProcessID string `json:"processId"`
+	Seq       uint64 `json:"seq"`
+	Stream    string `json:"stream"`
+	Chunk     Bytes  `json:"chunk"`
 }
 
 // ExitedParams is the params of the process/exited notification.

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 )
 
@@ -36,14 +35,14 @@ var notificationFixtures = map[string]*notificationFixture{
 		hand: func(b []byte) []byte {
 			return wire.AppendOutputNotification(b, wire.QuoteID("p1"), 1, wire.StreamStdout, []byte("out\n"), nil)
 		},
-		value:  &envelope[wire.OutputParams]{wire.MethodProcessOutput, wire.OutputParams{ProcessID: "p1", Seq: 1, Stream: "stdout", Chunk: rpc.Bytes("out\n")}},
+		value:  &envelope[wire.OutputParams]{wire.MethodProcessOutput, wire.OutputParams{ProcessID: "p1", Seq: 1, Stream: "stdout", Chunk: wire.Bytes("out\n")}},
 		decode: decodeInto[wire.OutputParams],
 	},
 	"output_notification_escaped.json": {
 		hand: func(b []byte) []byte {
 			return wire.AppendOutputNotification(b, wire.QuoteID(escapedID), 1<<64-1, wire.StreamPTY, nil, wire.AppendBase64)
 		},
-		value:  &envelope[wire.OutputParams]{wire.MethodProcessOutput, wire.OutputParams{ProcessID: escapedID, Seq: 1<<64 - 1, Stream: "pty", Chunk: rpc.Bytes{}}},
+		value:  &envelope[wire.OutputParams]{wire.MethodProcessOutput, wire.OutputParams{ProcessID: escapedID, Seq: 1<<64 - 1, Stream: "pty", Chunk: wire.Bytes{}}},
 		decode: decodeInto[wire.OutputParams],
 	},
 	"exited_notification.json": {

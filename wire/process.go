@@ -2,8 +2,6 @@ package wire
 
 import (
 	"encoding/json"
-
-	"github.com/codexec/codex/rpc"
 )
 
 // This file is the single source of truth for the JSON shapes of the
@@ -69,7 +67,7 @@ type EnvPolicy struct {
 type StartParams struct {
 	ProcessID             string            `json:"processId" rpc:"required"`
 	Argv                  []string          `json:"argv" rpc:"required"`
-	Cwd                   rpc.Path          `json:"cwd" rpc:"required"`
+	Cwd                   Path              `json:"cwd" rpc:"required"`
 	Env                   map[string]string `json:"env" rpc:"required"`
 	TTY                   bool              `json:"tty" rpc:"required"`
 	PipeStdin             bool              `json:"pipeStdin"`
@@ -101,9 +99,9 @@ type ReadParams struct {
 
 // ReadChunk is one output chunk in a read result.
 type ReadChunk struct {
-	Seq    uint64    `json:"seq"`
-	Stream string    `json:"stream"`
-	Chunk  rpc.Bytes `json:"chunk"`
+	Seq    uint64 `json:"seq"`
+	Stream string `json:"stream"`
+	Chunk  Bytes  `json:"chunk"`
 }
 
 // ReadResult is the result of process/read. The last three members are the
@@ -161,10 +159,10 @@ func (r *ReadResult) UnmarshalJSON(b []byte) error {
 
 // WriteParams is the params of process/write (docs/protocol.md §6.7, §10.2).
 type WriteParams struct {
-	ProcessID  string    `json:"processId" rpc:"required"`
-	Chunk      rpc.Bytes `json:"chunk" rpc:"required"`
-	WriteID    *string   `json:"writeId"`
-	CloseStdin bool      `json:"closeStdin"`
+	ProcessID  string  `json:"processId" rpc:"required"`
+	Chunk      Bytes   `json:"chunk" rpc:"required"`
+	WriteID    *string `json:"writeId"`
+	CloseStdin bool    `json:"closeStdin"`
 }
 
 // WriteResult is the result of process/write and process/closeStdin.

@@ -2,8 +2,6 @@ package wire
 
 import (
 	"reflect"
-
-	"github.com/codexec/codex/rpc"
 )
 
 // Direction tells which side sends a message.
@@ -32,7 +30,7 @@ type MethodSpec struct {
 // ReadFileResult is the JSON shape of the fs/readFile result. The server
 // streams it as an rpc.Base64Result instead of encoding this type.
 type ReadFileResult struct {
-	DataBase64 rpc.Bytes `json:"dataBase64"`
+	DataBase64 Bytes `json:"dataBase64"`
 }
 
 func request[P, R any](name string) MethodSpec {

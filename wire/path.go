@@ -1,4 +1,4 @@
-package rpc
+package wire
 
 import (
 	"encoding/base64"
@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/codexec/codex/rpc"
 )
 
 // Path is a filesystem path received as a `file://` URI or, as the older
@@ -28,22 +30,22 @@ func ParsePath(s string) (Path, error) {
 	}
 	scheme, rest, ok := strings.Cut(s, ":")
 	if !ok || scheme == "" || strings.ContainsAny(scheme, "/?#") {
-		return Path{}, Errorf(CodeInvalidParams, "invalid URI: relative URL without a base")
+		return Path{}, rpc.Errorf(rpc.CodeInvalidParams, "invalid URI: relative URL without a base")
 	}
 	if !strings.EqualFold(scheme, "file") {
-		return Path{}, Errorf(CodeInvalidParams, "unsupported path URI scheme `%s`", Clip(strings.ToLower(scheme)))
+		return Path{}, rpc.Errorf(rpc.CodeInvalidParams, "unsupported path URI scheme `%s`", rpc.Clip(strings.ToLower(scheme)))
 	}
 	_ = rest
 	u, err := url.Parse(s)
 	if err != nil {
-		return Path{}, Errorf(CodeInvalidParams, "invalid URI: %s", Clip(err.Error()))
+		return Path{}, rpc.Errorf(rpc.CodeInvalidParams, "invalid URI: %s", rpc.Clip(err.Error()))
 	}
 	if u.Host != "" && !strings.EqualFold(u.Host, "localhost") {
-		return Path{}, Errorf(CodeInvalidRequest, "'%s' is invalid on 'linux'", s)
+		return Path{}, rpc.Errorf(rpc.CodeInvalidRequest, "'%s' is invalid on 'linux'", s)
 	}
 	p := u.Path
 	if !strings.HasPrefix(p, "/") {
-		return Path{}, Errorf(CodeInvalidParams, "invalid URI: relative URL without a base")
+		return Path{}, rpc.Errorf(rpc.CodeInvalidParams, "invalid URI: relative URL without a base")
 	}
 	return Path{Native: path.Clean(p), URI: true}, nil
 }

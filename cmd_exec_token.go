@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/wsserve"
 	"github.com/urfave/cli/v2"
 )
 
@@ -32,7 +32,7 @@ func execDialOptions(cctx *cli.Context, envToken string) (unifiedexec.DialOption
 	if cctx.Duration("token-lifetime") <= 0 {
 		return opts, errors.New("--token-lifetime must be positive")
 	}
-	secret, err := rpc.ReadSharedSecret(file)
+	secret, err := wsserve.ReadSharedSecret(file)
 	if err != nil {
 		return opts, fmt.Errorf("--token-secret-file: %w", err)
 	}

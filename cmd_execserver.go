@@ -14,8 +14,8 @@ import (
 	"github.com/codexec/codex/execserver"
 	"github.com/codexec/codex/fshelper"
 	"github.com/codexec/codex/proc"
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/wsserve"
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -333,7 +333,7 @@ func runExecServer(c *cli.Context) error {
 		MaxMessage:  maxMsg,
 		TokenSHA256: tokenSum,
 		JWT:         jwtVerifier,
-		PeerGate:    &rpc.PeerGate{},
+		PeerGate:    &wsserve.PeerGate{},
 		Stdin:       os.Stdin,
 		Stdout:      os.Stdout,
 		URLOut:      os.Stdout,

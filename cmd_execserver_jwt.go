@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
+	"github.com/codexec/codex/wsserve"
 	"github.com/urfave/cli/v2"
 )
 
@@ -19,7 +19,7 @@ var signedBearerFlags = []string{"ws-shared-secret-file", "ws-issuer", "ws-audie
 // signedBearerAuth reads the signed-token flags: nil without --ws-auth
 // signed-bearer-token, else the verifier. The secret file is masked from
 // sandboxed commands. Errors are start-up (usage) errors.
-func signedBearerAuth(c *cli.Context) (*rpc.JWTVerifier, error) {
+func signedBearerAuth(c *cli.Context) (*wsserve.JWTVerifier, error) {
 	if c.String("ws-auth") != signedBearerMode {
 		for _, name := range signedBearerFlags {
 			if c.IsSet(name) {
@@ -36,12 +36,12 @@ func signedBearerAuth(c *cli.Context) (*rpc.JWTVerifier, error) {
 	if skew < 0 || skew > math.MaxInt64/int64(time.Second) {
 		return nil, fmt.Errorf("--ws-max-clock-skew-seconds must be from 0 to %d", math.MaxInt64/int64(time.Second))
 	}
-	secret, err := rpc.ReadSharedSecret(file)
+	secret, err := wsserve.ReadSharedSecret(file)
 	if err != nil {
 		return nil, fmt.Errorf("--ws-shared-secret-file: %w", err)
 	}
 	sandbox.MaskSecrets(file) // no sandboxed command may read the key
-	return rpc.NewJWTVerifier(rpc.JWTConfig{
+	return wsserve.NewJWTVerifier(wsserve.JWTConfig{
 		Secret:       secret,
 		Issuer:       c.String("ws-issuer"),
 		Audience:     c.String("ws-audience"),

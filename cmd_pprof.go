@@ -8,7 +8,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wsserve"
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 )
@@ -23,7 +23,7 @@ var pprofFlag = &cli.StringFlag{Name: "debug-pprof", Hidden: true, Usage: "serve
 // startPprof serves the profiles on addr to the peers gate allows. It
 // returns a function that stops the listener and waits for it. An empty
 // addr does nothing.
-func startPprof(addr string, gate *rpc.PeerGate, logger *zap.Logger) (stop func(), err error) {
+func startPprof(addr string, gate *wsserve.PeerGate, logger *zap.Logger) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}

@@ -280,7 +280,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 // CheckPeer returns nil if the TCP connection between local (our end) and
 // remote may be served, and an error saying why not if its peer socket
 // belongs to a process of one of our sandboxes (see proc.TreeKiller's
-// CheckPeer). It is meant as rpc.WebSocketServer.CheckPeer.
+// CheckPeer). It is meant as wsserve.WebSocketServer.CheckPeer.
 func (r *Registry) CheckPeer(local, remote net.Addr) error {
 	return r.tree.CheckPeer(local, remote)
 }

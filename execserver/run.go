@@ -12,6 +12,7 @@ import (
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
+	"github.com/codexec/codex/wsserve"
 )
 
 // shutdownTimeout bounds how long Run waits, after serving ended, for the
@@ -61,12 +62,12 @@ type Config struct {
 	TokenSHA256 []byte
 	// JWT, when not nil, verifies the signed bearer token every WebSocket
 	// upgrade must present.
-	JWT *rpc.JWTVerifier
+	JWT *wsserve.JWTVerifier
 	// PeerGate, when not nil, gets the registry's peer check as soon as the
 	// registry exists (before any process can start), so that the
 	// server's other listeners (--metrics-listen, --debug-pprof) refuse
 	// the peers the WebSocket listener refuses (docs/operations.md §10).
-	PeerGate *rpc.PeerGate
+	PeerGate *wsserve.PeerGate
 	// Stdin and Stdout carry the stdio connection; URLOut receives the
 	// bound URL. Nil means io.EOF on read and io.Discard on write.
 	Stdin  io.Reader
@@ -193,7 +194,7 @@ func serveWebSocket(ctx context.Context, cfg Config, opts rpc.Options, reg *Regi
 	fmt.Fprintln(orDiscard(cfg.URLOut), url)
 	logger.Info("exec-server listening", zap.String("url", url))
 	opts.ParseError = wire.ParseError(true)
-	srv := &rpc.WebSocketServer{Conn: opts, MaxMessage: cfg.MaxMessage, TokenSHA256: cfg.TokenSHA256, JWT: cfg.JWT, Logger: logger, CheckPeer: reg.CheckPeer, LabelPrefix: wire.LabelWebSocketPrefix,
+	srv := &wsserve.WebSocketServer{Conn: opts, MaxMessage: cfg.MaxMessage, TokenSHA256: cfg.TokenSHA256, JWT: cfg.JWT, Logger: logger, CheckPeer: reg.CheckPeer, LabelPrefix: wire.LabelWebSocketPrefix,
 		OnAuthFailure: cfg.Sessions.Metrics.AuthFailed, CloseWithin: closeWithin,
 		MaxConnections: cfg.MaxConnections, Observer: cfg.Sessions.Metrics,
 		Drain: func() {

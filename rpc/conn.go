@@ -156,14 +156,14 @@ func NewConn(f Framer, opts Options) *Conn {
 		// connection through here, on a goroutine Wait covers.
 		defer c.wg.Done()
 		<-c.ctx.Done()
-		c.shutdown(nil, ending{within: closeWithin})
+		c.shutdown(nil, ending{within: CloseWithin})
 	}()
 	return c
 }
 
-// closeWithin bounds Close: answers being written and a peer that does not
+// CloseWithin bounds Close (and a listener's close of its connections): answers being written and a peer that does not
 // read get this long in all before the transport is closed under them.
-const closeWithin = 2 * time.Second
+const CloseWithin = 2 * time.Second
 
 // Context returns a context that is cancelled when the connection ends.
 func (c *Conn) Context() context.Context { return c.ctx }
@@ -189,14 +189,14 @@ func (c *Conn) Go(f func(ctx context.Context)) {
 // to finish, then the transport is closed and every context is cancelled.
 // It does not wait for goroutines; use Wait.
 func (c *Conn) Close() error {
-	c.shutdown(nil, ending{within: closeWithin})
+	c.shutdown(nil, ending{within: CloseWithin})
 	return nil
 }
 
 // CloseGoingAway ends the connection as Close does, in at most d: the
 // requests still unanswered get their error answer and a WebSocket
 // transport is closed with status 1001 (going away), telling the peer to
-// reconnect elsewhere at once. On a WebSocket accepted by WebSocketServer
+// reconnect elsewhere at once. On a WebSocket from NewHijackedWebSocketFramer (wsserve.WebSocketServer)
 // every write, the close handshake included, fails once d has passed, so
 // a peer that does not read holds the call up no longer than that.
 func (c *Conn) CloseGoingAway(d time.Duration) {
@@ -227,7 +227,7 @@ type ending struct {
 }
 
 // bounder is implemented by framers whose writes and close can be given a
-// deadline (a WebSocket accepted by WebSocketServer).
+// deadline (a WebSocket from NewHijackedWebSocketFramer (wsserve.WebSocketServer)).
 type bounder interface{ bound(deadline time.Time) }
 
 // Wait blocks until every goroutine owned by the connection has returned.

@@ -51,7 +51,7 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			if errors.Is(err, ErrTooLarge) {
 				msg := c.errorFrame(Int64ID(-1), c.parseError(true, err))
-				c.shutdown(msg, ending{tooLarge: true, within: closeWithin})
+				c.shutdown(msg, ending{tooLarge: true, within: CloseWithin})
 				return
 			}
 			if errors.Is(err, io.EOF) && c.opts.HoldAtEOF && c.ctx.Err() == nil {
@@ -61,7 +61,7 @@ func (c *Conn) readLoop() {
 			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
 				c.log.Debug("read ended", zap.Error(err))
 			}
-			c.shutdown(nil, ending{within: closeWithin})
+			c.shutdown(nil, ending{within: CloseWithin})
 			return
 		}
 		if c.opts.Predecode != nil {
@@ -87,7 +87,7 @@ func (c *Conn) readLoop() {
 					continue
 				}
 				c.log.Debug("response to an unknown request; closing", zap.Stringer("id", m.ID))
-				c.shutdown(nil, ending{within: closeWithin})
+				c.shutdown(nil, ending{within: CloseWithin})
 				return
 			}
 		case *Request:
@@ -223,7 +223,7 @@ func (c *Conn) finish(req *Request, res any, err error) {
 		if ce.Final != nil {
 			final = c.errorFrame(Int64ID(-1), ce.Final)
 		}
-		c.shutdown(final, ending{within: closeWithin})
+		c.shutdown(final, ending{within: CloseWithin})
 		return
 	}
 	if req.IsNotification() {

@@ -1,10 +1,12 @@
-// Package rpc is a JSON-RPC layer for both ends of a connection: the message envelope (with or without "jsonrpc"), wire errors
-// whose Is compares codes, framers for WebSocket messages and
-// newline-delimited stdio, the symmetric Conn, the WebSocket listener
-// (readiness probe, Origin refusal, bearer tokens: fixed, or HS256-signed and
-// checked by JWTVerifier). It knows nothing of the exec-server: its methods, codes, texts and
-// transport labels live in package wire, and the server passes them in
-// (Options.ParseError, WebSocketServer.LabelPrefix, the framer labels).
+// Package rpc is a JSON-RPC layer for both ends of a connection, in the
+// manner of x/tools' jsonrpc2_v2: the message envelope (with or without
+// "jsonrpc"), wire errors whose Is compares codes, params decoding, framers
+// for WebSocket messages and newline-delimited stdio, and the symmetric
+// Conn. It knows nothing of the exec-server: its methods, codes, texts,
+// transport labels and path codecs live in package wire, and the server
+// passes them in (Options.ParseError, the framer labels). The WebSocket
+// listener and its bearer-token checks are the server's, in package wsserve;
+// NewHijackedWebSocketFramer is the one seam it needs here.
 //
 // # Ordering
 //

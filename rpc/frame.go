@@ -140,6 +140,16 @@ func NewWebSocketFramer(c *websocket.Conn, label string, maxSize int64) Framer {
 	return &wsFramer{c: c, label: label, max: maxSize}
 }
 
+// NewHijackedWebSocketFramer is NewWebSocketFramer for a server
+// connection: raw is the hijacked connection under c, whose deadline a
+// shutdown sets so that a peer which does not read cannot hold up the close
+// (Conn.CloseGoingAway).
+func NewHijackedWebSocketFramer(c *websocket.Conn, raw net.Conn, label string, maxSize int64) Framer {
+	f := NewWebSocketFramer(c, label, maxSize).(*wsFramer)
+	f.raw = raw
+	return f
+}
+
 type wsFramer struct {
 	c     *websocket.Conn
 	raw   net.Conn // the hijacked connection under c, or nil (see bound)

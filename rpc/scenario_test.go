@@ -212,38 +212,3 @@ func TestScenarioParseError(t *testing.T) {
 		}
 	}
 }
-
-// TestScenarioWebSocketServerLabel: WebSocketServer labels a connection
-// with LabelPrefix (default "websocket ") and the peer address, which
-// Options.ParseError receives.
-func TestScenarioWebSocketServerLabel(t *testing.T) {
-	for _, c := range []struct{ prefix, want string }{
-		{"", "websocket pipe"},
-		{"exec-server websocket ", "exec-server websocket pipe"},
-	} {
-		t.Run(c.want, func(t *testing.T) {
-			l := newPipeListener()
-			labels := make(chan string, 1)
-			srv := &rpc.WebSocketServer{MaxMessage: maxMsg, PingInterval: -1, LabelPrefix: c.prefix, Conn: rpc.Options{
-				ParseError: func(label string, _ bool, _ error) string { labels <- label; return "bad" },
-			}}
-			ctx, cancel := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- srv.Serve(ctx, l) }()
-			defer func() {
-				cancel()
-				<-served
-			}()
-			ws := dialWS(t, l)
-			defer ws.CloseNow()
-			raw := rpc.NewWebSocketFramer(ws, "raw", maxMsg)
-			writeRaw(t, raw, `nope`)
-			if msg := readRaw(t, raw); !strings.Contains(string(msg), `"message":"bad"`) {
-				t.Fatalf("answer %s", msg)
-			}
-			if got := <-labels; got != c.want {
-				t.Fatalf("label %q, want %q", got, c.want)
-			}
-		})
-	}
-}

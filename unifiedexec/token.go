@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -19,8 +19,8 @@ const DefaultTokenLifetime = 5 * time.Minute
 // secret (a fleet's controller). Use its Source as DialOptions.TokenSource
 // so that every connection, recoveries included, gets a fresh token.
 type SignedToken struct {
-	// Secret is the shared secret, at least rpc.MinSharedSecretBytes long
-	// (rpc.ReadSharedSecret reads it from a file as the server does).
+	// Secret is the shared secret, at least wire.MinSharedSecretBytes long
+	// (wsserve.ReadSharedSecret reads it from a file as the server does).
 	Secret []byte
 	// Issuer and Audience, when not empty, become the "iss" and "aud"
 	// claims; they must match the server's --ws-issuer and --ws-audience.
@@ -33,8 +33,8 @@ type SignedToken struct {
 
 // Mint returns a new signed token.
 func (s SignedToken) Mint() (string, error) {
-	if len(s.Secret) < rpc.MinSharedSecretBytes {
-		return "", fmt.Errorf("unifiedexec: the shared secret has %d bytes; at least %d are needed", len(s.Secret), rpc.MinSharedSecretBytes)
+	if len(s.Secret) < wire.MinSharedSecretBytes {
+		return "", fmt.Errorf("unifiedexec: the shared secret has %d bytes; at least %d are needed", len(s.Secret), wire.MinSharedSecretBytes)
 	}
 	now, life := time.Now, s.Lifetime
 	if s.Now != nil {

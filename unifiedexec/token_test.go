@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/wsserve"
 )
 
 var tokenSecret = []byte("fleet-shared-secret-0123456789abcdefghij")
@@ -26,7 +26,7 @@ func TestSignedTokenMint(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify := func(at time.Time, aud string) string {
-		v, err := rpc.NewJWTVerifier(rpc.JWTConfig{Secret: tokenSecret, Issuer: "ctl", Audience: aud, Now: func() time.Time { return at }})
+		v, err := wsserve.NewJWTVerifier(wsserve.JWTConfig{Secret: tokenSecret, Issuer: "ctl", Audience: aud, Now: func() time.Time { return at }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,9 +30,13 @@ type rule struct {
 // rules is the import direction we keep: protocol at the bottom, the
 // client beside the server, never on top of it.
 var rules = []rule{
+	// rpc is JSON-RPC only (docs/development.md §2): nothing of ours; wire
+	// is the protocol on top of it; the listener and its token checks
+	// (wsserve) are server code on top of both.
 	{Pkg: "rpc", Only: []string{}},
 	{Pkg: "wire", Only: []string{"rpc"}},
-	{Pkg: "sandbox", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "bench")},
+	{Pkg: "wsserve", Only: []string{"rpc", "wire"}},
+	{Pkg: "sandbox", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "bench", "wsserve")},
 	{Pkg: "fshelper", Forbid: ours("proc", "execserver", "unifiedexec", "bench")},
 	{Pkg: "proc", Forbid: ours("execserver", "fshelper", "unifiedexec", "bench")},
 	{Pkg: "execserver", Forbid: ours("unifiedexec", "bench")},
@@ -40,7 +44,7 @@ var rules = []rule{
 	// start-up and request handling use it. It reaches wire only through
 	// sandbox, whose policies carry wire paths (wire.Path).
 	{Pkg: "config", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "bench", "shelltool")},
-	{Pkg: "unifiedexec", Forbid: append(ours("proc", "execserver", "sandbox", "fshelper", "bench"),
+	{Pkg: "unifiedexec", Forbid: append(ours("proc", "execserver", "sandbox", "fshelper", "bench", "wsserve"),
 		creackPTY+"/...", landlock+"/...", psx+"/...")},
 	// The MCP shell tool (docs/development.md §2): the policy engine is pure, the exec
 	// control knows no policy, and neither side of the exec-server

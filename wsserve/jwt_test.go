@@ -1,4 +1,4 @@
-package rpc_test
+package wsserve_test
 
 import (
 	"crypto/hmac"
@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wsserve"
 	"go.uber.org/zap"
 )
 
@@ -43,9 +43,9 @@ func hs256(payload string) string {
 	return rawJWT(`{"alg":"HS256","typ":"JWT"}`, payload, jwtSecret, sha256.New)
 }
 
-func newTestVerifier(t *testing.T, issuer, audience string) *rpc.JWTVerifier {
+func newTestVerifier(t *testing.T, issuer, audience string) *wsserve.JWTVerifier {
 	t.Helper()
-	v, err := rpc.NewJWTVerifier(rpc.JWTConfig{
+	v, err := wsserve.NewJWTVerifier(wsserve.JWTConfig{
 		Secret: jwtSecret, Issuer: issuer, Audience: audience,
 		MaxClockSkew: 30 * time.Second,
 		// Mid-second: the boundaries are whole seconds all the same.
@@ -143,10 +143,10 @@ func TestJWTVerifierUnconfiguredClaims(t *testing.T) {
 }
 
 func TestNewJWTVerifierRefuses(t *testing.T) {
-	if _, err := rpc.NewJWTVerifier(rpc.JWTConfig{Secret: jwtSecret[:31]}); err == nil {
+	if _, err := wsserve.NewJWTVerifier(wsserve.JWTConfig{Secret: jwtSecret[:31]}); err == nil {
 		t.Error("a 31-byte secret was accepted")
 	}
-	if _, err := rpc.NewJWTVerifier(rpc.JWTConfig{Secret: jwtSecret, MaxClockSkew: -time.Second}); err == nil {
+	if _, err := wsserve.NewJWTVerifier(wsserve.JWTConfig{Secret: jwtSecret, MaxClockSkew: -time.Second}); err == nil {
 		t.Error("a negative skew was accepted")
 	}
 }
@@ -162,7 +162,7 @@ func TestReadSharedSecret(t *testing.T) {
 		}
 		return p
 	}
-	got, err := rpc.ReadSharedSecret(write("ok", "\t "+string(jwtSecret)+"\n"))
+	got, err := wsserve.ReadSharedSecret(write("ok", "\t "+string(jwtSecret)+"\n"))
 	if err != nil || string(got) != string(jwtSecret) {
 		t.Fatalf("ReadSharedSecret = %q, %v", got, err)
 	}
@@ -174,7 +174,7 @@ func TestReadSharedSecret(t *testing.T) {
 		"not utf8": "\xff\xfe" + strings.Repeat("b", 40),
 	} {
 		p := write(strings.ReplaceAll(name, " ", "-"), content)
-		_, err := rpc.ReadSharedSecret(p)
+		_, err := wsserve.ReadSharedSecret(p)
 		if err == nil {
 			t.Errorf("%s: accepted", name)
 			continue
@@ -183,7 +183,7 @@ func TestReadSharedSecret(t *testing.T) {
 			t.Errorf("%s: error %q should name the file and not show the secret", name, err)
 		}
 	}
-	if _, err := rpc.ReadSharedSecret(filepath.Join(dir, "missing")); err == nil {
+	if _, err := wsserve.ReadSharedSecret(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a missing file was accepted")
 	}
 }
@@ -191,7 +191,7 @@ func TestReadSharedSecret(t *testing.T) {
 // FuzzJWTVerify feeds arbitrary tokens and payloads to the verifier: it
 // must never panic, and it answers with one of the 401 bodies or accepts.
 func FuzzJWTVerify(f *testing.F) {
-	v, err := rpc.NewJWTVerifier(rpc.JWTConfig{Secret: jwtSecret, Issuer: "fleet", Audience: "exec", Now: func() time.Time { return jwtNow }})
+	v, err := wsserve.NewJWTVerifier(wsserve.JWTConfig{Secret: jwtSecret, Issuer: "fleet", Audience: "exec", Now: func() time.Time { return jwtNow }})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -216,11 +216,11 @@ func FuzzJWTVerify(f *testing.F) {
 // Authorization headers to a server in signed-token mode: it never panics
 // and refuses each with 401 and one of the documented bodies.
 func FuzzWebSocketAuthorization(f *testing.F) {
-	v, err := rpc.NewJWTVerifier(rpc.JWTConfig{Secret: jwtSecret, Now: func() time.Time { return jwtNow }})
+	v, err := wsserve.NewJWTVerifier(wsserve.JWTConfig{Secret: jwtSecret, Now: func() time.Time { return jwtNow }})
 	if err != nil {
 		f.Fatal(err)
 	}
-	srv := &rpc.WebSocketServer{JWT: v, Logger: zap.NewNop()}
+	srv := &wsserve.WebSocketServer{JWT: v, Logger: zap.NewNop()}
 	f.Add("Bearer garbage")
 	f.Add("bearer  " + hs256(`{"exp":1}`) + "  ")
 	f.Add("Basic x")

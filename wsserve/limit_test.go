@@ -1,4 +1,4 @@
-package rpc_test
+package wsserve_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wsserve"
 )
 
 // countingObserver counts what a WebSocketServer reports.
@@ -38,7 +39,7 @@ func TestMaxConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs := &countingObserver{refused: map[string]int{}}
-	srv := &rpc.WebSocketServer{MaxMessage: 1 << 20, PingInterval: -1, MaxConnections: 5, Observer: obs,
+	srv := &wsserve.WebSocketServer{MaxMessage: 1 << 20, PingInterval: -1, MaxConnections: 5, Observer: obs,
 		Conn: rpc.Options{Bind: func(*rpc.Conn) rpc.Handler { return nil }}}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -75,7 +76,7 @@ func TestMaxConnections(t *testing.T) {
 		t.Fatalf("%d connections, refusals %v; want 5 and 7 × 503", len(conns), codes)
 	}
 	obs.mu.Lock()
-	refused := obs.refused[rpc.RefusedLimit]
+	refused := obs.refused[wsserve.RefusedLimit]
 	obs.mu.Unlock()
 	if obs.open.Load() != 5 || refused != 7 {
 		t.Errorf("observer: %d open, %d refused for the limit; want 5, 7", obs.open.Load(), refused)

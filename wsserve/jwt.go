@@ -1,4 +1,4 @@
-package rpc
+package wsserve
 
 import (
 	"bytes"
@@ -9,13 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/codexec/codex/wire"
 	"github.com/golang-jwt/jwt/v5"
 )
-
-// MinSharedSecretBytes is the shortest shared secret a JWTVerifier
-// accepts (after surrounding whitespace is trimmed): 256 bits, the size of
-// an HS256 key.
-const MinSharedSecretBytes = 32
 
 // The 401 bodies of a refused signed bearer token, worded as the Codex
 // CLI's exec-server words them.
@@ -29,7 +25,7 @@ const (
 
 // JWTConfig configures a JWTVerifier.
 type JWTConfig struct {
-	// Secret is the HS256 key, at least MinSharedSecretBytes long.
+	// Secret is the HS256 key, at least wire.MinSharedSecretBytes long.
 	Secret []byte
 	// Issuer, when not empty, must equal the token's "iss".
 	Issuer string
@@ -54,8 +50,8 @@ type JWTVerifier struct {
 
 // NewJWTVerifier returns a verifier for cfg.
 func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
-	if len(cfg.Secret) < MinSharedSecretBytes {
-		return nil, fmt.Errorf("the shared secret has %d bytes; at least %d are needed", len(cfg.Secret), MinSharedSecretBytes)
+	if len(cfg.Secret) < wire.MinSharedSecretBytes {
+		return nil, fmt.Errorf("the shared secret has %d bytes; at least %d are needed", len(cfg.Secret), wire.MinSharedSecretBytes)
 	}
 	if cfg.MaxClockSkew < 0 {
 		return nil, errors.New("the clock skew must not be negative")
@@ -85,7 +81,7 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 
 // ReadSharedSecret reads a shared-secret file: UTF-8 text whose
 // surrounding whitespace (a trailing newline) is not part of the secret,
-// at least MinSharedSecretBytes long and not a placeholder (the rule of
+// at least wire.MinSharedSecretBytes long and not a placeholder (the rule of
 // wsauth_secret.go). The errors name the file, never its content.
 func ReadSharedSecret(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
@@ -96,8 +92,8 @@ func ReadSharedSecret(path string) ([]byte, error) {
 		return nil, fmt.Errorf("shared secret file %s is not UTF-8 text", path)
 	}
 	secret := bytes.TrimSpace(data)
-	if len(secret) < MinSharedSecretBytes {
-		return nil, fmt.Errorf("shared secret file %s holds %d bytes (surrounding whitespace trimmed); at least %d are needed", path, len(secret), MinSharedSecretBytes)
+	if len(secret) < wire.MinSharedSecretBytes {
+		return nil, fmt.Errorf("shared secret file %s holds %d bytes (surrounding whitespace trimmed); at least %d are needed", path, len(secret), wire.MinSharedSecretBytes)
 	}
 	if why := placeholderReason(secret); why != "" {
 		return nil, placeholderError(path, why)

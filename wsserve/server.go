@@ -1,4 +1,4 @@
-package rpc
+package wsserve
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/codexec/codex/rpc"
 	"go.uber.org/zap"
 )
 
@@ -24,7 +25,7 @@ import (
 // and 503 beyond MaxConnections.
 type WebSocketServer struct {
 	// Conn configures each connection (Bind, Logger, Concurrency, ...).
-	Conn Options
+	Conn rpc.Options
 	// MaxMessage is the inbound message limit in bytes.
 	MaxMessage int64
 	// TokenSHA256, when set, requires `Authorization: Bearer <token>` whose
@@ -65,10 +66,10 @@ type WebSocketServer struct {
 	CloseWithin time.Duration
 
 	mu     sync.Mutex
-	conns  map[*Conn]struct{} // guarded by mu
-	open   int                // guarded by mu: connections reserved or upgraded
-	closed bool               // guarded by mu: Serve is draining or closing; upgrades are refused, new connections closed at once
-	wg     sync.WaitGroup     // every ServeHTTP call past the closed check
+	conns  map[*rpc.Conn]struct{} // guarded by mu
+	open   int                    // guarded by mu: connections reserved or upgraded
+	closed bool                   // guarded by mu: Serve is draining or closing; upgrades are refused, new connections closed at once
+	wg     sync.WaitGroup         // every ServeHTTP call past the closed check
 }
 
 // Serve accepts connections on ln until ctx is done, then closes every
@@ -77,7 +78,7 @@ func (s *WebSocketServer) Serve(ctx context.Context, ln net.Listener) error {
 	if s.Logger == nil {
 		s.Logger = zap.NewNop()
 	}
-	s.conns = map[*Conn]struct{}{}
+	s.conns = map[*rpc.Conn]struct{}{}
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(s.Logger)}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -107,7 +108,7 @@ func (s *WebSocketServer) Serve(ctx context.Context, ln net.Listener) error {
 func (s *WebSocketServer) closeConns() {
 	within := s.CloseWithin
 	if within <= 0 {
-		within = closeWithin
+		within = rpc.CloseWithin
 	}
 	var wg sync.WaitGroup
 	s.mu.Lock()
@@ -169,9 +170,8 @@ func (s *WebSocketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		prefix = "websocket "
 	}
 	label := prefix + r.RemoteAddr
-	f := NewWebSocketFramer(wc, label, s.MaxMessage).(*wsFramer)
-	f.raw = hj.conn
-	c := NewConn(f, s.connOptions(r.RemoteAddr))
+	f := rpc.NewHijackedWebSocketFramer(wc, hj.conn, label, s.MaxMessage)
+	c := rpc.NewConn(f, s.connOptions(r.RemoteAddr))
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
 	if s.closed {
@@ -222,7 +222,7 @@ func (s *WebSocketServer) peerAllowed(w http.ResponseWriter, r *http.Request) bo
 	return false
 }
 
-func (s *WebSocketServer) connOptions(peer string) Options {
+func (s *WebSocketServer) connOptions(peer string) rpc.Options {
 	o := s.Conn
 	if o.Logger == nil {
 		o.Logger = s.Logger
@@ -233,7 +233,7 @@ func (s *WebSocketServer) connOptions(peer string) Options {
 
 // keepAlive pings every PingInterval until the connection ends. A missing
 // pong is ignored (docs/protocol.md §1.2).
-func (s *WebSocketServer) keepAlive(c *Conn, wc *websocket.Conn) {
+func (s *WebSocketServer) keepAlive(c *rpc.Conn, wc *websocket.Conn) {
 	every := s.PingInterval
 	if every == 0 {
 		every = 30 * time.Second

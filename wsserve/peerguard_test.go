@@ -1,4 +1,4 @@
-package rpc_test
+package wsserve_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wsserve"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -48,13 +49,13 @@ func status(t *testing.T, url string) int {
 // serves everyone.
 func TestPeerGate(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	var nilGate *rpc.PeerGate
+	var nilGate *wsserve.PeerGate
 	if code := status(t, "http://"+serveHTTP(t, nilGate.Guard("x", nil, ok))+"/"); code != http.StatusOK {
 		t.Errorf("nil gate: %d, want 200", code)
 	}
 
 	core, logs := observer.New(zap.WarnLevel)
-	gate := &rpc.PeerGate{}
+	gate := &wsserve.PeerGate{}
 	addr := serveHTTP(t, gate.Guard("metrics", zap.New(core), ok))
 	if code := status(t, "http://"+addr+"/"); code != http.StatusForbidden {
 		t.Errorf("unset gate: %d, want 403", code)
@@ -97,7 +98,7 @@ func TestSlowPeerCheckHoldsUpNoOne(t *testing.T) {
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var first sync.Once
-	srv := &rpc.WebSocketServer{MaxMessage: 1 << 20, PingInterval: -1,
+	srv := &wsserve.WebSocketServer{MaxMessage: 1 << 20, PingInterval: -1,
 		Conn: rpc.Options{Bind: func(*rpc.Conn) rpc.Handler { return nil }},
 		CheckPeer: func(_, _ net.Addr) error {
 			stuck := false

@@ -1,4 +1,4 @@
-package rpc
+package wsserve
 
 import (
 	"crypto/rand"
@@ -27,7 +27,7 @@ func TestPlaceholderRule(t *testing.T) {
 		}
 	}
 	for _, ok := range []string{
-		"0123456789abcdefghijklmnopqrstuvwxyzABCD", // rpc's test key
+		"0123456789abcdefghijklmnopqrstuvwxyzABCD", // the verifier's test key
 		"e2e-shared-secret-0123456789-abcdefghijk", // e2e's
 		"fleet-shared-secret-0123456789abcdefghij", // unifiedexec's
 		"012345012345012345012345012345012345x",    // a period broken at the end

@@ -82,7 +82,7 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 // ReadSharedSecret reads a shared-secret file: UTF-8 text whose
 // surrounding whitespace (a trailing newline) is not part of the secret,
 // at least wire.MinSharedSecretBytes long and not a placeholder (the rule of
-// wsauth_secret.go). The errors name the file, never its content.
+// secret.go). The errors name the file, never its content.
 func ReadSharedSecret(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

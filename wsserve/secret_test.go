@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestPlaceholderRule: each rule of wsauth_secret.go refuses what it is for
+// TestPlaceholderRule: each rule of secret.go refuses what it is for
 // and says which rule, and the secrets of our tests and real keys pass.
 func TestPlaceholderRule(t *testing.T) {
 	for secret, want := range map[string]string{

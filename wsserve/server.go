@@ -52,7 +52,7 @@ type WebSocketServer struct {
 	// 401 (the server counts them).
 	OnAuthFailure func()
 	// MaxConnections, when positive, bounds the connections open at once:
-	// an upgrade beyond it is refused with 503 (wsserver_limit.go).
+	// an upgrade beyond it is refused with 503 (limit.go).
 	MaxConnections int
 	// Observer, when set, is told of every connection and refusal.
 	Observer ConnObserver

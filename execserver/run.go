@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/codexec/codex/internal/zapslog"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 	"github.com/codexec/codex/wsserve"
@@ -113,7 +114,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	}
 	cfg.PeerGate.Set(reg.CheckPeer)
 	binder := NewBinder(reg, cfg.Extra, logger)
-	opts := rpc.Options{Bind: binder.Bind, Logger: logger, Concurrency: cfg.Concurrency}
+	opts := rpc.Options{Bind: binder.Bind, Logger: zapslog.New(logger), Concurrency: cfg.Concurrency}
 	timeout := shutdownTimeout
 	if cfg.Stdio {
 		err = serveStdio(ctx, cfg, opts, reg)

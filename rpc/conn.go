@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
+	"log/slog"
 )
 
 // Options configure a Conn. The zero value is usable: no handler (every
@@ -17,8 +17,10 @@ import (
 type Options struct {
 	// Bind builds the connection's handler. Nil means no handler.
 	Bind func(*Conn) Handler
-	// Logger receives connection-level logs. Nil means no logs.
-	Logger *zap.Logger
+	// Logger receives connection-level logs (log/slog, so that a client
+	// needs no logging library; the server bridges its zap logger with
+	// internal/zapslog). Nil means no logs.
+	Logger *slog.Logger
 	// Concurrency selects request scheduling: 0 runs requests in arrival
 	// order, lets a Preempter answer control requests at once and lets
 	// handlers answer asynchronously; 1 runs strictly one request at a time
@@ -87,7 +89,7 @@ type Options struct {
 type Conn struct {
 	f      Framer
 	opts   Options
-	log    *zap.Logger
+	log    *slog.Logger
 	h      Handler
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
@@ -135,7 +137,7 @@ func NewConn(f Framer, opts Options) *Conn {
 		answeredC:  make(chan struct{}),
 	}
 	if c.log == nil {
-		c.log = zap.NewNop()
+		c.log = slog.New(slog.DiscardHandler)
 	}
 	if b, ok := f.(blockingReader); ok {
 		c.blocking = b.blocksThread()

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"io"
 
-	"go.uber.org/zap"
+	"runtime/debug"
 )
 
 // queued is a request waiting for the handler goroutine, or the mark of
@@ -59,7 +59,7 @@ func (c *Conn) readLoop() {
 				return
 			}
 			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
-				c.log.Debug("read ended", zap.Error(err))
+				c.log.Debug("read ended", "error", err)
 			}
 			c.shutdown(nil, ending{within: CloseWithin})
 			return
@@ -83,10 +83,10 @@ func (c *Conn) readLoop() {
 		case *Response:
 			if !c.deliver(m) {
 				if c.opts.StrictJSONRPC {
-					c.log.Debug("response to an unknown request; dropped", zap.Stringer("id", m.ID))
+					c.log.Debug("response to an unknown request; dropped", "id", m.ID.String())
 					continue
 				}
-				c.log.Debug("response to an unknown request; closing", zap.Stringer("id", m.ID))
+				c.log.Debug("response to an unknown request; closing", "id", m.ID.String())
 				c.shutdown(nil, ending{within: CloseWithin})
 				return
 			}
@@ -199,7 +199,7 @@ func (c *Conn) handleOne(q queued) {
 func (c *Conn) call(req *Request) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("handler panic", zap.String("method", Clip(req.Method)), zap.Any("panic", p), zap.Stack("stack"))
+			c.log.Error("handler panic", "method", Clip(req.Method), "panic", p, "stack", string(debug.Stack()))
 			err = Errorf(CodeInternalError, "internal error in %s", Clip(req.Method))
 		}
 	}()
@@ -228,7 +228,7 @@ func (c *Conn) finish(req *Request, res any, err error) {
 	}
 	if req.IsNotification() {
 		if err != nil {
-			c.log.Debug("notification failed", zap.String("method", Clip(req.Method)), zap.Error(err))
+			c.log.Debug("notification failed", "method", Clip(req.Method), "error", err)
 		}
 		return
 	}

@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-
-	"go.uber.org/zap"
 )
 
 // Respond answers the request id with result, or with err when it is not nil.
@@ -116,7 +114,7 @@ func (c *Conn) Send(ctx context.Context, frame []byte, pooled bool) error {
 	c.wtok <- struct{}{}
 	if err != nil {
 		if c.ctx.Err() == nil {
-			c.log.Debug("write failed", zap.Error(err))
+			c.log.Debug("write failed", "error", err)
 		}
 		// End the connection without holding up the caller: the closer
 		// goroutine runs the shutdown.

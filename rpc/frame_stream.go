@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/coder/websocket"
-	"go.uber.org/zap"
 )
 
 // StreamedResult is a result too large to build in memory more than once
@@ -110,7 +109,7 @@ func (c *Conn) respondStream(id ID, r StreamedResult) error {
 	if err != nil {
 		// A message cut short leaves the transport unusable.
 		// The closer goroutine runs the shutdown.
-		c.log.Debug("streamed write failed", zap.Error(err))
+		c.log.Debug("streamed write failed", "error", err)
 		c.cancel()
 		return ErrClosed
 	}

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/codexec/codex/internal/zapslog"
 	"github.com/codexec/codex/rpc"
 )
 
@@ -82,7 +83,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, closer io.Closer, cfg 
 	f := rpc.NewStdioFramer(r, w, closer, "stdio", maxMessage)
 	var h *handler
 	c := rpc.NewConn(f, rpc.Options{
-		Logger: cfg.Logger, JSONRPC: true, StrictJSONRPC: true, CallIDsFromZero: true, HoldAtEOF: true,
+		Logger: zapslog.New(cfg.Logger), JSONRPC: true, StrictJSONRPC: true, CallIDsFromZero: true, HoldAtEOF: true,
 		Bind: func(c *rpc.Conn) rpc.Handler { h = newHandler(c, &cfg); return h },
 	})
 	select {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/codexec/codex/rpc"
-	"go.uber.org/zap"
+	"log/slog"
 )
 
 func TestChunkClass(t *testing.T) {
@@ -78,7 +78,7 @@ func feedOutput(t *testing.T, c *Client, p *Process, n int, step <-chan struct{}
 func TestChunksKeptByCallbacks(t *testing.T) {
 	for _, name := range []string{"OnOutput", "OnEvent", "OnOutput and Stdout"} {
 		t.Run(name, func(t *testing.T) {
-			c := &Client{procs: map[string]*Process{}, log: zap.NewNop()}
+			c := &Client{procs: map[string]*Process{}, log: slog.New(slog.DiscardHandler)}
 			var kept [][]byte
 			o := StartOptions{OutputBytesCap: -1}
 			switch name {
@@ -133,7 +133,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 // intact, in the capture too.
 func TestChunksReusedForWriters(t *testing.T) {
 	const n = 40
-	c := &Client{procs: map[string]*Process{}, log: zap.NewNop()}
+	c := &Client{procs: map[string]*Process{}, log: slog.New(slog.DiscardHandler)}
 	rec := &recorder{step: make(chan struct{}, 1), addrs: map[*byte]int{}}
 	for i := range n {
 		rec.want = append(rec.want, bytes.Repeat([]byte{byte('A' + i%26)}, 200<<10+i*1000))
@@ -145,7 +145,7 @@ func TestChunksReusedForWriters(t *testing.T) {
 	if len(rec.addrs) > n/2 {
 		t.Errorf("%d distinct buffers for %d chunks: output memory is not reused", len(rec.addrs), n)
 	}
-	c2 := &Client{procs: map[string]*Process{}, log: zap.NewNop()}
+	c2 := &Client{procs: map[string]*Process{}, log: slog.New(slog.DiscardHandler)}
 	p := newProcess(c2, "p", StartOptions{OutputBytesCap: -1})
 	feedOutput(t, c2, p, n, nil)
 	if got := p.Current().Stdout; !bytes.Equal(got, bytes.Join(sent, nil)) {

@@ -1,6 +1,7 @@
 package unifiedexec
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
-	"go.uber.org/zap"
 )
 
 // ClientName is the clientName sent in initialize.
@@ -95,7 +95,7 @@ type connector interface {
 // Client is a connection to an exec-server. It is safe for concurrent use.
 // Create it with Dial or Supervise; Close releases it.
 type Client struct {
-	log   *zap.Logger
+	log   *slog.Logger
 	tr    connector
 	ctx   context.Context // cancelled by Close
 	stop  context.CancelFunc
@@ -130,8 +130,7 @@ func Dial(ctx context.Context, url string, opts DialOptions) (*Client, error) {
 }
 
 func newClient(ctx context.Context, tr connector, sl *slog.Logger, resume string, keep bool) (*Client, error) {
-	log := zapToSlog(sl)
-	c := &Client{log: log, tr: tr, ready: make(chan struct{}), procs: map[string]*Process{}, keep: keep}
+	c := &Client{log: cmp.Or(sl, slog.New(slog.DiscardHandler)), tr: tr, ready: make(chan struct{}), procs: map[string]*Process{}, keep: keep}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	conn, err := tr.connect(ctx, c)
 	if err == nil {
@@ -239,7 +238,7 @@ func (c *Client) monitor(conn *rpc.Conn) {
 			// with it, so no resume can succeed there. Fail at once, so
 			// that the caller can connect again (elsewhere) without
 			// waiting out the recovery (docs/client.md §11).
-			c.log.Info("exec-server is shutting down (close 1001)", zap.String("label", conn.Label()))
+			c.log.Info("exec-server is shutting down (close 1001)", "label", conn.Label())
 			c.fail(ErrServerGoingAway)
 			return
 		}
@@ -249,7 +248,7 @@ func (c *Client) monitor(conn *rpc.Conn) {
 			c.ready = make(chan struct{})
 		}
 		c.mu.Unlock()
-		c.log.Info("exec-server connection lost; recovering", zap.String("label", conn.Label()))
+		c.log.Info("exec-server connection lost; recovering", "label", conn.Label())
 		next, err := c.tr.recover(c.ctx, c, reason)
 		if err != nil {
 			if c.ctx.Err() != nil {
@@ -413,7 +412,7 @@ func (c *Client) handle(_ context.Context, req *rpc.Request) (any, error) {
 	if !ok {
 		var err error
 		if n, ok, err = decodeParams(req.Method, req.Params); err != nil {
-			c.log.Debug("bad notification", zap.String("method", req.Method), zap.Error(err))
+			c.log.Debug("bad notification", "method", req.Method, "error", err)
 		}
 		if !ok {
 			return nil, nil

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 
 	"github.com/codexec/codex/wire"
-	"go.uber.org/zap"
 )
 
 // routedDelta is the decoded value of a command/exec/outputDelta that
@@ -37,7 +36,7 @@ func (c *Client) predecode(data []byte) (string, any) {
 	}
 	b, err := base64.StdEncoding.DecodeString(msg.Params.DeltaBase64)
 	if err != nil {
-		c.log.Debug("bad command/exec/outputDelta", zap.String("processId", msg.Params.ProcessID), zap.Error(err))
+		c.log.Debug("bad command/exec/outputDelta", "processId", msg.Params.ProcessID, "error", err)
 		return wire.MethodCommandExecOutput, routedDelta{}
 	}
 	c.routeCommandExec(msg.Params.ProcessID, CommandExecOutput{Stream: msg.Params.Stream, Data: b, CapReached: msg.Params.CapReached})

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/codexec/codex/rpc"
-	"go.uber.org/zap"
+	"log/slog"
 )
 
 // TestClientConnDecodesBothPaths: over a client connection, frames the
 // fast scanner takes and frames it leaves to encoding/json (escapes, odd
 // member names) are published alike, in seq order.
 func TestClientConnDecodesBothPaths(t *testing.T) {
-	c := &Client{procs: map[string]*Process{}, log: zap.NewNop()}
+	c := &Client{procs: map[string]*Process{}, log: slog.New(slog.DiscardHandler)}
 	var got []string
 	p := newProcess(c, "p", StartOptions{OnOutput: func(ch Chunk) {
 		got = append(got, fmt.Sprintf("%d %s %q", ch.Seq, ch.Stream, ch.Data))

@@ -8,7 +8,6 @@ import (
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
-	"go.uber.org/zap"
 )
 
 // resume runs the recover-with-resume loop of docs/client.md §11 on the
@@ -29,7 +28,7 @@ func (c *Client) resume(ctx context.Context, dial func(context.Context) (*rpc.Co
 		if err == nil {
 			if err = c.handshake(dctx, conn, sid); err == nil {
 				if err = c.catchUp(dctx, conn); err == nil {
-					c.log.Info("exec-server session resumed", zap.String("session", sid), zap.Int("attempt", attempt))
+					c.log.Info("exec-server session resumed", "session", sid, "attempt", attempt)
 					return conn, nil
 				}
 			}
@@ -39,7 +38,7 @@ func (c *Client) resume(ctx context.Context, dial func(context.Context) (*rpc.Co
 				return nil, fmt.Errorf("%w; failed to resume exec-server session: %v", lost, err)
 			}
 		}
-		c.log.Debug("resume attempt failed", zap.Int("attempt", attempt), zap.Error(err))
+		c.log.Debug("resume attempt failed", "attempt", attempt, "error", err)
 		t := time.NewTimer(recoveryPacing)
 		select {
 		case <-t.C:

@@ -13,7 +13,6 @@ import (
 
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
-	"go.uber.org/zap"
 )
 
 // SuperviseOptions configure Supervise.
@@ -199,14 +198,14 @@ func (s *stdioConnector) recover(ctx context.Context, c *Client, reason string) 
 		conn, err := s.connect(ctx, c)
 		if err == nil {
 			if err = c.handshake(ctx, conn, ""); err == nil {
-				c.log.Info("exec-server child restarted", zap.Int("restart", s.restarts))
+				c.log.Info("exec-server child restarted", "restart", s.restarts)
 				return conn, nil
 			}
 			conn.Close()
 			conn.Wait()
 			_ = s.reap()
 		}
-		c.log.Warn("exec-server restart failed", zap.Error(err))
+		c.log.Warn("exec-server restart failed", "error", err)
 	}
 }
 

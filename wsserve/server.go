@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/codexec/codex/internal/zapslog"
 	"github.com/codexec/codex/rpc"
 	"go.uber.org/zap"
 )
@@ -225,9 +226,9 @@ func (s *WebSocketServer) peerAllowed(w http.ResponseWriter, r *http.Request) bo
 func (s *WebSocketServer) connOptions(peer string) rpc.Options {
 	o := s.Conn
 	if o.Logger == nil {
-		o.Logger = s.Logger
+		o.Logger = zapslog.New(s.Logger)
 	}
-	o.Logger = o.Logger.With(zap.String("peer", peer))
+	o.Logger = o.Logger.With("peer", peer)
 	return o
 }
 

@@ -35,7 +35,7 @@ var rules = []rule{
 	// (wsserve) are server code on top of both.
 	{Pkg: "rpc", Only: []string{}},
 	{Pkg: "wire", Only: []string{"rpc"}},
-	{Pkg: "wsserve", Only: []string{"rpc", "wire"}},
+	{Pkg: "wsserve", Only: []string{"rpc", "wire", "internal/zapslog"}},
 	{Pkg: "sandbox", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "bench", "wsserve")},
 	{Pkg: "fshelper", Forbid: ours("proc", "execserver", "unifiedexec", "bench")},
 	{Pkg: "proc", Forbid: ours("execserver", "fshelper", "unifiedexec", "bench")},
@@ -57,6 +57,10 @@ var rules = []rule{
 	// way, and the client never pulls in the Prometheus library.
 	{Pkg: "metrics", Only: []string{}},
 	{Pkg: "unifiedexec", Forbid: append(ours("metrics"), "github.com/prometheus/...")},
+	// The client logs with log/slog, as rpc does: zap is the server's
+	// (docs/development.md §2).
+	{Pkg: "unifiedexec", Forbid: append(ours("internal/zapslog"), "go.uber.org/zap/...")},
+	{Pkg: "rpc", Forbid: []string{"go.uber.org/zap/..."}},
 }
 
 // ours returns the full import paths of our packages rel.

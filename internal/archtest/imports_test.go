@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,40 @@ func TestClientBuildsEverywhere(t *testing.T) {
 		t.Run(goos, func(t *testing.T) {
 			runGo(t, []string{"GOOS=" + goos, "GOARCH=amd64", "CGO_ENABLED=0"}, "build", module+"/unifiedexec", module+"/wire", module+"/rpc")
 		})
+	}
+}
+
+// directRules forbids direct imports that the transitive rules cannot
+// express: sandbox reaches rpc through wire (whose Path its policies
+// parse) but does not use JSON-RPC itself.
+var directRules = map[string][]string{
+	"sandbox": ours("rpc"),
+}
+
+// TestDirectImports enforces directRules on the packages' own imports.
+func TestDirectImports(t *testing.T) {
+	out := runGo(t, nil, "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"/...")
+	seen := map[string]bool{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		rel := strings.TrimPrefix(f[0], module+"/")
+		forbid, ok := directRules[rel]
+		if !ok {
+			continue
+		}
+		seen[rel] = true
+		for _, imp := range f[1:] {
+			if slices.Contains(forbid, imp) {
+				t.Errorf("%s must not import %s", rel, imp)
+			}
+		}
+	}
+	for rel := range directRules {
+		if !seen[rel] {
+			t.Errorf("%s: no such package (update directRules)", rel)
+		}
 	}
 }

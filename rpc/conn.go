@@ -163,8 +163,9 @@ func NewConn(f Framer, opts Options) *Conn {
 	return c
 }
 
-// CloseWithin bounds Close (and a listener's close of its connections): answers being written and a peer that does not
-// read get this long in all before the transport is closed under them.
+// CloseWithin bounds Close, and a listener's close of its connections by
+// default: answers being written and a peer that does not read get this
+// long in all before the transport is closed under them.
 const CloseWithin = 2 * time.Second
 
 // Context returns a context that is cancelled when the connection ends.
@@ -198,9 +199,10 @@ func (c *Conn) Close() error {
 // CloseGoingAway ends the connection as Close does, in at most d: the
 // requests still unanswered get their error answer and a WebSocket
 // transport is closed with status 1001 (going away), telling the peer to
-// reconnect elsewhere at once. On a WebSocket from NewHijackedWebSocketFramer (wsserve.WebSocketServer)
-// every write, the close handshake included, fails once d has passed, so
-// a peer that does not read holds the call up no longer than that.
+// reconnect elsewhere at once. On a WebSocket framed by
+// NewHijackedWebSocketFramer (as a listener's are) every write, the close
+// handshake included, fails once d has passed, so a peer that does not read
+// holds the call up no longer than that.
 func (c *Conn) CloseGoingAway(d time.Duration) {
 	c.shutdown(nil, ending{goingAway: true, within: d})
 }

@@ -79,7 +79,7 @@ func readFile(p *wire.ReadFileParams) (any, error) {
 	}
 	// Streamed: the base64 text goes straight into the outgoing message
 	// instead of through json.Marshal and a frame copy (6× the file).
-	return rpc.Base64Result{Field: "dataBase64", Data: data}, nil
+	return wire.Base64Result{Field: "dataBase64", Data: data}, nil
 }
 
 func writeFile(p *wire.WriteFileParams) (any, error) {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"io"
 
 	"github.com/coder/websocket"
@@ -114,41 +113,4 @@ func (c *Conn) respondStream(id ID, r StreamedResult) error {
 		return ErrClosed
 	}
 	return nil
-}
-
-// Base64Result is a StreamedResult of the form {"<Field>":"<base64 of
-// Data>"}: the base64 text is encoded piecewise into the message, so
-// answering with it costs streamChunk bytes beyond Data itself. Its
-// MarshalJSON gives the same JSON, for callers that need it in memory.
-type Base64Result struct {
-	Field string // a JSON member name needing no escaping, e.g. "dataBase64"
-	Data  []byte
-}
-
-// WriteJSON implements StreamedResult.
-func (b Base64Result) WriteJSON(w io.Writer) error {
-	if _, err := io.WriteString(w, `{"`+b.Field+`":"`); err != nil {
-		return err
-	}
-	enc := base64.NewEncoder(base64.StdEncoding, w)
-	for p := b.Data; len(p) > 0; {
-		n := min(len(p), streamChunk/4*3)
-		if _, err := enc.Write(p[:n]); err != nil {
-			return err
-		}
-		p = p[n:]
-	}
-	if err := enc.Close(); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, `"}`)
-	return err
-}
-
-// MarshalJSON implements json.Marshaler.
-func (b Base64Result) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(base64.StdEncoding.EncodedLen(len(b.Data)) + len(b.Field) + 8)
-	err := b.WriteJSON(&buf)
-	return buf.Bytes(), err
 }

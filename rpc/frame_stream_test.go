@@ -11,9 +11,10 @@ import (
 	"testing"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
-// TestStreamedResult answers a request with an 8 MiB rpc.Base64Result over
+// TestStreamedResult answers a request with an 8 MiB wire.Base64Result over
 // a stdio framer: the answer is the same JSON a marshalled result gives, and
 // producing it allocates far less than the payload (the base64 text is
 // never built in memory).
@@ -23,7 +24,7 @@ func TestStreamedResult(t *testing.T) {
 		data[i] = byte(i * 13)
 	}
 	handler := rpc.HandlerFunc(func(context.Context, *rpc.Request) (any, error) {
-		return rpc.Base64Result{Field: "dataBase64", Data: data}, nil
+		return wire.Base64Result{Field: "dataBase64", Data: data}, nil
 	})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -81,7 +82,7 @@ func TestStreamedResult(t *testing.T) {
 	if allocated > 2<<20 {
 		t.Fatalf("answering allocated %d bytes for an %d-byte payload", allocated, len(data))
 	}
-	b, err := json.Marshal(rpc.Base64Result{Field: "dataBase64", Data: []byte("hi")})
+	b, err := json.Marshal(wire.Base64Result{Field: "dataBase64", Data: []byte("hi")})
 	if err != nil || string(b) != `{"dataBase64":"aGk="}` {
 		t.Fatalf("MarshalJSON: %s %v", b, err)
 	}

@@ -17,7 +17,7 @@ type ReadFileParams struct {
 	Sandbox        json.RawMessage `json:"sandbox"`
 }
 
-// The fs/readFile result {"dataBase64": "..."} is an rpc.Base64Result,
+// The fs/readFile result {"dataBase64": "..."} is a Base64Result,
 // streamed into the response frame (an empty file gives "").
 
 // WriteFileParams is the params of fs/writeFile.

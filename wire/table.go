@@ -28,7 +28,7 @@ type MethodSpec struct {
 }
 
 // ReadFileResult is the JSON shape of the fs/readFile result. The server
-// streams it as an rpc.Base64Result instead of encoding this type.
+// streams it as a Base64Result instead of encoding this type.
 type ReadFileResult struct {
 	DataBase64 Bytes `json:"dataBase64"`
 }

@@ -1,0 +1,48 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/base64"
+	"io"
+)
+
+// base64Piece is how much of Data Base64Result encodes at a time: 48 KiB,
+// 64 KiB of base64, the size of the pieces rpc writes a streamed message in.
+const base64Piece = 48 << 10
+
+// Base64Result is an rpc.StreamedResult of the form {"<Field>":"<base64 of
+// Data>"}: the base64 text is encoded piecewise into the message, so
+// answering with it costs one piece (64 KiB of base64) beyond Data itself. Its
+// MarshalJSON gives the same JSON, for callers that need it in memory.
+type Base64Result struct {
+	Field string // a JSON member name needing no escaping, e.g. "dataBase64"
+	Data  []byte
+}
+
+// WriteJSON implements rpc.StreamedResult.
+func (b Base64Result) WriteJSON(w io.Writer) error {
+	if _, err := io.WriteString(w, `{"`+b.Field+`":"`); err != nil {
+		return err
+	}
+	enc := base64.NewEncoder(base64.StdEncoding, w)
+	for p := b.Data; len(p) > 0; {
+		n := min(len(p), base64Piece)
+		if _, err := enc.Write(p[:n]); err != nil {
+			return err
+		}
+		p = p[n:]
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, `"}`)
+	return err
+}
+
+// MarshalJSON implements json.Marshaler.
+func (b Base64Result) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(base64.StdEncoding.EncodedLen(len(b.Data)) + len(b.Field) + 8)
+	err := b.WriteJSON(&buf)
+	return buf.Bytes(), err
+}

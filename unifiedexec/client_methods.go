@@ -3,7 +3,9 @@ package unifiedexec
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"time"
@@ -39,10 +41,13 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("process/start: cwd %q: %w", cwdStr, err)
 	}
-	env := startEnv(o)
+	env, policy, err := startEnv(o)
+	if err != nil {
+		return nil, err
+	}
 	params := wire.StartParams{
 		ProcessID: id, Argv: o.Argv, Cwd: cwd, Env: env, TTY: o.TTY,
-		PipeStdin: o.PipeStdin && !o.TTY, EnvPolicy: o.EnvPolicy, Size: o.Size,
+		PipeStdin: o.PipeStdin && !o.TTY, EnvPolicy: policy, Size: o.Size,
 	}
 	if o.Sandbox != nil {
 		params.Sandbox = json.RawMessage(o.Sandbox)
@@ -74,23 +79,38 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	return p, nil
 }
 
-// startEnv is the env sent for o: o.Env, or the caller's environment when
-// both Env and EnvPolicy are nil (as os/exec inherits), or nothing more
-// than what the policy gives.
-func startEnv(o StartOptions) map[string]string {
+// startEnv is the env and envPolicy sent for o (docs/client.md §3.6): by
+// default o.Env laid over the server's environment, as CommandExec and Run
+// give it; o.EnvPolicy when set; the caller's environment only when
+// o.InheritEnv asks for it.
+func startEnv(o StartOptions) (map[string]string, *wire.EnvPolicy, error) {
+	env := o.Env
+	if env == nil {
+		env = map[string]string{}
+	}
 	switch {
-	case o.Env != nil:
-		return o.Env
-	case o.EnvPolicy != nil:
-		return map[string]string{}
-	}
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
-			env[k] = v
+	case o.InheritEnv && o.EnvPolicy != nil:
+		return nil, nil, errors.New("process/start: InheritEnv and EnvPolicy exclude each other")
+	case o.InheritEnv:
+		inherited := map[string]string{}
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+				inherited[k] = v
+			}
 		}
+		maps.Copy(inherited, o.Env)
+		return inherited, nil, nil
+	case o.EnvPolicy != nil:
+		return env, o.EnvPolicy, nil
 	}
-	return env
+	return env, ServerEnv(), nil
+}
+
+// ServerEnv is the envPolicy of the default environment: all of the
+// server's own environment, less the names the server never hands on
+// (docs/protocol.md §7.3).
+func ServerEnv() *wire.EnvPolicy {
+	return &wire.EnvPolicy{Inherit: "all", Exclude: []string{}, Set: map[string]string{}, IncludeOnly: []string{}}
 }
 
 // ReadRequest is the params of process/read; nil pointers are sent as null.

@@ -129,8 +129,7 @@ func (o RunOptions) startOptions(cwd string) (StartOptions, *forwarder, error) {
 	out := newForwarder(o.Stdout, o.Stderr, o.OutputBytesCap)
 	opts := StartOptions{
 		Argv: o.Argv, Cwd: cwd, Env: o.Env, TTY: o.TTY, PipeStdin: o.Stdin != nil && !o.TTY,
-		EnvPolicy: &wire.EnvPolicy{Inherit: "all", Exclude: []string{}, Set: map[string]string{}, IncludeOnly: []string{}},
-		Stdout:    out.writer(0), Stderr: out.writer(1),
+		Stdout: out.writer(0), Stderr: out.writer(1),
 	}
 	if o.TTY && o.Size != nil {
 		if rows, cols, ok := o.Size(); ok {

@@ -88,7 +88,7 @@ type StartOptions struct {
 	ProcessID string
 	// OutputBytesCap caps the bytes of each stream kept for Snapshot and
 	// Communicate (the first N are kept). 0 means DefaultOutputBytesCap;
-	// negative means no cap. It does not limit OnOutput.
+	// negative (NoOutputBytesCap) means no cap. It does not limit OnOutput.
 	OutputBytesCap int
 	// OnOutput, when set, receives every output chunk in seq order, before
 	// Wait returns. It runs on a goroutine of this process: a slow or

@@ -61,7 +61,7 @@ type RunOptions struct {
 	// written at once.
 	Stdout, Stderr io.Writer
 	// OutputBytesCap stops forwarding each stream after so many bytes; 0
-	// means no cap.
+	// or NoOutputBytesCap means no cap.
 	OutputBytesCap int64
 	// Timeout, when positive, sends SIGTERM to the command after it
 	// elapses, and SIGKILL KillAfter later when KillAfter is positive

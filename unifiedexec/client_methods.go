@@ -22,6 +22,53 @@ import (
 // connection is lost during the call, the others fail with ErrTransport.
 // Wire errors come back as *WireError, which also matches *rpc.Error.
 
+// call sends one request on the current connection. When the connection
+// is lost during the call, an idempotent call (retry true) is sent once more
+// on the recovered connection; any other call fails with ErrTransport.
+func (c *Client) call(ctx context.Context, method string, params, result any, retry bool) error {
+	for attempt := 0; ; attempt++ {
+		conn, err := c.current(ctx)
+		if err != nil {
+			return err
+		}
+		err = conn.Call(ctx, method, params, result)
+		if err == nil || !errors.Is(err, rpc.ErrClosed) {
+			return wireError(method, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !retry || attempt > 0 {
+			return fmt.Errorf("%s: %w", method, transportError("connection lost during the call"))
+		}
+		c.waitReplaced(ctx, conn)
+	}
+}
+
+// waitReplaced waits until conn is no longer the current connection.
+func (c *Client) waitReplaced(ctx context.Context, conn *rpc.Conn) {
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+		return
+	}
+	for {
+		c.mu.Lock()
+		same, changed, done := c.conn == conn, c.changed, c.closed || c.failed != nil
+		c.mu.Unlock()
+		if !same || done {
+			return
+		}
+		// The monitor has not noticed the loss yet: it will change conn,
+		// or fail, or Close will have marked the client closed.
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // Start registers a Process and sends process/start (docs/protocol.md §6.5). The
 // id is registered before the request, so no notification is missed; it
 // is unregistered when the start fails. Start is never replayed.

@@ -43,7 +43,7 @@ func fakeCommandExecServer(in io.Reader, out io.Writer) {
 // wire have all reached OnOutput when Wait returns, even when they come in
 // the same read as the answer.
 func TestCommandExecDeltasBeforeAnswer(t *testing.T) {
-	c := &Client{procs: map[string]*Process{}, log: zap.NewNop(), ready: make(chan struct{})}
+	c := &Client{procs: map[string]*Process{}, log: zap.NewNop(), ready: make(chan struct{}), changed: make(chan struct{})}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()

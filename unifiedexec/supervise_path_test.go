@@ -64,5 +64,6 @@ func TestSuperviseRefusesForeignCodex(t *testing.T) {
 			!strings.Contains(err.Error(), "codex-cli 0.46.0") || !strings.Contains(err.Error(), "SuperviseOptions.Path") {
 			t.Errorf("Path %q: err = %v", o.Path, err)
 		}
+		t.Logf("Path %q: %v", o.Path, err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -53,7 +52,7 @@ type SuperviseOptions struct {
 // backoff; calls made meanwhile wait for it. Close stops the child with
 // SIGTERM, then SIGKILL after 2 s. ctx bounds only the first start.
 func Supervise(ctx context.Context, opts SuperviseOptions) (*Client, error) {
-	if opts.Path == "" || !strings.ContainsRune(opts.Path, filepath.Separator) {
+	if opts.Path == "" || filepath.Base(opts.Path) == opts.Path {
 		exe, err := findOurCodex(ctx, opts)
 		if err != nil {
 			return nil, err

@@ -85,13 +85,13 @@ func TestCommandExecClientBuffered(t *testing.T) {
 		}
 
 		r = sh(`printf abcdef; printf uvwxyz >&2; exit 3`)
-		r.OutputCap = 5
+		r.OutputBytesCap = 5
 		res, err = c.CommandExec(ctx, r)
 		wantResult(t, res, err, unifiedexec.CommandExecResult{ExitCode: 3, Stdout: "abcde", Stderr: "uvwxy"})
 
 		// More than the default 1 MiB cap, with no cap and no timeout.
 		r = sh(`head -c 1500000 /dev/zero | tr '\0' a`)
-		r.OutputCap, r.Timeout = unifiedexec.NoOutputCap, unifiedexec.NoTimeout
+		r.OutputBytesCap, r.Timeout = unifiedexec.NoOutputBytesCap, unifiedexec.NoTimeout
 		res, err = c.CommandExec(ctx, r)
 		if err != nil || res.ExitCode != 0 || len(res.Stdout) != 1500000 {
 			t.Fatalf("uncapped: exit %d, %d bytes, %v", res.ExitCode, len(res.Stdout), err)
@@ -193,7 +193,7 @@ func TestCommandExecClientStreaming(t *testing.T) {
 		// A streamed cap: the last delta says so.
 		k = newCollector()
 		r = sh(`printf abcdef`)
-		r.StreamOutput, r.OutputCap, r.OnOutput = true, 5, k.add
+		r.StreamOutput, r.OutputBytesCap, r.OnOutput = true, 5, k.add
 		res, err = c.CommandExec(ctx, r)
 		wantResult(t, res, err, unifiedexec.CommandExecResult{})
 		if k.get("stdout") != "abcde" || k.caps != 1 {

@@ -107,6 +107,7 @@ type Client struct {
 	mu        sync.Mutex
 	conn      *rpc.Conn            // guarded by mu; nil while recovering or failed
 	ready     chan struct{}        // guarded by mu; closed when conn is set or the client fails
+	changed   chan struct{}        // guarded by mu; closed and replaced when conn, failed or closed change
 	failed    error                // guarded by mu; set once the client cannot recover
 	closed    bool                 // guarded by mu
 	sessionID string               // guarded by mu
@@ -130,7 +131,7 @@ func Dial(ctx context.Context, url string, opts DialOptions) (*Client, error) {
 }
 
 func newClient(ctx context.Context, tr connector, sl *slog.Logger, resume string, keep bool) (*Client, error) {
-	c := &Client{log: cmp.Or(sl, slog.New(slog.DiscardHandler)), tr: tr, ready: make(chan struct{}), procs: map[string]*Process{}, keep: keep}
+	c := &Client{log: cmp.Or(sl, slog.New(slog.DiscardHandler)), tr: tr, ready: make(chan struct{}), changed: make(chan struct{}), procs: map[string]*Process{}, keep: keep}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	conn, err := tr.connect(ctx, c)
 	if err == nil {
@@ -199,7 +200,15 @@ func (c *Client) setConn(conn *rpc.Conn) {
 	c.mu.Lock()
 	c.conn = conn
 	close(c.ready)
+	c.changedLocked()
 	c.mu.Unlock()
+}
+
+// changedLocked wakes every waitReplaced: conn, failed or closed changed.
+// c.mu must be held.
+func (c *Client) changedLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
 }
 
 // SessionID returns the server session id of the current connection.
@@ -246,6 +255,7 @@ func (c *Client) monitor(conn *rpc.Conn) {
 		if c.conn == conn {
 			c.conn = nil
 			c.ready = make(chan struct{})
+			c.changedLocked()
 		}
 		c.mu.Unlock()
 		c.log.Info("exec-server connection lost; recovering", "label", conn.Label())
@@ -274,6 +284,7 @@ func (c *Client) fail(err error) {
 	default:
 		close(c.ready)
 	}
+	c.changedLocked()
 	procs := c.takeProcs()
 	c.mu.Unlock()
 	for _, p := range procs {
@@ -308,6 +319,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.changedLocked()
 	procs := c.takeProcs()
 	conn := c.conn
 	c.mu.Unlock()
@@ -342,59 +354,6 @@ func (c *Client) current(ctx context.Context) (*rpc.Conn, error) {
 		case <-ready:
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		}
-	}
-}
-
-// call sends one request on the current connection. When the connection
-// is lost during the call, an idempotent call (retry true) is sent once more
-// on the recovered connection; any other call fails with ErrTransport.
-func (c *Client) call(ctx context.Context, method string, params, result any, retry bool) error {
-	for attempt := 0; ; attempt++ {
-		conn, err := c.current(ctx)
-		if err != nil {
-			return err
-		}
-		err = conn.Call(ctx, method, params, result)
-		if err == nil || !errors.Is(err, rpc.ErrClosed) {
-			return wireError(method, err)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if !retry || attempt > 0 {
-			return fmt.Errorf("%s: %w", method, transportError("connection lost during the call"))
-		}
-		c.waitReplaced(ctx, conn)
-	}
-}
-
-// waitReplaced waits until conn is no longer the current connection.
-func (c *Client) waitReplaced(ctx context.Context, conn *rpc.Conn) {
-	select {
-	case <-conn.Done():
-	case <-ctx.Done():
-		return
-	}
-	for {
-		c.mu.Lock()
-		same, ready, done := c.conn == conn, c.ready, c.closed || c.failed != nil
-		c.mu.Unlock()
-		if !same || done {
-			return
-		}
-		// The monitor has not noticed the loss yet.
-		select {
-		case <-ready:
-			t := time.NewTimer(5 * time.Millisecond)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return
-			}
-		case <-ctx.Done():
-			return
 		}
 	}
 }

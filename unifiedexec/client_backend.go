@@ -22,7 +22,7 @@ func (b ClientBackend) Start(ctx context.Context, req StartRequest) (ProcessHand
 	h.cond = sync.NewCond(&h.mu)
 	opts := StartOptions{
 		ProcessID: req.ProcessID, Argv: req.Argv, Cwd: req.Cwd, Env: req.Env, EnvPolicy: req.EnvPolicy,
-		TTY: req.TTY, Sandbox: req.Sandbox, OutputBytesCap: -1, OnEvent: h.onEvent,
+		TTY: req.TTY, Sandbox: req.Sandbox, OutputBytesCap: NoOutputBytesCap, OnEvent: h.onEvent,
 	}
 	p, err := b.Client.Start(ctx, opts)
 	if err != nil {

@@ -3,11 +3,14 @@ package unifiedexec
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
 	"github.com/google/uuid"
 )
@@ -18,6 +21,53 @@ import (
 // with a writeId, environment and fs reads) are sent once more when the
 // connection is lost during the call, the others fail with ErrTransport.
 // Wire errors come back as *WireError, which also matches *rpc.Error.
+
+// call sends one request on the current connection. When the connection
+// is lost during the call, an idempotent call (retry true) is sent once more
+// on the recovered connection; any other call fails with ErrTransport.
+func (c *Client) call(ctx context.Context, method string, params, result any, retry bool) error {
+	for attempt := 0; ; attempt++ {
+		conn, err := c.current(ctx)
+		if err != nil {
+			return err
+		}
+		err = conn.Call(ctx, method, params, result)
+		if err == nil || !errors.Is(err, rpc.ErrClosed) {
+			return wireError(method, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !retry || attempt > 0 {
+			return fmt.Errorf("%s: %w", method, transportError("connection lost during the call"))
+		}
+		c.waitReplaced(ctx, conn)
+	}
+}
+
+// waitReplaced waits until conn is no longer the current connection.
+func (c *Client) waitReplaced(ctx context.Context, conn *rpc.Conn) {
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+		return
+	}
+	for {
+		c.mu.Lock()
+		same, changed, done := c.conn == conn, c.changed, c.closed || c.failed != nil
+		c.mu.Unlock()
+		if !same || done {
+			return
+		}
+		// The monitor has not noticed the loss yet: it will change conn,
+		// or fail, or Close will have marked the client closed.
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
 
 // Start registers a Process and sends process/start (docs/protocol.md §6.5). The
 // id is registered before the request, so no notification is missed; it
@@ -38,10 +88,13 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("process/start: cwd %q: %w", cwdStr, err)
 	}
-	env := startEnv(o)
+	env, policy, err := startEnv(o)
+	if err != nil {
+		return nil, err
+	}
 	params := wire.StartParams{
 		ProcessID: id, Argv: o.Argv, Cwd: cwd, Env: env, TTY: o.TTY,
-		PipeStdin: o.PipeStdin && !o.TTY, EnvPolicy: o.EnvPolicy, Size: o.Size,
+		PipeStdin: o.PipeStdin && !o.TTY, EnvPolicy: policy, Size: o.Size,
 	}
 	if o.Sandbox != nil {
 		params.Sandbox = json.RawMessage(o.Sandbox)
@@ -73,23 +126,38 @@ func (c *Client) Start(ctx context.Context, o StartOptions) (*Process, error) {
 	return p, nil
 }
 
-// startEnv is the env sent for o: o.Env, or the caller's environment when
-// both Env and EnvPolicy are nil (as os/exec inherits), or nothing more
-// than what the policy gives.
-func startEnv(o StartOptions) map[string]string {
+// startEnv is the env and envPolicy sent for o (docs/client.md §3.6): by
+// default o.Env laid over the server's environment, as CommandExec and Run
+// give it; o.EnvPolicy when set; the caller's environment only when
+// o.InheritEnv asks for it.
+func startEnv(o StartOptions) (map[string]string, *wire.EnvPolicy, error) {
+	env := o.Env
+	if env == nil {
+		env = map[string]string{}
+	}
 	switch {
-	case o.Env != nil:
-		return o.Env
-	case o.EnvPolicy != nil:
-		return map[string]string{}
-	}
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
-			env[k] = v
+	case o.InheritEnv && o.EnvPolicy != nil:
+		return nil, nil, errors.New("process/start: InheritEnv and EnvPolicy exclude each other")
+	case o.InheritEnv:
+		inherited := map[string]string{}
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+				inherited[k] = v
+			}
 		}
+		maps.Copy(inherited, o.Env)
+		return inherited, nil, nil
+	case o.EnvPolicy != nil:
+		return env, o.EnvPolicy, nil
 	}
-	return env
+	return env, ServerEnv(), nil
+}
+
+// ServerEnv is the envPolicy of the default environment: all of the
+// server's own environment, less the names the server never hands on
+// (docs/protocol.md §7.3).
+func ServerEnv() *wire.EnvPolicy {
+	return &wire.EnvPolicy{Inherit: "all", Exclude: []string{}, Set: map[string]string{}, IncludeOnly: []string{}}
 }
 
 // ReadRequest is the params of process/read; nil pointers are sent as null.

@@ -9,15 +9,13 @@ import (
 	"github.com/codexec/codex/wire"
 )
 
-// Limits of CommandExecRequest that select "none" rather than a value.
-const (
-	// NoTimeout as CommandExecRequest.Timeout lets the command run until
-	// it ends (disableTimeout on the wire).
-	NoTimeout time.Duration = -1
-	// NoOutputCap as CommandExecRequest.OutputCap keeps every byte
-	// (disableOutputCap on the wire).
-	NoOutputCap int64 = -1
-)
+// NoTimeout as CommandExecRequest.Timeout lets the command run until it
+// ends (disableTimeout on the wire).
+const NoTimeout time.Duration = -1
+
+// NoOutputBytesCap, as the OutputBytesCap of StartOptions, RunOptions or
+// CommandExecRequest, keeps every byte (disableOutputCap on the wire).
+const NoOutputBytesCap = -1
 
 // CommandExecRequest describes one command/exec run (docs/protocol.md §12):
 // one argv, run by the server in its sandbox, answered once it has ended.
@@ -38,10 +36,10 @@ type CommandExecRequest struct {
 	// server's default (10 s), NoTimeout none; other values are sent in
 	// whole milliseconds, rounded up.
 	Timeout time.Duration
-	// OutputCap keeps at most so many bytes of each stream; the rest is
+	// OutputBytesCap keeps at most so many bytes of each stream; the rest is
 	// read and dropped (the command is not stopped). Zero means the
-	// server's default (1 MiB), NoOutputCap none.
-	OutputCap int64
+	// server's default (1 MiB), NoOutputBytesCap none.
+	OutputBytesCap int64
 	// PermissionProfile names a permission profile: ":read-only",
 	// ":workspace", ":danger-full-access" or one of the server's
 	// configuration. SandboxPolicy is a legacy sandbox policy object
@@ -129,12 +127,12 @@ func (r *CommandExecRequest) params(id string) (wire.CommandExecParams, error) {
 		p.TimeoutMs = &ms
 	}
 	switch {
-	case r.OutputCap == NoOutputCap:
+	case r.OutputBytesCap == NoOutputBytesCap:
 		p.DisableOutputCap = true
-	case r.OutputCap < 0:
-		return p, fmt.Errorf("output cap %d is negative", r.OutputCap)
-	case r.OutputCap > 0:
-		n := uint64(r.OutputCap)
+	case r.OutputBytesCap < 0:
+		return p, fmt.Errorf("output cap %d is negative", r.OutputBytesCap)
+	case r.OutputBytesCap > 0:
+		n := uint64(r.OutputBytesCap)
 		p.OutputBytesCap = &n
 	}
 	if len(r.Env) > 0 || len(r.Unset) > 0 {

@@ -43,7 +43,7 @@ func fakeCommandExecServer(in io.Reader, out io.Writer) {
 // wire have all reached OnOutput when Wait returns, even when they come in
 // the same read as the answer.
 func TestCommandExecDeltasBeforeAnswer(t *testing.T) {
-	c := &Client{procs: map[string]*Process{}, log: slog.New(slog.DiscardHandler), ready: make(chan struct{})}
+	c := &Client{procs: map[string]*Process{}, log: slog.New(slog.DiscardHandler), ready: make(chan struct{}), changed: make(chan struct{})}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
@@ -85,9 +85,9 @@ func TestCommandExecParams(t *testing.T) {
 	}{
 		{"defaults", CommandExecRequest{Argv: []string{"true"}}, `{"command":["true"],"processId":"p"}`},
 		{"nil argv", CommandExecRequest{}, `{"command":[],"processId":"p"}`},
-		{"no limits", CommandExecRequest{Argv: []string{"a"}, Timeout: NoTimeout, OutputCap: NoOutputCap},
+		{"no limits", CommandExecRequest{Argv: []string{"a"}, Timeout: NoTimeout, OutputBytesCap: NoOutputBytesCap},
 			`{"command":["a"],"processId":"p","disableOutputCap":true,"disableTimeout":true}`},
-		{"limits", CommandExecRequest{Argv: []string{"a"}, Timeout: 1500*time.Microsecond + 1, OutputCap: 7},
+		{"limits", CommandExecRequest{Argv: []string{"a"}, Timeout: 1500*time.Microsecond + 1, OutputBytesCap: 7},
 			`{"command":["a"],"processId":"p","outputBytesCap":7,"timeoutMs":2}`},
 		{"env", CommandExecRequest{Argv: []string{"a"}, Env: map[string]string{"A": "1"}, Unset: []string{"PATH"}, Cwd: "sub"},
 			`{"command":["a"],"processId":"p","cwd":"sub","env":{"A":"1","PATH":null}}`},
@@ -98,7 +98,7 @@ func TestCommandExecParams(t *testing.T) {
 		{"set and unset", CommandExecRequest{Argv: []string{"a"}, Env: map[string]string{"A": "1"}, Unset: []string{"A"}},
 			`error: environment variable "A" is both set and unset`},
 		{"negative timeout", CommandExecRequest{Argv: []string{"a"}, Timeout: -2}, `error: timeout -2ns is negative`},
-		{"negative cap", CommandExecRequest{Argv: []string{"a"}, OutputCap: -2}, `error: output cap -2 is negative`},
+		{"negative cap", CommandExecRequest{Argv: []string{"a"}, OutputBytesCap: -2}, `error: output cap -2 is negative`},
 	} {
 		p, err := tc.req.params("p")
 		var got string

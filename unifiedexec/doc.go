@@ -18,11 +18,14 @@
 //
 // # Embedding
 //
-// The zero values follow os/exec: Supervise without a Path runs the codex
-// found in $PATH, and a start without Env or EnvPolicy inherits the
-// caller's environment. OnOutput, OnEvent and the Stdout/Stderr writers of
-// a process run on that process's own goroutine, so a slow consumer never
-// delays other processes, other calls or Close. Server errors are
+// The zero values never leak or surprise: Supervise without a Path runs
+// the codex of $PATH only once its --version line says it is ours (the
+// Codex CLI is also called codex; docs/client.md §3.1), and a start
+// without Env or EnvPolicy gives the child the server's environment, as
+// CommandExec and Run do, and never the caller's (StartOptions.InheritEnv
+// opts in to it; docs/client.md §3.6). OnOutput, OnEvent and the
+// Stdout/Stderr writers of a process run on that process's own goroutine,
+// so a slow consumer never delays other processes, other calls or Close. Server errors are
 // *WireError values, matched with errors.Is (fs.ErrNotExist, ErrNotFound,
 // fs.ErrPermission, the rpc code sentinels) or errors.As, never by text;
 // Communicate reports a truncated capture as *TruncatedError.

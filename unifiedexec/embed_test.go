@@ -16,27 +16,6 @@ import (
 	"github.com/codexec/codex/wire"
 )
 
-// A zero StartOptions inherits the caller's environment, as os/exec does;
-// a non-nil empty Env gives an empty one.
-func TestStartInheritsEnvironment(t *testing.T) {
-	ctx, c := supervised(t)
-	t.Setenv("UE_EMBED_MARK", "inherited")
-	p, err := c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"/bin/sh", "-c", "echo \"[$UE_EMBED_MARK]\""}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, _, _, err := p.Communicate(ctx, nil); err != nil || string(out) != "[inherited]\n" {
-		t.Fatalf("zero options: out %q, err %v", out, err)
-	}
-	p, err = c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"/bin/sh", "-c", "echo \"[$UE_EMBED_MARK]\""}, Env: map[string]string{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, _, _, err := p.Communicate(ctx, nil); err != nil || string(out) != "[]\n" {
-		t.Fatalf("empty Env: out %q, err %v", out, err)
-	}
-}
-
 // Start failures match fs.ErrNotExist, ErrNotFound and fs.ErrPermission by
 // code and data, and stay *rpc.Error for older callers.
 func TestStartErrorsMatch(t *testing.T) {

@@ -63,14 +63,20 @@ type StartOptions struct {
 	Argv []string
 	// Cwd is a file:// URI or an absolute path; empty means the server's cwd.
 	Cwd string
-	// Env is laid over the environment chosen by EnvPolicy (docs/protocol.md §7.3).
-	// When both Env and EnvPolicy are nil, the child gets the caller's
-	// environment (os.Environ of this program), as with os/exec; a non-nil
-	// empty map with a nil EnvPolicy gives an empty environment.
+	// Env is laid over the child's base environment (docs/client.md §3.6):
+	// by default the server's, as for CommandExec and Run; never the
+	// caller's unless InheritEnv is set.
 	Env map[string]string
-	// EnvPolicy selects the environment the server inherits for the child
-	// (its own, filtered); nil means none, so the child gets exactly Env.
+	// EnvPolicy, when set, chooses what the child inherits from the
+	// server's environment (docs/protocol.md §7.3) instead of the default
+	// (ServerEnv: all of it); &wire.EnvPolicy{Inherit: "none"} gives
+	// exactly Env.
 	EnvPolicy *wire.EnvPolicy
+	// InheritEnv sends the caller's whole environment (os.Environ of this
+	// program), with Env laid over it, as the child's environment instead
+	// of the server's. It sends every variable, credentials included, to
+	// the server; it excludes EnvPolicy.
+	InheritEnv bool
 	// TTY runs the process on a PTY; Size is its initial size (nil: 24x80).
 	TTY  bool
 	Size *wire.Size
@@ -82,7 +88,7 @@ type StartOptions struct {
 	ProcessID string
 	// OutputBytesCap caps the bytes of each stream kept for Snapshot and
 	// Communicate (the first N are kept). 0 means DefaultOutputBytesCap;
-	// negative means no cap. It does not limit OnOutput.
+	// negative (NoOutputBytesCap) means no cap. It does not limit OnOutput.
 	OutputBytesCap int
 	// OnOutput, when set, receives every output chunk in seq order, before
 	// Wait returns. It runs on a goroutine of this process: a slow or

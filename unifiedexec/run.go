@@ -60,7 +60,7 @@ type RunOptions struct {
 	// written at once.
 	Stdout, Stderr io.Writer
 	// OutputBytesCap stops forwarding each stream after so many bytes; 0
-	// means no cap.
+	// or NoOutputBytesCap means no cap.
 	OutputBytesCap int64
 	// Timeout, when positive, sends SIGTERM to the command after it
 	// elapses, and SIGKILL KillAfter later when KillAfter is positive
@@ -128,8 +128,7 @@ func (o RunOptions) startOptions(cwd string) (StartOptions, *forwarder, error) {
 	out := newForwarder(o.Stdout, o.Stderr, o.OutputBytesCap)
 	opts := StartOptions{
 		Argv: o.Argv, Cwd: cwd, Env: o.Env, TTY: o.TTY, PipeStdin: o.Stdin != nil && !o.TTY,
-		EnvPolicy: &wire.EnvPolicy{Inherit: "all", Exclude: []string{}, Set: map[string]string{}, IncludeOnly: []string{}},
-		Stdout:    out.writer(0), Stderr: out.writer(1),
+		Stdout: out.writer(0), Stderr: out.writer(1),
 	}
 	if o.TTY && o.Size != nil {
 		if rows, cols, ok := o.Size(); ok {

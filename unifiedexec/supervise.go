@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -18,10 +19,13 @@ import (
 // SuperviseOptions configure Supervise.
 type SuperviseOptions struct {
 	// Path is the codex binary, used for the first start and every
-	// restart. Empty means "codex" looked up in $PATH once, by Supervise
-	// (never the calling program itself). A codex binary supervising its own
-	// child passes "/proc/self/exe", so that a restart runs the same image
-	// even if its file was replaced meanwhile.
+	// restart. A path (one with a separator) is run as given. Empty, or a
+	// bare name, is looked up in $PATH once, by Supervise (never the
+	// calling program itself), and used only if its --version line says it
+	// is this project's exec-server: the Codex CLI is also called codex
+	// (docs/client.md §3.1). A codex binary supervising its own child
+	// passes "/proc/self/exe", so that a restart runs the same image even if
+	// its file was replaced meanwhile.
 	Path string
 	// Args are appended after `exec-server --listen stdio`.
 	Args []string
@@ -47,10 +51,10 @@ type SuperviseOptions struct {
 // backoff; calls made meanwhile wait for it. Close stops the child with
 // SIGTERM, then SIGKILL after 2 s. ctx bounds only the first start.
 func Supervise(ctx context.Context, opts SuperviseOptions) (*Client, error) {
-	if opts.Path == "" {
-		exe, err := exec.LookPath("codex")
+	if opts.Path == "" || filepath.Base(opts.Path) == opts.Path {
+		exe, err := findOurCodex(ctx, opts)
 		if err != nil {
-			return nil, fmt.Errorf("locating the codex binary: %w", err)
+			return nil, err
 		}
 		opts.Path = exe
 	}

@@ -101,7 +101,8 @@ type StartRequest struct {
 	// Cwd is the absolute working directory.
 	Cwd string
 	// Env holds only the variables that differ from the server-side base
-	// environment; EnvPolicy says how the rest is inherited (docs/client.md §5.1).
+	// environment; EnvPolicy says how the rest is inherited (docs/client.md §5.1),
+	// nil meaning the default of every entry point, ServerEnv (docs/client.md §3.6).
 	Env       map[string]string
 	EnvPolicy *wire.EnvPolicy
 	// TTY asks for a PTY with writable stdin. Without it the process has no
@@ -125,9 +126,12 @@ type startMetadata struct {
 // Params returns the process/start params for r.
 func (r StartRequest) Params() wire.StartParams {
 	meta, _ := json.Marshal(startMetadata{ThreadID: r.ThreadID, ToolCallID: r.ToolCallID})
-	env := r.Env
+	env, policy := r.Env, r.EnvPolicy
 	if env == nil {
 		env = map[string]string{}
+	}
+	if policy == nil {
+		policy = ServerEnv()
 	}
 	return wire.StartParams{
 		ProcessID: r.ProcessID,
@@ -136,7 +140,7 @@ func (r StartRequest) Params() wire.StartParams {
 		Env:       env,
 		TTY:       r.TTY,
 		Arg0:      r.Arg0,
-		EnvPolicy: r.EnvPolicy,
+		EnvPolicy: policy,
 		Sandbox:   r.Sandbox,
 		Metadata:  meta,
 	}

@@ -71,13 +71,3 @@ func TestStartDefaultEnvIsNotTheCallers(t *testing.T) {
 		t.Errorf("CommandExec sent the caller's %s", leakName)
 	}
 }
-
-// A StartRequest without an EnvPolicy, copied onto the wire by an
-// adapter, gets the same default as StartOptions: the server's
-// environment, not exactly Env.
-func TestStartRequestDefaultEnvPolicy(t *testing.T) {
-	p := unifiedexec.StartRequest{Argv: []string{"env"}, Env: map[string]string{"A": "1"}}.Params()
-	if p.EnvPolicy == nil || p.EnvPolicy.Inherit != "all" || p.Env["A"] != "1" {
-		t.Errorf("Params() = env %v, envPolicy %+v; want A=1 over the server's environment", p.Env, p.EnvPolicy)
-	}
-}

@@ -115,31 +115,3 @@ func ExampleClient_Start() {
 	// stdout: one
 	// stderr: two
 }
-
-// Run exec_command the way a model calls it, on a supervised server, and
-// read the tool output the model would see.
-func ExampleNewTools() {
-	ctx := context.Background()
-	c, err := unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer c.Close()
-	tools := unifiedexec.NewTools(unifiedexec.ToolsConfig{Backend: unifiedexec.ClientBackend{Client: c}})
-	defer tools.Close()
-	out, err := tools.ExecCommand(ctx, unifiedexec.ExecCommandCall{CallID: "call-1", Cwd: os.TempDir(),
-		Params: unifiedexec.ExecCommandParams{Cmd: "echo hi; exit 2"}})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, line := range strings.Split(out.Text(), "\n") {
-		if strings.HasPrefix(line, "Process exited") || line == "hi" {
-			fmt.Println(line)
-		}
-	}
-	// Output:
-	// Process exited with code 2
-	// hi
-}

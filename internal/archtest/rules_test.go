@@ -46,6 +46,10 @@ var rules = []rule{
 	{Pkg: "config", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "bench", "shelltool")},
 	{Pkg: "unifiedexec", Forbid: append(ours("proc", "execserver", "sandbox", "fshelper", "bench", "wsserve"),
 		creackPTY+"/...", landlock+"/...", psx+"/...")},
+	// The agent tool layer sits on top of the client, through its Backend
+	// seam (docs/client.md §4); the client never needs it.
+	{Pkg: "unifiedexec", Forbid: ours("unifiedexec/agenttool")},
+	{Pkg: "unifiedexec/agenttool", Only: []string{"unifiedexec", "rpc", "wire"}},
 	// The MCP shell tool (docs/development.md §2): the policy engine is pure, the exec
 	// control knows no policy, and neither side of the exec-server
 	// depends on the shell tool.

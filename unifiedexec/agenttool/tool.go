@@ -1,4 +1,4 @@
-package unifiedexec
+package agenttool
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/google/uuid"
 )
 
-// ToolsConfig configures Tools. The zero value of each member is documented.
-type ToolsConfig struct {
+// Config configures Tools. The zero value of each member is documented.
+type Config struct {
 	// Backend starts processes. Nil: every call fails with ErrUnavailable.
 	Backend Backend
 	// Sink receives the events. Nil: events are dropped.
-	Sink ToolEventSink
+	Sink EventSink
 	// Clock is the time source. Nil: RealClock.
 	Clock Clock
 	// Shell is the user's shell. "": "/bin/bash".
@@ -52,7 +52,7 @@ type ToolsConfig struct {
 // survive calls and turns; call Close at session shutdown, which terminates
 // them and waits for the goroutines Tools started.
 type Tools struct {
-	cfg    ToolsConfig
+	cfg    Config
 	clock  Clock
 	store  *processStore
 	ctx    context.Context // cancelled by Close; used for cleanup calls
@@ -60,8 +60,8 @@ type Tools struct {
 	wg     sync.WaitGroup
 }
 
-// NewTools returns Tools for cfg.
-func NewTools(cfg ToolsConfig) *Tools {
+// New returns Tools for cfg.
+func New(cfg Config) *Tools {
 	if cfg.Clock == nil {
 		cfg.Clock = RealClock{}
 	}
@@ -89,7 +89,7 @@ type ExecCommandCall struct {
 	// Sandbox is the resolved sandbox object for process/start, or nil. A
 	// sandboxed run trusts the server's sandboxDenied flag.
 	Sandbox json.RawMessage
-	// Env overrides ToolsConfig.BaseEnv for this call when non-nil.
+	// Env overrides Config.BaseEnv for this call when non-nil.
 	Env map[string]string
 }
 
@@ -98,7 +98,7 @@ type ExecCommandCall struct {
 // *CreateProcessError, *ProcessFailedError, ErrMissingCommandLine,
 // ErrLoginShellDisabled or ErrUnavailable; render them with
 // ExecCommandFailedMessage.
-func (t *Tools) ExecCommand(ctx context.Context, call ExecCommandCall) (*ExecCommandToolOutput, error) {
+func (t *Tools) ExecCommand(ctx context.Context, call ExecCommandCall) (*ExecCommandOutput, error) {
 	if t.cfg.Backend == nil {
 		return nil, ErrUnavailable
 	}
@@ -288,14 +288,14 @@ func (t *Tools) release(id int, p *execProcess) {
 	}()
 }
 
-func (t *Tools) emit(e ToolEvent) {
+func (t *Tools) emit(e Event) {
 	if t.cfg.Sink != nil {
 		t.cfg.Sink(e)
 	}
 }
 
-func (t *Tools) output(start time.Time, info *callInfo, raw []byte, maxTokens int) *ExecCommandToolOutput {
-	return &ExecCommandToolOutput{
+func (t *Tools) output(start time.Time, info *callInfo, raw []byte, maxTokens int) *ExecCommandOutput {
+	return &ExecCommandOutput{
 		EventCallID:        info.callID,
 		ChunkID:            newChunkID(),
 		WallTime:           t.clock.Now().Sub(start),
@@ -306,7 +306,7 @@ func (t *Tools) output(start time.Time, info *callInfo, raw []byte, maxTokens in
 	}
 }
 
-func (t *Tools) deniedOutput(start time.Time, info *callInfo, raw []byte, code *int, maxTokens int) *ExecCommandToolOutput {
+func (t *Tools) deniedOutput(start time.Time, info *callInfo, raw []byte, code *int, maxTokens int) *ExecCommandOutput {
 	out := t.output(start, info, raw, maxTokens)
 	out.ExitCode = code
 	out.Denied = deniedError(LossyUTF8(raw), code)

@@ -1,4 +1,4 @@
-package unifiedexec
+package agenttool
 
 import (
 	"context"
@@ -35,7 +35,7 @@ type execProcess struct {
 	streamer *deltaStreamer // owned by the pump until drained
 }
 
-func newExecProcess(h ProcessHandle, clock Clock, callID string, sink ToolEventSink) *execProcess {
+func newExecProcess(h ProcessHandle, clock Clock, callID string, sink EventSink) *execProcess {
 	return &execProcess{
 		h: h, clock: clock,
 		buf:        NewDefaultHeadTailBuffer(),

@@ -1,4 +1,4 @@
-package unifiedexec
+package agenttool
 
 import (
 	"encoding/json"
@@ -13,24 +13,24 @@ const (
 	SourceUnifiedExecInteraction = "unified_exec_interaction"
 )
 
-// ToolEvent is one event of the tool layer: *ExecCommandBeginEvent,
+// Event is one event of the tool layer: *ExecCommandBeginEvent,
 // *ExecCommandOutputDeltaEvent, *ExecCommandEndEvent,
 // *TerminalInteractionEvent or *ModelWarningEvent. Every unified-exec event
 // carries the call id of the original exec_command.
-type ToolEvent interface {
-	// ToolEventType returns the wire name, e.g. "exec_command_begin".
-	ToolEventType() string
+type Event interface {
+	// EventType returns the wire name, e.g. "exec_command_begin".
+	EventType() string
 }
 
-// ToolEventSink receives the tool layer's events. It is called from the
+// EventSink receives the tool layer's events. It is called from the
 // tools' goroutines, possibly concurrently for different processes, and must
 // not block for long. Events of one process arrive in order: Begin, deltas,
 // End. A nil sink drops events.
-type ToolEventSink func(ToolEvent)
+type EventSink func(Event)
 
 // ChannelSink returns a sink that sends every event on ch (blocking).
-func ChannelSink(ch chan<- ToolEvent) ToolEventSink {
-	return func(e ToolEvent) { ch <- e }
+func ChannelSink(ch chan<- Event) EventSink {
+	return func(e Event) { ch <- e }
 }
 
 // ExecCommandBeginEvent is exec_command_begin (docs/client.md §8.1), emitted once per
@@ -46,8 +46,8 @@ type ExecCommandBeginEvent struct {
 	InteractionInput *string         `json:"interaction_input,omitempty"`
 }
 
-// ToolEventType returns "exec_command_begin".
-func (*ExecCommandBeginEvent) ToolEventType() string { return "exec_command_begin" }
+// EventType returns "exec_command_begin".
+func (*ExecCommandBeginEvent) EventType() string { return "exec_command_begin" }
 
 // ExecCommandOutputDeltaEvent is exec_command_output_delta (docs/client.md §8.2): at most
 // 8192 bytes of valid UTF-8 (unless no valid prefix exists), base64 on the
@@ -58,8 +58,8 @@ type ExecCommandOutputDeltaEvent struct {
 	Chunk  []byte `json:"chunk"`
 }
 
-// ToolEventType returns "exec_command_output_delta".
-func (*ExecCommandOutputDeltaEvent) ToolEventType() string { return "exec_command_output_delta" }
+// EventType returns "exec_command_output_delta".
+func (*ExecCommandOutputDeltaEvent) EventType() string { return "exec_command_output_delta" }
 
 // ExecCommandEndEvent is exec_command_end (docs/client.md §8.3), emitted exactly once per
 // process. On failure ExitCode is -1, Stderr holds the message and
@@ -81,8 +81,8 @@ type ExecCommandEndEvent struct {
 	FormattedOutput  string          `json:"formatted_output"`
 }
 
-// ToolEventType returns "exec_command_end".
-func (*ExecCommandEndEvent) ToolEventType() string { return "exec_command_end" }
+// EventType returns "exec_command_end".
+func (*ExecCommandEndEvent) EventType() string { return "exec_command_end" }
 
 // TerminalInteractionEvent is terminal_interaction (docs/client.md §8.4), one per
 // write_stdin call, empty polls included.
@@ -92,8 +92,8 @@ type TerminalInteractionEvent struct {
 	Stdin     string `json:"stdin"`
 }
 
-// ToolEventType returns "terminal_interaction".
-func (*TerminalInteractionEvent) ToolEventType() string { return "terminal_interaction" }
+// EventType returns "terminal_interaction".
+func (*TerminalInteractionEvent) EventType() string { return "terminal_interaction" }
 
 // ModelWarningEvent is a model-visible warning, such as the process-count
 // warning of docs/client.md §9. The caller records it for the model.
@@ -101,8 +101,8 @@ type ModelWarningEvent struct {
 	Message string `json:"message"`
 }
 
-// ToolEventType returns "warning".
-func (*ModelWarningEvent) ToolEventType() string { return "warning" }
+// EventType returns "warning".
+func (*ModelWarningEvent) EventType() string { return "warning" }
 
 // callInfo is what Begin and End share for one exec_command.
 type callInfo struct {

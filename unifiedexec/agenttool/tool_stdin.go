@@ -1,4 +1,4 @@
-package unifiedexec
+package agenttool
 
 import (
 	"context"
@@ -20,7 +20,7 @@ type WriteStdinCall struct {
 // ErrSessionStdinClosed, ErrWriteToStdin, *ProcessFailedError, a transport
 // error from the backend, or ErrUnavailable; render them with
 // WriteStdinFailedMessage.
-func (t *Tools) WriteStdin(ctx context.Context, call WriteStdinCall) (*ExecCommandToolOutput, error) {
+func (t *Tools) WriteStdin(ctx context.Context, call WriteStdinCall) (*ExecCommandOutput, error) {
 	if t.cfg.Backend == nil {
 		return nil, ErrUnavailable
 	}

@@ -1,9 +1,10 @@
-package unifiedexec
+package agenttool
 
 import (
 	"context"
 	"encoding/json"
 
+	"github.com/codexec/codex/unifiedexec"
 	"github.com/codexec/codex/wire"
 )
 
@@ -131,7 +132,7 @@ func (r StartRequest) Params() wire.StartParams {
 		env = map[string]string{}
 	}
 	if policy == nil {
-		policy = ServerEnv()
+		policy = unifiedexec.ServerEnv()
 	}
 	return wire.StartParams{
 		ProcessID: r.ProcessID,

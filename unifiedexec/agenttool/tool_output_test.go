@@ -1,4 +1,4 @@
-package unifiedexec_test
+package agenttool_test
 
 import (
 	"regexp"
@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/unifiedexec/agenttool"
 )
 
 func ptr[T any](v T) *T { return &v }
 
 func TestToolOutputTextGolden(t *testing.T) {
-	exited := &unifiedexec.ExecCommandToolOutput{
+	exited := &agenttool.ExecCommandOutput{
 		ChunkID: "7acbf0", RawOutput: []byte("to-stdout\nto-stderr"),
 		MaxOutputTokens: 10000, ExitCode: ptr(7), OriginalTokenCount: 5,
 	}
@@ -20,7 +20,7 @@ func TestToolOutputTextGolden(t *testing.T) {
 	if got := exited.Text(); got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
-	running := &unifiedexec.ExecCommandToolOutput{
+	running := &agenttool.ExecCommandOutput{
 		ChunkID: "d0f1c0", WallTime: 500800 * time.Microsecond,
 		MaxOutputTokens: 10000, SessionID: ptr(13942),
 	}
@@ -28,7 +28,7 @@ func TestToolOutputTextGolden(t *testing.T) {
 	if got := running.Text(); got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
-	noChunk := &unifiedexec.ExecCommandToolOutput{MaxOutputTokens: 10}
+	noChunk := &agenttool.ExecCommandOutput{MaxOutputTokens: 10}
 	if got := noChunk.Text(); strings.Contains(got, "Chunk ID") {
 		t.Fatalf("empty chunk id rendered: %q", got)
 	}
@@ -36,7 +36,7 @@ func TestToolOutputTextGolden(t *testing.T) {
 
 func TestToolOutputLargeTruncation(t *testing.T) {
 	raw := strings.Repeat("token token \n", 1000)
-	o := &unifiedexec.ExecCommandToolOutput{RawOutput: []byte(raw), MaxOutputTokens: 100}
+	o := &agenttool.ExecCommandOutput{RawOutput: []byte(raw), MaxOutputTokens: 100}
 	re := regexp.MustCompile(`(?s)^Total output lines: \d+\n\n(token token \n){5,}.*…\d+ tokens truncated….*(token token \n){5,}$`)
 	if got := o.TruncatedOutput(); !re.MatchString(got) {
 		t.Fatalf("no match: %q", got)

@@ -1,4 +1,4 @@
-package unifiedexec
+package agenttool
 
 import "time"
 

@@ -1,4 +1,4 @@
-package unifiedexec
+package agenttool
 
 import "unicode/utf8"
 
@@ -8,7 +8,7 @@ import "unicode/utf8"
 // the pump signalled "drained".
 type deltaStreamer struct {
 	callID     string
-	sink       ToolEventSink
+	sink       EventSink
 	maxBytes   int
 	maxDeltas  int
 	emitted    int
@@ -16,7 +16,7 @@ type deltaStreamer struct {
 	transcript *HeadTailBuffer
 }
 
-func newDeltaStreamer(callID string, sink ToolEventSink) *deltaStreamer {
+func newDeltaStreamer(callID string, sink EventSink) *deltaStreamer {
 	return &deltaStreamer{
 		callID:     callID,
 		sink:       sink,

@@ -1,11 +1,11 @@
-package unifiedexec_test
+package agenttool_test
 
 import (
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/unifiedexec/agenttool"
 )
 
 // TestToolsOnRealServer runs exec_command and write_stdin through a
@@ -14,10 +14,10 @@ import (
 func TestToolsOnRealServer(t *testing.T) {
 	ctx, c := supervised(t)
 	var mu sync.Mutex // the sink is called from several goroutines
-	var events []unifiedexec.ToolEvent
-	tools := unifiedexec.NewTools(unifiedexec.ToolsConfig{
-		Backend: unifiedexec.ClientBackend{Client: c},
-		Sink: func(ev unifiedexec.ToolEvent) {
+	var events []agenttool.Event
+	tools := agenttool.New(agenttool.Config{
+		Backend: agenttool.ClientBackend{Client: c},
+		Sink: func(ev agenttool.Event) {
 			mu.Lock()
 			events = append(events, ev)
 			mu.Unlock()
@@ -25,8 +25,8 @@ func TestToolsOnRealServer(t *testing.T) {
 	})
 	defer tools.Close()
 
-	out, err := tools.ExecCommand(ctx, unifiedexec.ExecCommandCall{CallID: "c1", Cwd: t.TempDir(),
-		Params: unifiedexec.ExecCommandParams{Cmd: "printf marker; printf err >&2; exit 7"}})
+	out, err := tools.ExecCommand(ctx, agenttool.ExecCommandCall{CallID: "c1", Cwd: t.TempDir(),
+		Params: agenttool.ExecCommandParams{Cmd: "printf marker; printf err >&2; exit 7"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +42,8 @@ func TestToolsOnRealServer(t *testing.T) {
 	}
 
 	yield := int64(300)
-	out, err = tools.ExecCommand(ctx, unifiedexec.ExecCommandCall{CallID: "c2", Cwd: t.TempDir(),
-		Params: unifiedexec.ExecCommandParams{Cmd: "read line; echo got:$line; exit 4", TTY: true, YieldTimeMs: &yield}})
+	out, err = tools.ExecCommand(ctx, agenttool.ExecCommandCall{CallID: "c2", Cwd: t.TempDir(),
+		Params: agenttool.ExecCommandParams{Cmd: "read line; echo got:$line; exit 4", TTY: true, YieldTimeMs: &yield}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +59,21 @@ func TestToolsOnRealServer(t *testing.T) {
 			}
 		}
 	}
-	out, err = tools.WriteStdin(ctx, unifiedexec.WriteStdinCall{Params: unifiedexec.WriteStdinParams{SessionID: sid, Chars: "ping\n", YieldTimeMs: &yield}})
+	out, err = tools.WriteStdin(ctx, agenttool.WriteStdinCall{Params: agenttool.WriteStdinParams{SessionID: sid, Chars: "ping\n", YieldTimeMs: &yield}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if text = out.Text(); !strings.Contains(text, "got:ping") || !strings.Contains(text, "Process exited with code 4") {
 		t.Fatalf("write_stdin returned:\n%s", text)
+	}
+}
+
+// A StartRequest without an EnvPolicy, copied onto the wire by an
+// adapter, gets the same default as StartOptions: the server's
+// environment, not exactly Env.
+func TestStartRequestDefaultEnvPolicy(t *testing.T) {
+	p := agenttool.StartRequest{Argv: []string{"env"}, Env: map[string]string{"A": "1"}}.Params()
+	if p.EnvPolicy == nil || p.EnvPolicy.Inherit != "all" || p.Env["A"] != "1" {
+		t.Errorf("Params() = env %v, envPolicy %+v; want A=1 over the server's environment", p.Env, p.EnvPolicy)
 	}
 }

@@ -1,4 +1,4 @@
-package unifiedexec_test
+package agenttool_test
 
 import (
 	"errors"
@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/unifiedexec/agenttool"
 )
 
 func TestExecCommandExitsDuringSpawn(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		e := newEnv(t, func(h *fakeHandle) { h.output("boom\n"); h.exit(17); h.closeOut() })
 		start := e.clk.Now()
-		r := e.settle(e.goExec(unifiedexec.ExecCommandParams{Cmd: "exit 17", YieldTimeMs: ms(1000)}))
+		r := e.settle(e.goExec(agenttool.ExecCommandParams{Cmd: "exit 17", YieldTimeMs: ms(1000)}))
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
@@ -30,7 +30,7 @@ func TestExecCommandExitsDuringSpawn(t *testing.T) {
 		if len(e.rec.ofType("exec_command_begin")) != 1 || len(ends) != 1 {
 			t.Fatalf("events %v", e.rec.all())
 		}
-		end := ends[0].(*unifiedexec.ExecCommandEndEvent)
+		end := ends[0].(*agenttool.ExecCommandEndEvent)
 		if end.ExitCode != 17 || end.AggregatedOutput != "boom\n" || end.Stdout != "boom\n" || end.Stderr != "" {
 			t.Fatalf("end %+v", end)
 		}
@@ -44,7 +44,7 @@ func TestExecCommandEarlyExitWithinGrace(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		e := newEnv(t, nil)
 		start := e.clk.Now()
-		ch := e.goExec(unifiedexec.ExecCommandParams{Cmd: "sleep 0.05", YieldTimeMs: ms(31415)})
+		ch := e.goExec(agenttool.ExecCommandParams{Cmd: "sleep 0.05", YieldTimeMs: ms(31415)})
 		e.advance(50 * time.Millisecond)
 		h := e.b.handle(0)
 		h.exit(17)
@@ -62,7 +62,7 @@ func TestExecCommandEarlyExitWithinGrace(t *testing.T) {
 func TestExecCommandBeginAndEndFields(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		e := newEnv(t, nil)
-		ch := e.goExec(unifiedexec.ExecCommandParams{Cmd: "sleep 0.5; printf HELLO", Workdir: "sub", YieldTimeMs: ms(1000)})
+		ch := e.goExec(agenttool.ExecCommandParams{Cmd: "sleep 0.5; printf HELLO", Workdir: "sub", YieldTimeMs: ms(1000)})
 		e.advance(500 * time.Millisecond)
 		h := e.b.handle(0)
 		h.output("HELLO")
@@ -77,18 +77,18 @@ func TestExecCommandBeginAndEndFields(t *testing.T) {
 		if len(evs) != 3 {
 			t.Fatalf("events %#v", evs)
 		}
-		begin := evs[0].(*unifiedexec.ExecCommandBeginEvent)
+		begin := evs[0].(*agenttool.ExecCommandBeginEvent)
 		wantArgv := []string{"/bin/bash", "-c", "sleep 0.5; printf HELLO"}
 		if begin.CallID != "call-1" || begin.TurnID != "turn-1" || begin.ProcessID == nil || *begin.ProcessID != "1000" ||
 			!reflect.DeepEqual(begin.Command, wantArgv) || begin.Cwd != "/work/sub" || begin.Source != "unified_exec_startup" ||
 			begin.InteractionInput != nil || len(begin.ParsedCmd) == 0 {
 			t.Fatalf("begin %+v", begin)
 		}
-		delta := evs[1].(*unifiedexec.ExecCommandOutputDeltaEvent)
+		delta := evs[1].(*agenttool.ExecCommandOutputDeltaEvent)
 		if delta.CallID != "call-1" || delta.Stream != "stdout" || string(delta.Chunk) != "HELLO" {
 			t.Fatalf("delta %+v", delta)
 		}
-		end := evs[2].(*unifiedexec.ExecCommandEndEvent)
+		end := evs[2].(*agenttool.ExecCommandEndEvent)
 		if end.CallID != "call-1" || *end.ProcessID != "1000" || end.ExitCode != 0 || end.AggregatedOutput != "HELLO" ||
 			end.FormattedOutput != "HELLO" || end.Duration != 500*time.Millisecond || !reflect.DeepEqual(end.Command, wantArgv) {
 			t.Fatalf("end %+v", end)
@@ -108,7 +108,7 @@ func TestExecCommandYieldThenPoll(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		e := newEnv(t, nil)
 		start := e.clk.Now()
-		r := e.settle(e.goExec(unifiedexec.ExecCommandParams{Cmd: "sleep 0.5; echo ready", YieldTimeMs: ms(10)}))
+		r := e.settle(e.goExec(agenttool.ExecCommandParams{Cmd: "sleep 0.5; echo ready", YieldTimeMs: ms(10)}))
 		if r.err != nil || r.out.SessionID == nil || *r.out.SessionID != 1000 || len(r.out.RawOutput) != 0 || r.out.ExitCode != nil {
 			t.Fatalf("%+v %v", r.out, r.err)
 		}
@@ -121,7 +121,7 @@ func TestExecCommandYieldThenPoll(t *testing.T) {
 		if !strings.Contains(r.out.Text(), "Process running with session ID 1000") {
 			t.Fatalf("text %q", r.out.Text())
 		}
-		ch := e.goWrite(unifiedexec.WriteStdinParams{SessionID: 1000, YieldTimeMs: ms(800)})
+		ch := e.goWrite(agenttool.WriteStdinParams{SessionID: 1000, YieldTimeMs: ms(800)})
 		e.advance(250 * time.Millisecond)
 		h := e.b.handle(0)
 		h.output("ready\n")
@@ -134,8 +134,8 @@ func TestExecCommandYieldThenPoll(t *testing.T) {
 		if r.out.EventCallID != "call-1" || e.tools.Len() != 0 {
 			t.Fatalf("event call id %q, store %d", r.out.EventCallID, e.tools.Len())
 		}
-		r = e.settle(e.goWrite(unifiedexec.WriteStdinParams{SessionID: 1000}))
-		var unknown *unifiedexec.UnknownProcessIDError
+		r = e.settle(e.goWrite(agenttool.WriteStdinParams{SessionID: 1000}))
+		var unknown *agenttool.UnknownProcessIDError
 		if !errors.As(r.err, &unknown) || r.err.Error() != "Unknown process id 1000" {
 			t.Fatalf("poll after exit: %v", r.err)
 		}
@@ -145,9 +145,9 @@ func TestExecCommandYieldThenPoll(t *testing.T) {
 func TestEmptyPollYieldWindow(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		e := newEnv(t, nil)
-		e.settle(e.goExec(unifiedexec.ExecCommandParams{Cmd: "sleep 5 && echo X", YieldTimeMs: ms(10)}))
+		e.settle(e.goExec(agenttool.ExecCommandParams{Cmd: "sleep 5 && echo X", YieldTimeMs: ms(10)}))
 		start := e.clk.Now()
-		r := e.settle(e.goWrite(unifiedexec.WriteStdinParams{SessionID: 1000, YieldTimeMs: ms(100)}))
+		r := e.settle(e.goWrite(agenttool.WriteStdinParams{SessionID: 1000, YieldTimeMs: ms(100)}))
 		if d := e.elapsedSince(start); r.err != nil || d != 5*time.Second || r.out.SessionID == nil {
 			t.Fatalf("empty poll took %v: %v", d, r.err)
 		}
@@ -157,7 +157,7 @@ func TestEmptyPollYieldWindow(t *testing.T) {
 func TestWriteStdinTTYSession(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		e := newEnv(t, nil)
-		r := e.settle(e.goExec(unifiedexec.ExecCommandParams{Cmd: "/bin/cat", TTY: true, YieldTimeMs: ms(250)}))
+		r := e.settle(e.goExec(agenttool.ExecCommandParams{Cmd: "/bin/cat", TTY: true, YieldTimeMs: ms(250)}))
 		if r.err != nil || r.out.SessionID == nil || r.out.ExitCode != nil {
 			t.Fatalf("%+v %v", r.out, r.err)
 		}
@@ -170,15 +170,15 @@ func TestWriteStdinTTYSession(t *testing.T) {
 			}
 			h.output(chunk)
 		}
-		r = e.settle(e.goWrite(unifiedexec.WriteStdinParams{SessionID: 1000, Chars: "hello\n"}))
+		r = e.settle(e.goWrite(agenttool.WriteStdinParams{SessionID: 1000, Chars: "hello\n"}))
 		if r.err != nil || *r.out.SessionID != 1000 || string(r.out.RawOutput) != "hello\n" {
 			t.Fatalf("%+v %v", r.out, r.err)
 		}
-		r = e.settle(e.goWrite(unifiedexec.WriteStdinParams{SessionID: 1000}))
+		r = e.settle(e.goWrite(agenttool.WriteStdinParams{SessionID: 1000}))
 		if r.err != nil || r.out.SessionID == nil {
 			t.Fatalf("poll: %+v %v", r.out, r.err)
 		}
-		r = e.settle(e.goWrite(unifiedexec.WriteStdinParams{SessionID: 1000, Chars: "\u0004"}))
+		r = e.settle(e.goWrite(agenttool.WriteStdinParams{SessionID: 1000, Chars: "\u0004"}))
 		if r.err != nil || r.out.SessionID != nil || r.out.ExitCode == nil || *r.out.ExitCode != 0 {
 			t.Fatalf("ctrl-d: %+v %v", r.out, r.err)
 		}
@@ -188,7 +188,7 @@ func TestWriteStdinTTYSession(t *testing.T) {
 		waitIdle()
 		var stdin []string
 		for _, ev := range e.rec.ofType("terminal_interaction") {
-			ti := ev.(*unifiedexec.TerminalInteractionEvent)
+			ti := ev.(*agenttool.TerminalInteractionEvent)
 			if ti.CallID != "call-1" || ti.ProcessID != "1000" {
 				t.Fatalf("interaction %+v", ti)
 			}
@@ -206,22 +206,22 @@ func TestWriteStdinTTYSession(t *testing.T) {
 func TestWriteStdinErrors(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		e := newEnv(t, nil)
-		e.settle(e.goExec(unifiedexec.ExecCommandParams{Cmd: "sleep 100", YieldTimeMs: ms(250)}))
-		r := e.settle(e.goWrite(unifiedexec.WriteStdinParams{SessionID: 1000, Chars: "x"}))
-		if !errors.Is(r.err, unifiedexec.ErrSessionStdinClosed) {
+		e.settle(e.goExec(agenttool.ExecCommandParams{Cmd: "sleep 100", YieldTimeMs: ms(250)}))
+		r := e.settle(e.goWrite(agenttool.WriteStdinParams{SessionID: 1000, Chars: "x"}))
+		if !errors.Is(r.err, agenttool.ErrSessionStdinClosed) {
 			t.Fatalf("non-tty write: %v", r.err)
 		}
-		r = e.settle(e.goWrite(unifiedexec.WriteStdinParams{SessionID: 4242}))
+		r = e.settle(e.goWrite(agenttool.WriteStdinParams{SessionID: 4242}))
 		if r.err == nil || r.err.Error() != "Unknown process id 4242" {
 			t.Fatalf("unknown: %v", r.err)
 		}
-		e.settle(e.goExec(unifiedexec.ExecCommandParams{Cmd: "bash -i", TTY: true, YieldTimeMs: ms(250)}))
+		e.settle(e.goExec(agenttool.ExecCommandParams{Cmd: "bash -i", TTY: true, YieldTimeMs: ms(250)}))
 		e.b.handle(1).writeStatus = "unknownProcess"
-		r = e.settle(e.goWrite(unifiedexec.WriteStdinParams{SessionID: 1001, Chars: "x"}))
-		if !errors.Is(r.err, unifiedexec.ErrWriteToStdin) {
+		r = e.settle(e.goWrite(agenttool.WriteStdinParams{SessionID: 1001, Chars: "x"}))
+		if !errors.Is(r.err, agenttool.ErrWriteToStdin) {
 			t.Fatalf("unknownProcess status: %v", r.err)
 		}
-		r = e.settle(e.goWrite(unifiedexec.WriteStdinParams{SessionID: 1001}))
+		r = e.settle(e.goWrite(agenttool.WriteStdinParams{SessionID: 1001}))
 		if r.err != nil || r.out.SessionID != nil {
 			t.Fatalf("process not marked exited: %+v %v", r.out, r.err)
 		}
@@ -231,14 +231,14 @@ func TestWriteStdinErrors(t *testing.T) {
 func TestExecCommandTransportFailure(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		e := newEnv(t, nil)
-		ch := e.goExec(unifiedexec.ExecCommandParams{Cmd: "sleep 100", YieldTimeMs: ms(1000)})
+		ch := e.goExec(agenttool.ExecCommandParams{Cmd: "sleep 100", YieldTimeMs: ms(1000)})
 		e.advance(200 * time.Millisecond)
 		h := e.b.handle(0)
 		h.output("partial")
 		const msg = "exec-server transport disconnected: eof"
-		h.send(unifiedexec.BackendEvent{Kind: unifiedexec.BackendFailed, Message: msg})
+		h.send(agenttool.BackendEvent{Kind: agenttool.BackendFailed, Message: msg})
 		r := e.settle(ch)
-		var failed *unifiedexec.ProcessFailedError
+		var failed *agenttool.ProcessFailedError
 		if !errors.As(r.err, &failed) || r.err.Error() != "Unified exec process failed: "+msg {
 			t.Fatalf("err %v", r.err)
 		}
@@ -247,7 +247,7 @@ func TestExecCommandTransportFailure(t *testing.T) {
 		if len(ends) != 1 {
 			t.Fatalf("ends %v", ends)
 		}
-		end := ends[0].(*unifiedexec.ExecCommandEndEvent)
+		end := ends[0].(*agenttool.ExecCommandEndEvent)
 		if end.ExitCode != -1 || end.Stderr != msg || end.Stdout != "partial" || end.AggregatedOutput != "partial\n"+msg {
 			t.Fatalf("end %+v", end)
 		}
@@ -258,22 +258,22 @@ func TestExecCommandStartErrorReleasesID(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		e := newEnv(t, nil)
 		e.b.startErr = errors.New("spawn refused")
-		r := e.settle(e.goExec(unifiedexec.ExecCommandParams{Cmd: "true"}))
-		var ce *unifiedexec.CreateProcessError
+		r := e.settle(e.goExec(agenttool.ExecCommandParams{Cmd: "true"}))
+		var ce *agenttool.CreateProcessError
 		if !errors.As(r.err, &ce) || len(e.rec.all()) != 0 {
 			t.Fatalf("err %v events %v", r.err, e.rec.all())
 		}
 		e.b.startErr = nil
-		r = e.settle(e.goExec(unifiedexec.ExecCommandParams{Cmd: "sleep 9", YieldTimeMs: ms(250)}))
+		r = e.settle(e.goExec(agenttool.ExecCommandParams{Cmd: "sleep 9", YieldTimeMs: ms(250)}))
 		if r.err != nil || *r.out.SessionID != 1000 {
 			t.Fatalf("id not released: %+v %v", r.out, r.err)
 		}
-		r = e.settle(e.goExec(unifiedexec.ExecCommandParams{Cmd: "x", Login: ptr(true)}))
-		if !errors.Is(r.err, unifiedexec.ErrLoginShellDisabled) {
+		r = e.settle(e.goExec(agenttool.ExecCommandParams{Cmd: "x", Login: ptr(true)}))
+		if !errors.Is(r.err, agenttool.ErrLoginShellDisabled) {
 			t.Fatalf("login: %v", r.err)
 		}
-		r = e.settle(e.goExec(unifiedexec.ExecCommandParams{}))
-		if !errors.Is(r.err, unifiedexec.ErrMissingCommandLine) {
+		r = e.settle(e.goExec(agenttool.ExecCommandParams{}))
+		if !errors.Is(r.err, agenttool.ErrMissingCommandLine) {
 			t.Fatalf("empty cmd: %v", r.err)
 		}
 	})
@@ -286,7 +286,7 @@ func TestExecCommandMaxOutputTokens(t *testing.T) {
 			h.exit(0)
 			h.closeOut()
 		})
-		r := e.settle(e.goExec(unifiedexec.ExecCommandParams{Cmd: "seq", MaxOutputTokens: ms(6)}))
+		r := e.settle(e.goExec(agenttool.ExecCommandParams{Cmd: "seq", MaxOutputTokens: ms(6)}))
 		if r.err != nil || !strings.Contains(r.out.Text(), "tokens truncated") || r.out.OriginalTokenCount <= 6 {
 			t.Fatalf("%q %v", r.out.Text(), r.err)
 		}

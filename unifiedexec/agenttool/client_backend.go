@@ -1,15 +1,17 @@
-package unifiedexec
+package agenttool
 
 import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/codexec/codex/unifiedexec"
 )
 
 // ClientBackend runs the tools (Tools) on an exec-server through a Client.
 // It is safe for concurrent use.
 type ClientBackend struct {
-	Client *Client
+	Client *unifiedexec.Client
 }
 
 var _ Backend = ClientBackend{}
@@ -20,9 +22,9 @@ var _ Backend = ClientBackend{}
 func (b ClientBackend) Start(ctx context.Context, req StartRequest) (ProcessHandle, error) {
 	h := &clientHandle{c: b.Client, events: make(chan BackendEvent), stop: make(chan struct{}), pumped: make(chan struct{})}
 	h.cond = sync.NewCond(&h.mu)
-	opts := StartOptions{
+	opts := unifiedexec.StartOptions{
 		ProcessID: req.ProcessID, Argv: req.Argv, Cwd: req.Cwd, Env: req.Env, EnvPolicy: req.EnvPolicy,
-		TTY: req.TTY, Sandbox: req.Sandbox, OutputBytesCap: NoOutputBytesCap, OnEvent: h.onEvent,
+		TTY: req.TTY, Sandbox: req.Sandbox, OutputBytesCap: unifiedexec.NoOutputBytesCap, OnEvent: h.onEvent,
 	}
 	p, err := b.Client.Start(ctx, opts)
 	if err != nil {
@@ -38,8 +40,8 @@ func (b ClientBackend) Start(ctx context.Context, req StartRequest) (ProcessHand
 // unbounded queue (the tools must never make the client's event goroutine
 // wait) that one pump goroutine feeds into the Events channel.
 type clientHandle struct {
-	c      *Client
-	p      *Process
+	c      *unifiedexec.Client
+	p      *unifiedexec.Process
 	events chan BackendEvent
 	stop   chan struct{} // closed by Close
 	pumped chan struct{} // closed when the pump returned
@@ -65,13 +67,13 @@ func (h *clientHandle) push(ev BackendEvent, last bool) {
 	h.cond.Broadcast()
 }
 
-func (h *clientHandle) onEvent(ev Event) {
+func (h *clientHandle) onEvent(ev unifiedexec.Event) {
 	switch ev.Kind {
-	case EventOutput:
+	case unifiedexec.EventOutput:
 		h.push(BackendEvent{Kind: BackendOutput, Seq: ev.Seq, Stream: ev.Stream, Data: ev.Data}, false)
-	case EventExited:
+	case unifiedexec.EventExited:
 		h.push(BackendEvent{Kind: BackendExited, Seq: ev.Seq, ExitCode: ev.ExitCode, SandboxDenied: ev.SandboxDenied}, false)
-	case EventClosed:
+	case unifiedexec.EventClosed:
 		h.push(BackendEvent{Kind: BackendClosed, Seq: ev.Seq}, true)
 	}
 }
@@ -123,12 +125,12 @@ func (h *clientHandle) stopped() bool {
 }
 
 func (h *clientHandle) Write(ctx context.Context, chunk []byte, writeID string) (string, error) {
-	return h.c.Write(ctx, WriteRequest{ProcessID: h.p.ID(), Data: chunk, WriteID: writeID})
+	return h.c.Write(ctx, unifiedexec.WriteRequest{ProcessID: h.p.ID(), Data: chunk, WriteID: writeID})
 }
 
 func (h *clientHandle) Terminate(ctx context.Context) error {
 	_, err := h.c.Terminate(ctx, h.p.ID(), 0)
-	if errors.Is(err, ErrClosed) {
+	if errors.Is(err, unifiedexec.ErrClosed) {
 		return nil
 	}
 	return err

@@ -1,4 +1,4 @@
-package unifiedexec
+package agenttool
 
 import (
 	"bytes"
@@ -60,7 +60,7 @@ func TestSplitValidUTF8Prefix(t *testing.T) {
 
 func TestDeltaStreamerCapsAndTranscript(t *testing.T) {
 	var deltas []*ExecCommandOutputDeltaEvent
-	s := newDeltaStreamer("call-1", func(e ToolEvent) { deltas = append(deltas, e.(*ExecCommandOutputDeltaEvent)) })
+	s := newDeltaStreamer("call-1", func(e Event) { deltas = append(deltas, e.(*ExecCommandOutputDeltaEvent)) })
 	s.maxDeltas = 3
 	s.add([]byte(strings.Repeat("x", 5*OutputDeltaMaxBytes)))
 	s.pump(true, false)
@@ -79,7 +79,7 @@ func TestDeltaStreamerCapsAndTranscript(t *testing.T) {
 
 func TestSplitUTF8AcrossChunks(t *testing.T) {
 	var got []byte
-	s := newDeltaStreamer("c", func(e ToolEvent) { got = append(got, e.(*ExecCommandOutputDeltaEvent).Chunk...) })
+	s := newDeltaStreamer("c", func(e Event) { got = append(got, e.(*ExecCommandOutputDeltaEvent).Chunk...) })
 	s.add([]byte("a\xe2"))
 	s.pump(true, false)
 	s.add([]byte("\x82\xacb"))

@@ -1,4 +1,4 @@
-package unifiedexec
+package agenttool
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// ExecCommandToolOutput is the result of exec_command and write_stdin
+// ExecCommandOutput is the result of exec_command and write_stdin
 // (docs/client.md §5.2 step 10). Text renders what the model sees.
-type ExecCommandToolOutput struct {
+type ExecCommandOutput struct {
 	// EventCallID is the call id of the exec_command that started the
 	// process; events of a write_stdin are attributed to it.
 	EventCallID string
@@ -35,8 +35,8 @@ type ExecCommandToolOutput struct {
 	Denied *SandboxDeniedError
 }
 
-// StructuredToolOutput is the "code mode" form of a tool output (docs/client.md §7.2).
-type StructuredToolOutput struct {
+// StructuredOutput is the "code mode" form of a tool output (docs/client.md §7.2).
+type StructuredOutput struct {
 	ChunkID            string  `json:"chunk_id,omitempty"`
 	WallTimeSeconds    float64 `json:"wall_time_seconds"`
 	ExitCode           *int    `json:"exit_code,omitempty"`
@@ -47,12 +47,12 @@ type StructuredToolOutput struct {
 
 // TruncatedOutput returns the output as the model sees it:
 // FormattedTruncate(lossyUTF8(raw), Tokens(max_output_tokens)).
-func (o *ExecCommandToolOutput) TruncatedOutput() string {
+func (o *ExecCommandOutput) TruncatedOutput() string {
 	return FormattedTruncate(LossyUTF8(o.RawOutput), TokensPolicy(o.MaxOutputTokens))
 }
 
 // Text renders the tool output of docs/client.md §7.2: the sections joined with "\n".
-func (o *ExecCommandToolOutput) Text() string {
+func (o *ExecCommandOutput) Text() string {
 	var s []string
 	if o.ChunkID != "" {
 		s = append(s, "Chunk ID: "+o.ChunkID)
@@ -69,9 +69,9 @@ func (o *ExecCommandToolOutput) Text() string {
 }
 
 // Structured returns the code-mode form.
-func (o *ExecCommandToolOutput) Structured() StructuredToolOutput {
+func (o *ExecCommandOutput) Structured() StructuredOutput {
 	n := o.OriginalTokenCount
-	return StructuredToolOutput{
+	return StructuredOutput{
 		ChunkID:            o.ChunkID,
 		WallTimeSeconds:    o.WallTime.Seconds(),
 		ExitCode:           o.ExitCode,

@@ -1,15 +1,15 @@
-package unifiedexec_test
+package agenttool_test
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/unifiedexec/agenttool"
 )
 
 func TestHeadTailBufferWorkedExample(t *testing.T) {
-	b := unifiedexec.NewHeadTailBuffer(10)
+	b := agenttool.NewHeadTailBuffer(10)
 	b.Push([]byte("0123456789"))
 	if got := string(b.Bytes()); got != "0123456789" || b.Omitted() != 0 {
 		t.Fatalf("after first push: %q omitted %d", got, b.Omitted())
@@ -24,12 +24,12 @@ func TestHeadTailBufferWorkedExample(t *testing.T) {
 }
 
 func TestHeadTailBufferEdgeCaps(t *testing.T) {
-	b := unifiedexec.NewHeadTailBuffer(0)
+	b := agenttool.NewHeadTailBuffer(0)
 	b.Push([]byte("abc"))
 	if b.Retained() != 0 || b.Omitted() != 3 || len(b.Bytes()) != 0 || len(b.SnapshotChunks()) != 0 {
 		t.Fatalf("max 0: retained %d omitted %d", b.Retained(), b.Omitted())
 	}
-	b = unifiedexec.NewHeadTailBuffer(1)
+	b = agenttool.NewHeadTailBuffer(1)
 	b.Push([]byte("abc"))
 	if b.Retained() != 1 || b.Omitted() != 2 || string(b.Bytes()) != "c" {
 		t.Fatalf("max 1: retained %d omitted %d bytes %q", b.Retained(), b.Omitted(), b.Bytes())
@@ -37,7 +37,7 @@ func TestHeadTailBufferEdgeCaps(t *testing.T) {
 }
 
 func TestHeadTailBufferDrainResets(t *testing.T) {
-	b := unifiedexec.NewHeadTailBuffer(10)
+	b := agenttool.NewHeadTailBuffer(10)
 	b.Push([]byte("0123456789abc"))
 	if chunks := b.DrainChunks(); len(chunks) == 0 {
 		t.Fatal("drain returned nothing")
@@ -48,14 +48,14 @@ func TestHeadTailBufferDrainResets(t *testing.T) {
 }
 
 func TestHeadTailBufferSequences(t *testing.T) {
-	b := unifiedexec.NewHeadTailBuffer(10)
+	b := agenttool.NewHeadTailBuffer(10)
 	b.Push([]byte("0123456789"))
 	b.Push([]byte("ABCDEFGHIJK"))
 	if got := string(b.Bytes()); !strings.HasPrefix(got, "01234") || !strings.HasSuffix(got, "GHIJK") {
 		t.Fatalf("got %q", got)
 	}
 
-	b = unifiedexec.NewHeadTailBuffer(10)
+	b = agenttool.NewHeadTailBuffer(10)
 	b.Push([]byte("01"))
 	b.Push([]byte("234"))
 	if got := string(b.Bytes()); got != "01234" {
@@ -73,7 +73,7 @@ func TestHeadTailBufferSequences(t *testing.T) {
 }
 
 func TestHeadTailBufferInterleavedSmallPushes(t *testing.T) {
-	b := unifiedexec.NewHeadTailBuffer(10)
+	b := agenttool.NewHeadTailBuffer(10)
 	for _, c := range []byte("0123456789ab") {
 		b.Push(nil)
 		b.Push([]byte{c})
@@ -88,10 +88,10 @@ func TestHeadTailBufferInterleavedSmallPushes(t *testing.T) {
 }
 
 func TestHeadTailBufferDefaultCap(t *testing.T) {
-	b := unifiedexec.NewDefaultHeadTailBuffer()
-	b.Push(bytes.Repeat([]byte("a"), unifiedexec.OutputMaxBytes))
+	b := agenttool.NewDefaultHeadTailBuffer()
+	b.Push(bytes.Repeat([]byte("a"), agenttool.OutputMaxBytes))
 	b.Push([]byte("bc"))
-	if b.Retained() != unifiedexec.OutputMaxBytes {
+	if b.Retained() != agenttool.OutputMaxBytes {
 		t.Fatalf("retained %d", b.Retained())
 	}
 	r := b.BytesWithOmissionMarker()

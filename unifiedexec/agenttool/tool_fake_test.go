@@ -1,4 +1,4 @@
-package unifiedexec_test
+package agenttool_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/unifiedexec/agenttool"
 	"github.com/codexec/codex/wire"
 )
 
@@ -15,19 +15,19 @@ import (
 // and runs the optional script on it before returning.
 type fakeBackend struct {
 	mu       sync.Mutex
-	starts   []unifiedexec.StartRequest
+	starts   []agenttool.StartRequest
 	handles  []*fakeHandle
 	startErr error
 	script   func(h *fakeHandle)
 }
 
-func (b *fakeBackend) Start(_ context.Context, req unifiedexec.StartRequest) (unifiedexec.ProcessHandle, error) {
+func (b *fakeBackend) Start(_ context.Context, req agenttool.StartRequest) (agenttool.ProcessHandle, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.startErr != nil {
 		return nil, b.startErr
 	}
-	h := &fakeHandle{id: req.ProcessID, ch: make(chan unifiedexec.BackendEvent, 4096), writeStatus: wire.WriteAccepted}
+	h := &fakeHandle{id: req.ProcessID, ch: make(chan agenttool.BackendEvent, 4096), writeStatus: wire.WriteAccepted}
 	b.starts = append(b.starts, req)
 	b.handles = append(b.handles, h)
 	if b.script != nil {
@@ -45,7 +45,7 @@ func (b *fakeBackend) handle(i int) *fakeHandle {
 type fakeHandle struct {
 	id          string
 	mu          sync.Mutex
-	ch          chan unifiedexec.BackendEvent
+	ch          chan agenttool.BackendEvent
 	done        bool
 	closes      int
 	terminates  int
@@ -56,8 +56,8 @@ type fakeHandle struct {
 	onWrite     func(h *fakeHandle, chunk string)
 }
 
-func (h *fakeHandle) ID() string                              { return h.id }
-func (h *fakeHandle) Events() <-chan unifiedexec.BackendEvent { return h.ch }
+func (h *fakeHandle) ID() string                            { return h.id }
+func (h *fakeHandle) Events() <-chan agenttool.BackendEvent { return h.ch }
 func (h *fakeHandle) Terminate(context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -87,51 +87,51 @@ func (h *fakeHandle) Write(_ context.Context, chunk []byte, writeID string) (str
 	return status, err
 }
 
-func (h *fakeHandle) send(ev unifiedexec.BackendEvent) {
+func (h *fakeHandle) send(ev agenttool.BackendEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.done {
 		return
 	}
 	h.ch <- ev
-	if ev.Kind == unifiedexec.BackendClosed || ev.Kind == unifiedexec.BackendFailed {
+	if ev.Kind == agenttool.BackendClosed || ev.Kind == agenttool.BackendFailed {
 		h.done = true
 		close(h.ch)
 	}
 }
 
 func (h *fakeHandle) output(s string) {
-	h.send(unifiedexec.BackendEvent{Kind: unifiedexec.BackendOutput, Stream: "stdout", Data: []byte(s)})
+	h.send(agenttool.BackendEvent{Kind: agenttool.BackendOutput, Stream: "stdout", Data: []byte(s)})
 }
 
 func (h *fakeHandle) exit(code int) {
-	h.send(unifiedexec.BackendEvent{Kind: unifiedexec.BackendExited, ExitCode: code})
+	h.send(agenttool.BackendEvent{Kind: agenttool.BackendExited, ExitCode: code})
 }
 
-func (h *fakeHandle) closeOut() { h.send(unifiedexec.BackendEvent{Kind: unifiedexec.BackendClosed}) }
+func (h *fakeHandle) closeOut() { h.send(agenttool.BackendEvent{Kind: agenttool.BackendClosed}) }
 
 // recorder collects events.
 type recorder struct {
 	mu     sync.Mutex
-	events []unifiedexec.ToolEvent
+	events []agenttool.Event
 }
 
-func (r *recorder) sink(e unifiedexec.ToolEvent) {
+func (r *recorder) sink(e agenttool.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
 }
 
-func (r *recorder) all() []unifiedexec.ToolEvent {
+func (r *recorder) all() []agenttool.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]unifiedexec.ToolEvent(nil), r.events...)
+	return append([]agenttool.Event(nil), r.events...)
 }
 
-func (r *recorder) ofType(typ string) []unifiedexec.ToolEvent {
-	var out []unifiedexec.ToolEvent
+func (r *recorder) ofType(typ string) []agenttool.Event {
+	var out []agenttool.Event
 	for _, e := range r.all() {
-		if e.ToolEventType() == typ {
+		if e.EventType() == typ {
 			out = append(out, e)
 		}
 	}
@@ -143,14 +143,14 @@ func (r *recorder) ofType(typ string) []unifiedexec.ToolEvent {
 type env struct {
 	t     *testing.T
 	b     *fakeBackend
-	clk   *unifiedexec.FakeClock
+	clk   *agenttool.FakeClock
 	rec   *recorder
-	tools *unifiedexec.Tools
+	tools *agenttool.Tools
 }
 
 func newEnv(t *testing.T, script func(h *fakeHandle)) *env {
-	e := &env{t: t, b: &fakeBackend{script: script}, clk: unifiedexec.NewFakeClock(time.Unix(1_700_000_000, 0)), rec: &recorder{}}
-	e.tools = unifiedexec.NewTools(unifiedexec.ToolsConfig{
+	e := &env{t: t, b: &fakeBackend{script: script}, clk: agenttool.NewFakeClock(time.Unix(1_700_000_000, 0)), rec: &recorder{}}
+	e.tools = agenttool.New(agenttool.Config{
 		Backend: e.b, Clock: e.clk, Sink: e.rec.sink, DeterministicIDs: true, Shell: "/bin/bash",
 	})
 	t.Cleanup(e.tools.Close)
@@ -162,14 +162,14 @@ func inBubble(t *testing.T, f func(t *testing.T)) { synctest.Test(t, f) }
 
 // result is an asynchronous tool call.
 type result struct {
-	out *unifiedexec.ExecCommandToolOutput
+	out *agenttool.ExecCommandOutput
 	err error
 }
 
-func (e *env) goExec(p unifiedexec.ExecCommandParams) <-chan result {
+func (e *env) goExec(p agenttool.ExecCommandParams) <-chan result {
 	ch := make(chan result, 1)
 	go func() {
-		out, err := e.tools.ExecCommand(context.Background(), unifiedexec.ExecCommandCall{
+		out, err := e.tools.ExecCommand(context.Background(), agenttool.ExecCommandCall{
 			CallID: "call-1", TurnID: "turn-1", Cwd: "/work", Params: p,
 		})
 		ch <- result{out, err}
@@ -177,10 +177,10 @@ func (e *env) goExec(p unifiedexec.ExecCommandParams) <-chan result {
 	return ch
 }
 
-func (e *env) goWrite(p unifiedexec.WriteStdinParams) <-chan result {
+func (e *env) goWrite(p agenttool.WriteStdinParams) <-chan result {
 	ch := make(chan result, 1)
 	go func() {
-		out, err := e.tools.WriteStdin(context.Background(), unifiedexec.WriteStdinCall{Params: p})
+		out, err := e.tools.WriteStdin(context.Background(), agenttool.WriteStdinCall{Params: p})
 		ch <- result{out, err}
 	}()
 	return ch

@@ -1,32 +1,32 @@
-package unifiedexec_test
+package agenttool_test
 
 import (
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/unifiedexec/agenttool"
 )
 
 func ms(v int64) *int64 { return &v }
 
 func TestYieldClamps(t *testing.T) {
-	bg := unifiedexec.DefaultMaxBackgroundTerminalTimeout
+	bg := agenttool.DefaultMaxBackgroundTerminalTimeout
 	tests := []struct {
 		name string
 		got  time.Duration
 		want time.Duration
 	}{
-		{"exec default", unifiedexec.ExecYield(nil), 10 * time.Second},
-		{"exec low", unifiedexec.ExecYield(ms(10)), 250 * time.Millisecond},
-		{"exec high", unifiedexec.ExecYield(ms(31415)), 30 * time.Second},
-		{"write default", unifiedexec.WriteYield(nil, false, bg), 250 * time.Millisecond},
-		{"write high", unifiedexec.WriteYield(ms(60000), false, bg), 30 * time.Second},
-		{"poll default", unifiedexec.WriteYield(nil, true, bg), 5 * time.Second},
-		{"poll 100", unifiedexec.WriteYield(ms(100), true, bg), 5 * time.Second},
-		{"poll 60s", unifiedexec.WriteYield(ms(60000), true, bg), 60 * time.Second},
-		{"poll max", unifiedexec.WriteYield(ms(10_000_000), true, bg), 300 * time.Second},
-		{"poll tiny cap", unifiedexec.WriteYield(ms(60000), true, time.Second), 5 * time.Second},
+		{"exec default", agenttool.ExecYield(nil), 10 * time.Second},
+		{"exec low", agenttool.ExecYield(ms(10)), 250 * time.Millisecond},
+		{"exec high", agenttool.ExecYield(ms(31415)), 30 * time.Second},
+		{"write default", agenttool.WriteYield(nil, false, bg), 250 * time.Millisecond},
+		{"write high", agenttool.WriteYield(ms(60000), false, bg), 30 * time.Second},
+		{"poll default", agenttool.WriteYield(nil, true, bg), 5 * time.Second},
+		{"poll 100", agenttool.WriteYield(ms(100), true, bg), 5 * time.Second},
+		{"poll 60s", agenttool.WriteYield(ms(60000), true, bg), 60 * time.Second},
+		{"poll max", agenttool.WriteYield(ms(10_000_000), true, bg), 300 * time.Second},
+		{"poll tiny cap", agenttool.WriteYield(ms(60000), true, time.Second), 5 * time.Second},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -47,7 +47,7 @@ func TestShellArgv(t *testing.T) {
 		{`C:\Windows\System32\cmd.exe`, false, []string{`C:\Windows\System32\cmd.exe`, "/c", "echo hi"}},
 	}
 	for _, tt := range tests {
-		if got := unifiedexec.ShellArgv(tt.shell, "echo hi", tt.login); !reflect.DeepEqual(got, tt.want) {
+		if got := agenttool.ShellArgv(tt.shell, "echo hi", tt.login); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("ShellArgv(%q, %v) = %q", tt.shell, tt.login, got)
 		}
 	}
@@ -55,7 +55,7 @@ func TestShellArgv(t *testing.T) {
 
 func TestForcedEnv(t *testing.T) {
 	env := map[string]string{}
-	unifiedexec.ApplyForcedEnv(env)
+	agenttool.ApplyForcedEnv(env)
 	want := map[string]string{
 		"NO_COLOR": "1", "TERM": "dumb", "LANG": "C.UTF-8", "LC_CTYPE": "C.UTF-8", "LC_ALL": "C.UTF-8",
 		"COLORTERM": "", "PAGER": "cat", "GIT_PAGER": "cat", "GH_PAGER": "cat", "CODEX_CI": "1",
@@ -64,7 +64,7 @@ func TestForcedEnv(t *testing.T) {
 		t.Fatalf("forced env %v", env)
 	}
 	env = map[string]string{"NO_COLOR": "0", "PATH": "/usr/bin"}
-	unifiedexec.ApplyForcedEnv(env)
+	agenttool.ApplyForcedEnv(env)
 	if env["NO_COLOR"] != "1" || env["PATH"] != "/usr/bin" {
 		t.Fatalf("override: %v", env)
 	}
@@ -73,7 +73,7 @@ func TestForcedEnv(t *testing.T) {
 func TestWireEnv(t *testing.T) {
 	base := map[string]string{"PATH": "/usr/bin", "HOME": "/root", "TERM": "xterm", "A*B": "x"}
 	desired := map[string]string{"PATH": "/usr/bin", "TERM": "dumb", "NEW": "1"}
-	env, policy := unifiedexec.WireEnv(base, desired)
+	env, policy := agenttool.WireEnv(base, desired)
 	if !reflect.DeepEqual(env, map[string]string{"TERM": "dumb", "NEW": "1"}) {
 		t.Fatalf("env %v", env)
 	}
@@ -87,21 +87,21 @@ func TestWireEnv(t *testing.T) {
 
 func TestErrorTexts(t *testing.T) {
 	tests := map[string]error{
-		"Unknown process id 1000":                                                               &unifiedexec.UnknownProcessIDError{ID: 1000},
-		"Failed to create unified exec process: boom":                                           &unifiedexec.CreateProcessError{Err: errString("boom")},
-		"Unified exec process failed: gone":                                                     &unifiedexec.ProcessFailedError{Message: "gone"},
-		"Command denied by sandbox: nope":                                                       &unifiedexec.SandboxDeniedError{Message: "nope"},
-		"failed to write to stdin":                                                              unifiedexec.ErrWriteToStdin,
-		"missing command line for unified exec request":                                         unifiedexec.ErrMissingCommandLine,
-		"unified exec is unavailable in this session":                                           unifiedexec.ErrUnavailable,
-		"stdin is closed for this session; rerun exec_command with tty=true to keep stdin open": unifiedexec.ErrSessionStdinClosed,
+		"Unknown process id 1000":                                                               &agenttool.UnknownProcessIDError{ID: 1000},
+		"Failed to create unified exec process: boom":                                           &agenttool.CreateProcessError{Err: errString("boom")},
+		"Unified exec process failed: gone":                                                     &agenttool.ProcessFailedError{Message: "gone"},
+		"Command denied by sandbox: nope":                                                       &agenttool.SandboxDeniedError{Message: "nope"},
+		"failed to write to stdin":                                                              agenttool.ErrWriteToStdin,
+		"missing command line for unified exec request":                                         agenttool.ErrMissingCommandLine,
+		"unified exec is unavailable in this session":                                           agenttool.ErrUnavailable,
+		"stdin is closed for this session; rerun exec_command with tty=true to keep stdin open": agenttool.ErrSessionStdinClosed,
 	}
 	for want, err := range tests {
 		if err.Error() != want {
 			t.Errorf("got %q want %q", err.Error(), want)
 		}
 	}
-	got := unifiedexec.ExecCommandFailedMessage([]string{"/bin/bash", "-c", "echo 'hi'"}, errString("x"))
+	got := agenttool.ExecCommandFailedMessage([]string{"/bin/bash", "-c", "echo 'hi'"}, errString("x"))
 	if want := "exec_command failed for `/bin/bash -c 'echo '\"'\"'hi'\"'\"''`: x"; got != want {
 		t.Errorf("got %q want %q", got, want)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/wire"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 )
@@ -178,12 +179,12 @@ func execConnect(ctx context.Context, cctx *cli.Context, envToken string) (*unif
 }
 
 // terminalSize reports the size of the terminal on our stdin.
-func terminalSize() (rows, cols uint16, ok bool) {
+func terminalSize() (wire.Size, bool) {
 	ws, err := unix.IoctlGetWinsize(int(os.Stdin.Fd()), unix.TIOCGWINSZ)
 	if err != nil || ws.Row == 0 || ws.Col == 0 {
-		return 0, 0, false
+		return wire.Size{}, false
 	}
-	return ws.Row, ws.Col, true
+	return wire.Size{Rows: ws.Row, Cols: ws.Col}, true
 }
 
 // execProfile resolves --sandbox or --permission-profile (not both); nil

@@ -206,7 +206,7 @@ func TestCommandExecClientTTY(t *testing.T) {
 	forEachClient(t, func(t *testing.T, ctx context.Context, c *unifiedexec.Client) {
 		k := newCollector()
 		r := sh(`stty size; read l; stty size`)
-		r.TTY, r.Size, r.OnOutput = true, &wire.TermSize{Rows: 31, Cols: 101}, k.add
+		r.TTY, r.Size, r.OnOutput = true, &wire.Size{Rows: 31, Cols: 101}, k.add
 		r.ProcessID = "tty-1"
 		h, err := c.StartCommandExec(ctx, r)
 		if err != nil {
@@ -216,7 +216,7 @@ func TestCommandExecClientTTY(t *testing.T) {
 			t.Fatalf("process id %q", h.ProcessID())
 		}
 		k.waitFor(t, "stdout", "31 101")
-		if err := h.Resize(ctx, 45, 132); err != nil {
+		if err := h.Resize(ctx, wire.Size{Rows: 45, Cols: 132}); err != nil {
 			t.Fatal(err)
 		}
 		if err := h.Write(ctx, []byte("\n")); err != nil {

@@ -242,8 +242,8 @@ func (c *Client) Terminate(ctx context.Context, processID string, graceful time.
 }
 
 // Resize sends process/resize [ext].
-func (c *Client) Resize(ctx context.Context, processID string, rows, cols uint16) error {
-	params := wire.ResizeParams{ProcessID: processID, Size: wire.Size{Rows: rows, Cols: cols}}
+func (c *Client) Resize(ctx context.Context, processID string, size wire.Size) error {
+	params := wire.ResizeParams{ProcessID: processID, Size: size}
 	return c.call(ctx, wire.MethodProcessResize, params, nil, true)
 }
 

@@ -57,7 +57,7 @@ type CommandExecRequest struct {
 	// StreamStdin and StreamOutput; the PTY's output is reported as
 	// "stdout".
 	TTY  bool
-	Size *wire.TermSize
+	Size *wire.Size
 	// StreamStdin lets CommandExecHandle.Write feed the command's stdin;
 	// without it (and without TTY) stdin is /dev/null.
 	StreamStdin bool
@@ -106,7 +106,7 @@ func (c *Client) CommandExec(ctx context.Context, req CommandExecRequest) (Comma
 func (r *CommandExecRequest) params(id string) (wire.CommandExecParams, error) {
 	p := wire.CommandExecParams{
 		Command: r.Argv, ProcessID: &id, TTY: r.TTY, StreamStdin: r.StreamStdin,
-		StreamStdoutStderr: r.StreamOutput, Size: r.Size, SandboxPolicy: r.SandboxPolicy,
+		StreamStdoutStderr: r.StreamOutput, Size: termSize(r.Size), SandboxPolicy: r.SandboxPolicy,
 	}
 	if p.Command == nil {
 		p.Command = []string{}
@@ -148,4 +148,12 @@ func (r *CommandExecRequest) params(id string) (wire.CommandExecParams, error) {
 		}
 	}
 	return p, nil
+}
+
+// termSize is size in the command/exec spelling of the same two members.
+func termSize(size *wire.Size) *wire.TermSize {
+	if size == nil {
+		return nil
+	}
+	return &wire.TermSize{Rows: size.Rows, Cols: size.Cols}
 }

@@ -132,8 +132,8 @@ func (h *CommandExecHandle) CloseStdin(ctx context.Context) error {
 }
 
 // Resize sets the size of the command's PTY.
-func (h *CommandExecHandle) Resize(ctx context.Context, rows, cols uint16) error {
-	return h.control(ctx, wire.MethodCommandExecResize, wire.CommandExecResizeParams{ProcessID: h.id, Size: wire.TermSize{Rows: rows, Cols: cols}})
+func (h *CommandExecHandle) Resize(ctx context.Context, size wire.Size) error {
+	return h.control(ctx, wire.MethodCommandExecResize, wire.CommandExecResizeParams{ProcessID: h.id, Size: wire.TermSize{Rows: size.Rows, Cols: size.Cols}})
 }
 
 // Terminate kills the command (SIGKILL); its result then has exit code 137.

@@ -91,7 +91,7 @@ func TestCommandExecParams(t *testing.T) {
 			`{"command":["a"],"processId":"p","outputBytesCap":7,"timeoutMs":2}`},
 		{"env", CommandExecRequest{Argv: []string{"a"}, Env: map[string]string{"A": "1"}, Unset: []string{"PATH"}, Cwd: "sub"},
 			`{"command":["a"],"processId":"p","cwd":"sub","env":{"A":"1","PATH":null}}`},
-		{"sandbox", CommandExecRequest{Argv: []string{"a"}, PermissionProfile: ":workspace", TTY: true, Size: &wire.TermSize{Rows: 2, Cols: 3}},
+		{"sandbox", CommandExecRequest{Argv: []string{"a"}, PermissionProfile: ":workspace", TTY: true, Size: &wire.Size{Rows: 2, Cols: 3}},
 			`{"command":["a"],"processId":"p","tty":true,"size":{"rows":2,"cols":3},"permissionProfile":":workspace"}`},
 		{"streams", CommandExecRequest{Argv: []string{"a"}, StreamStdin: true, StreamOutput: true, SandboxPolicy: map[string]any{"type": "readOnly"}},
 			`{"command":["a"],"processId":"p","streamStdin":true,"streamStdoutStderr":true,"sandboxPolicy":{"type":"readOnly"}}`},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/wire"
 )
 
 // Run one command with command/exec: buffered output, an environment
@@ -60,7 +61,7 @@ func ExampleClient_StartCommandExec() {
 		fmt.Println(err)
 		return
 	}
-	if err := h.Resize(ctx, 40, 120); err != nil {
+	if err := h.Resize(ctx, wire.Size{Rows: 40, Cols: 120}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	if err := h.Write(ctx, []byte("gopher\n")); err != nil {

@@ -405,8 +405,8 @@ func (p *Process) CloseStdin(ctx context.Context) error {
 
 // Resize sets the PTY size (process/resize). It blocks until the server
 // answers.
-func (p *Process) Resize(ctx context.Context, rows, cols uint16) error {
-	return p.c.Resize(ctx, p.id, rows, cols)
+func (p *Process) Resize(ctx context.Context, size wire.Size) error {
+	return p.c.Resize(ctx, p.id, size)
 }
 
 // Signal sends sig (SignalInterrupt: SIGINT to the process group). It blocks

@@ -42,7 +42,7 @@ type RunOptions struct {
 	// TTY runs the command on a PTY; Size, when set, reports the caller's
 	// terminal size for the start and for each SIGWINCH.
 	TTY  bool
-	Size func() (rows, cols uint16, ok bool)
+	Size func() (wire.Size, bool)
 	// Permissions is a sandbox permission profile (docs/protocol.md §8.1) applied
 	// with Cwd as the only workspace root; nil means no sandbox.
 	Permissions json.RawMessage
@@ -131,8 +131,8 @@ func (o RunOptions) startOptions(cwd string) (StartOptions, *forwarder, error) {
 		Stdout: out.writer(0), Stderr: out.writer(1),
 	}
 	if o.TTY && o.Size != nil {
-		if rows, cols, ok := o.Size(); ok {
-			opts.Size = &wire.Size{Rows: rows, Cols: cols}
+		if size, ok := o.Size(); ok {
+			opts.Size = &size
 		}
 	}
 	if o.Permissions != nil {

@@ -147,8 +147,8 @@ func (r *run) signal(ctx context.Context, s os.Signal) {
 		if !r.o.TTY || r.o.Size == nil {
 			return
 		}
-		if rows, cols, ok := r.o.Size(); ok {
-			err = r.p.Resize(ctx, rows, cols)
+		if size, ok := r.o.Size(); ok {
+			err = r.p.Resize(ctx, size)
 		}
 	}
 	if err != nil && r.o.Stderr != nil {

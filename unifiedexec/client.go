@@ -163,7 +163,9 @@ func (c *Client) handshake(ctx context.Context, conn *rpc.Conn, resume string) e
 		p.ResumeSessionID = &resume
 	}
 	var res struct {
-		SessionID       string                `json:"sessionId"`
+		wire.InitializeResult
+		// EnvironmentInfo shadows the embedded member to tell an absent or
+		// null one, which the server is then asked for, from an object.
 		EnvironmentInfo *wire.EnvironmentInfo `json:"environmentInfo"`
 	}
 	if err := conn.Call(ctx, wire.MethodInitialize, p, &res); err != nil {
@@ -379,16 +381,6 @@ func (c *Client) handle(_ context.Context, req *rpc.Request) (any, error) {
 	}
 	c.route(n.processID, []Event{n.ev})
 	return nil, nil
-}
-
-// notification is the params of process/output, /exited and /closed.
-type notification struct {
-	ProcessID     string     `json:"processId"`
-	Seq           uint64     `json:"seq"`
-	Stream        string     `json:"stream"`
-	Chunk         wire.Bytes `json:"chunk"`
-	ExitCode      int        `json:"exitCode"`
-	SandboxDenied bool       `json:"sandboxDenied"`
 }
 
 // route hands events to a live process; unknown ids are ignored.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/codexec/codex/wire"
 	fastb64 "github.com/segmentio/asm/base64"
 )
 
@@ -40,29 +41,28 @@ func predecode(data []byte) (string, any) {
 // notification. ok is false for a method that is not one; err reports
 // params that do not decode.
 func decodeParams(method string, params json.RawMessage) (procNote, bool, error) {
-	var kind EventKind
+	var n procNote
+	var err error
 	switch method {
-	case "process/output":
-		kind = EventOutput
-	case "process/exited":
-		kind = EventExited
-	case "process/closed":
-		kind = EventClosed
+	case wire.MethodProcessOutput:
+		var p wire.OutputParams
+		err = json.Unmarshal(params, &p)
+		n = procNote{p.ProcessID, Event{Kind: EventOutput, Seq: p.Seq, Stream: p.Stream, Data: p.Chunk}}
+	case wire.MethodProcessExited:
+		var p wire.ExitedParams
+		err = json.Unmarshal(params, &p)
+		n = procNote{p.ProcessID, Event{Kind: EventExited, Seq: p.Seq, ExitCode: p.ExitCode, SandboxDenied: p.SandboxDenied}}
+	case wire.MethodProcessClosed:
+		var p wire.ClosedParams
+		err = json.Unmarshal(params, &p)
+		n = procNote{p.ProcessID, Event{Kind: EventClosed, Seq: p.Seq}}
 	default:
 		return procNote{}, false, nil
 	}
-	var n notification
-	if err := json.Unmarshal(params, &n); err != nil {
+	if err != nil {
 		return procNote{}, false, err
 	}
-	ev := Event{Seq: n.Seq, Kind: kind}
-	switch kind {
-	case EventOutput:
-		ev.Stream, ev.Data = n.Stream, n.Chunk
-	case EventExited:
-		ev.ExitCode, ev.SandboxDenied = n.ExitCode, n.SandboxDenied
-	}
-	return procNote{processID: n.ProcessID, ev: ev}, true, nil
+	return n, true, nil
 }
 
 // The members of the params object the scanner knows, as bits.
@@ -77,15 +77,15 @@ const (
 
 // wantMembers is the exact member set of each notification's params.
 var wantMembers = map[string]int{
-	"process/output": mProcessID | mSeq | mStream | mChunk,
-	"process/exited": mProcessID | mSeq | mExitCode | mSandboxDenied,
-	"process/closed": mProcessID | mSeq,
+	wire.MethodProcessOutput: mProcessID | mSeq | mStream | mChunk,
+	wire.MethodProcessExited: mProcessID | mSeq | mExitCode | mSandboxDenied,
+	wire.MethodProcessClosed: mProcessID | mSeq,
 }
 
 var kinds = map[string]EventKind{
-	"process/output": EventOutput,
-	"process/exited": EventExited,
-	"process/closed": EventClosed,
+	wire.MethodProcessOutput: EventOutput,
+	wire.MethodProcessExited: EventExited,
+	wire.MethodProcessClosed: EventClosed,
 }
 
 // scanFrame reads a whole notification frame: an object with "method",

@@ -1,13 +1,17 @@
 package unifiedexec_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/codexec/codex/unifiedexec"
 )
@@ -115,15 +119,33 @@ func ExampleProcess_Signal() {
 // reattach later (within the server's session TTL) to drive them by id.
 // The zero DialOptions kills them at Close.
 func ExampleDialOptions() {
+	// A server on a free port; its first line on stdout is its URL.
+	srv := exec.Command("codex", "exec-server", "--listen", "ws://127.0.0.1:0")
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := srv.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	url := strings.TrimSpace(line)
+
 	ctx := context.Background()
-	url := "ws://127.0.0.1:8765"
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	c, err := unifiedexec.Dial(ctx, url, unifiedexec.DialOptions{KeepSession: true, Logger: logger})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	p, err := c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"make", "test"}})
+	p, err := c.Start(ctx, unifiedexec.StartOptions{Argv: []string{"echo", "built"}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -137,7 +159,7 @@ func ExampleDialOptions() {
 		return
 	}
 	defer c.Close()
-	res, err := c.Read(ctx, unifiedexec.ReadRequest{ProcessID: id})
+	res, err := c.Read(ctx, unifiedexec.ReadRequest{ProcessID: id, Wait: 5 * time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -145,4 +167,6 @@ func ExampleDialOptions() {
 	for _, ch := range res.Chunks {
 		fmt.Print(strings.ToUpper(string(ch.Chunk)))
 	}
+	// Output:
+	// BUILT
 }

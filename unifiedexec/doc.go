@@ -28,7 +28,10 @@
 // so a slow consumer never delays other processes, other calls or Close. Server errors are
 // *WireError values, matched with errors.Is (fs.ErrNotExist, ErrNotFound,
 // fs.ErrPermission, the rpc code sentinels) or errors.As, never by text;
-// Communicate reports a truncated capture as *TruncatedError.
+// Communicate reports a truncated capture as *TruncatedError. A sandbox
+// is the wire object of docs/protocol.md §8.1: ReadOnly, WorkspaceWrite
+// and DangerFullAccess build it for the three modes, raw JSON states any
+// other policy, nil means none. Terminal sizes are wire.Size.
 //
 // # Event ordering
 //
@@ -66,4 +69,10 @@
 // once with ErrCommandExecLost (which wraps ErrTransport), while the
 // processes of process/start recover; a later CommandExec runs on the
 // recovered connection.
+//
+// # The agent tool layer
+//
+// Package unifiedexec/agenttool builds the exec_command and write_stdin
+// tools of a coding agent (docs/client.md §4) on top of this client,
+// through its Backend seam; this package does not depend on it.
 package unifiedexec

@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultOutputBytesCap is the default per-stream capture cap of a Process
-// (docs/client.md §2 OutputMaxBytes).
+// (StartOptions.OutputBytesCap): 1 MiB.
 const DefaultOutputBytesCap = 1 << 20
 
 // EventKind is the kind of a process event.

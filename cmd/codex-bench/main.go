@@ -1,4 +1,4 @@
-// Command bench drives our exec-server and the reference `codex exec-server`
+// Command codex-bench drives our exec-server and the reference `codex exec-server`
 // side by side with one WebSocket client, measures the metrics of
 // docs/benchmarking.md §3 together with the machine's raw floors (docs/benchmarking.md §4), and
 // reports both servers, the floors and the ratios ours/reference and
@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	go run ./bench -ours bin/codex -ref /path/to/reference/codex [-quick] [-json out.json] [-md out.md]
+//	go run ./cmd/codex-bench -ours bin/codex -ref /path/to/reference/codex [-quick] [-json out.json] [-md out.md]
 //
 // Both servers are started as `<bin> exec-server --listen ws://127.0.0.1:0`
 // with a clean environment and stopped with SIGTERM at the end (or on ^C).

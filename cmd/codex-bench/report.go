@@ -449,7 +449,7 @@ func (rep *Report) markdown() string {
 	fmt.Fprintf(&b, "- Reference: %s (`%s`)\n", orUnknown(ref.Version), ref.Binary)
 	fmt.Fprintf(&b, "- Mode: %s\n", rep.Mode)
 	rep.MCP.markdown(&b)
-	fmt.Fprintf(&b, "- Client: `go run ./bench` (coder/websocket, TCP_QUICKACK after every read); ratios are medians of per-round ratios where the metric was interleaved in rounds\n")
+	fmt.Fprintf(&b, "- Client: `go run ./cmd/codex-bench` (coder/websocket, TCP_QUICKACK after every read); ratios are medians of per-round ratios where the metric was interleaved in rounds\n")
 	if rep.Interrupted {
 		fmt.Fprintf(&b, "- **Interrupted: partial results**\n")
 	}

@@ -17,7 +17,7 @@ import (
 // usageExit is the exit status of a usage error.
 const usageExit = 2
 
-// usageError is a mistake on the command line of one command. main prints
+// usageError is a mistake on the command line of one command. Main prints
 // it as one line on stderr and exits with usageExit.
 type usageError struct {
 	path string // the command's path below the program name: "exec run"; "" for the root

@@ -10,7 +10,7 @@ import (
 // completionCommand is `codex completion bash|zsh|fish`: a completion
 // script on stdout. The bash and zsh scripts ask the binary itself for the
 // candidates at each Tab (urfave/cli's --generate-bash-completion, on in
-// main); the fish script is generated from the command tree.
+// newApp); the fish script is generated from the command tree.
 func completionCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "completion",

@@ -36,7 +36,7 @@ func shutdownGrace(c *cli.Context) (time.Duration, error) {
 var errNegativeGrace = errors.New("--shutdown-grace must not be negative")
 
 // secondSignal returns a channel closed at the second SIGINT or SIGTERM
-// (the first, which cancelled ctx through main's signal.NotifyContext,
+// (the first, which cancelled ctx through Main's signal.NotifyContext,
 // starts the drain; the second ends its grace), and a function that stops
 // watching. A signal that came before the watch began counts as the first.
 func secondSignal(ctx context.Context) (hurry <-chan struct{}, stop func()) {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/codexec/codex/execserver"
 	"github.com/codexec/codex/fshelper"
+	"github.com/codexec/codex/internal/reap"
+	"github.com/codexec/codex/metrics"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wsserve"
@@ -339,7 +342,7 @@ func runExecServer(c *cli.Context) error {
 		URLOut:      os.Stdout,
 
 		ShutdownGrace:  grace,
-		MaxConnections: maxConns, // --max-connections (cmd_execserver_fleet.go)
+		MaxConnections: maxConns, // --max-connections (fleetFlags)
 	}
 	if target.stdio {
 		in, restore := pollableStdin()
@@ -386,4 +389,84 @@ func serve(c *cli.Context, cfg execserver.Config, target listenTarget, logger *z
 	defer stopHurry()
 	cfg.Hurry = hurry
 	return execserver.Run(ctx, cfg, logger)
+}
+
+// The defaults of --max-sessions and --max-connections (docs/operations.md
+// §1, §11). They are backstops, not capacity plans: far above what one
+// workspace needs (the Codex CLI holds one connection and one session, and
+// a resume replaces the connection) and above what our benchmark makes
+// within one session TTL, yet low enough that a client stuck in a
+// reconnect loop, which leaves a detached session behind every time, is
+// refused with a clear error before the server runs out of file
+// descriptors or memory. An idle connection costs one descriptor and a few
+// goroutines, an idle session its bookkeeping; measured in
+// docs/operations.md §11. Operators of shared servers set both from their
+// node's capacity; 0 turns a limit off.
+const (
+	defaultMaxSessions    = 1024
+	defaultMaxConnections = 1024
+)
+
+// fleetFlags are the flags of the session and connection limits.
+var fleetFlags = []cli.Flag{
+	&cli.IntFlag{Name: "max-sessions", Value: defaultMaxSessions, Usage: "`N` sessions held at once, attached or detached; initialize refuses a new one beyond it (-32011), a resume is never refused; 0: no limit"},
+	&cli.IntFlag{Name: "max-connections", Value: defaultMaxConnections, Usage: "`N` WebSocket connections open at once; an upgrade beyond it is refused with 503; 0: no limit"},
+}
+
+// fleetLimits reads --max-sessions and --max-connections.
+func fleetLimits(c *cli.Context) (sessions, conns int, err error) {
+	sessions, conns = c.Int("max-sessions"), c.Int("max-connections")
+	if sessions < 0 || conns < 0 {
+		return 0, 0, fmt.Errorf("--max-sessions and --max-connections must not be negative")
+	}
+	return sessions, conns, nil
+}
+
+// initFlag makes the server reap orphans as an init process would.
+var initFlag = &cli.BoolFlag{
+	Name:    "init",
+	EnvVars: []string{"CODEX_EXEC_SERVER_INIT"},
+	Usage:   "reap orphaned processes: always done as PID 1; otherwise the server becomes a child subreaper for its commands' orphans",
+}
+
+// startReaper starts the orphan reaper when the server runs as PID 1 of
+// its PID namespace or --init asks for it. The returned function stops it;
+// call it after the server (and its children) are done.
+func startReaper(c *cli.Context, logger *zap.Logger) (stop func(), err error) {
+	if !c.Bool(initFlag.Name) && os.Getpid() != 1 {
+		return func() {}, nil
+	}
+	r, err := reap.Start(logger)
+	if err != nil {
+		return nil, fmt.Errorf("--init: %w", err)
+	}
+	return r.Close, nil
+}
+
+// startMetrics serves the exec-server's metrics on addr (--metrics-listen)
+// and records them through cfg; each request passes the peer check of
+// cfg.PeerGate first (docs/operations.md §10). It returns the function
+// that stops the listener and waits for it, which the caller runs after
+// the exec-server returned. An empty addr serves and records nothing.
+func startMetrics(addr string, cfg *execserver.Config, logger *zap.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --metrics-listen %q: want IP:PORT", addr)
+	}
+	m := metrics.New()
+	m.SetBuild(buildVersion(), protocolVersion)
+	guard := func(h http.Handler) http.Handler { return cfg.PeerGate.Guard("metrics", logger, h) }
+	srv, err := m.Listen(ap.String(), guard)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-listen: %w", err)
+	}
+	cfg.Sessions.Metrics = m
+	logger.Info("serving metrics", zap.String("url", "http://"+srv.Addr().String()+"/metrics"))
+	if !ap.Addr().IsLoopback() {
+		logger.Warn("metrics are served without authentication on a non-loopback address", zap.String("addr", srv.Addr().String()))
+	}
+	return func() { _ = srv.Close() }, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/unifiedexec"
+	"github.com/codexec/codex/wsserve"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 )
@@ -186,6 +187,29 @@ func terminalSize() (rows, cols uint16, ok bool) {
 	return ws.Row, ws.Col, true
 }
 
+// makeRaw puts the terminal on fd into raw mode, as cfmakeraw(3) does, so
+// that keystrokes (Ctrl-C included, as the byte 0x03) go to the remote PTY
+// unprocessed. It returns a function that restores the previous mode, or
+// a no-op when fd is not a terminal.
+func makeRaw(f *os.File) (restore func()) {
+	fd := int(f.Fd())
+	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return func() {}
+	}
+	raw := *old
+	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	raw.Oflag &^= unix.OPOST
+	raw.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	raw.Cflag &^= unix.CSIZE | unix.PARENB
+	raw.Cflag |= unix.CS8
+	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
+		return func() {}
+	}
+	return func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, old) }
+}
+
 // execProfile resolves --sandbox or --permission-profile (not both); nil
 // means no sandbox.
 func execProfile(mode, profile string) (*sandbox.Profile, error) {
@@ -241,25 +265,38 @@ func execToken(cctx *cli.Context, envToken string) (string, error) {
 	return envToken, nil
 }
 
-// makeRaw puts the terminal on fd into raw mode, as cfmakeraw(3) does, so
-// that keystrokes (Ctrl-C included, as the byte 0x03) go to the remote PTY
-// unprocessed. It returns a function that restores the previous mode, or
-// a no-op when fd is not a terminal.
-func makeRaw(f *os.File) (restore func()) {
-	fd := int(f.Fd())
-	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+// execDialOptions returns the dial options of `exec run --server`: a
+// bearer token from execToken, or, with --token-secret-file, an HS256
+// token minted for every connection (for a server started with --ws-auth
+// signed-bearer-token; the client then holds the shared secret).
+func execDialOptions(cctx *cli.Context, envToken string) (unifiedexec.DialOptions, error) {
+	opts := unifiedexec.DialOptions{RecoveryTimeout: cctx.Duration("recovery-timeout")}
+	file := cctx.String("token-secret-file")
+	if file == "" {
+		for _, name := range []string{"token-issuer", "token-audience", "token-lifetime"} {
+			if cctx.IsSet(name) {
+				return opts, fmt.Errorf("--%s needs --token-secret-file", name)
+			}
+		}
+		token, err := execToken(cctx, envToken)
+		opts.Token = token
+		return opts, err
+	}
+	if cctx.IsSet("token-file") || cctx.IsSet("token") {
+		return opts, errors.New("give either --token-secret-file or a token (--token-file, --token), not both")
+	}
+	if cctx.Duration("token-lifetime") <= 0 {
+		return opts, errors.New("--token-lifetime must be positive")
+	}
+	secret, err := wsserve.ReadSharedSecret(file)
 	if err != nil {
-		return func() {}
+		return opts, fmt.Errorf("--token-secret-file: %w", err)
 	}
-	raw := *old
-	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-	raw.Oflag &^= unix.OPOST
-	raw.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-	raw.Cflag &^= unix.CSIZE | unix.PARENB
-	raw.Cflag |= unix.CS8
-	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
-		return func() {}
-	}
-	return func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, old) }
+	opts.TokenSource = unifiedexec.SignedToken{
+		Secret:   secret,
+		Issuer:   cctx.String("token-issuer"),
+		Audience: cctx.String("token-audience"),
+		Lifetime: cctx.Duration("token-lifetime"),
+	}.Source()
+	return opts, nil
 }

@@ -171,6 +171,18 @@ func tokenHash(c *cli.Context) ([]byte, error) {
 	return nil, fmt.Errorf("--ws-auth capability-token needs --ws-token-file or --ws-token-sha256")
 }
 
+// warnUnauthenticated logs a warning when the server listens on an address
+// other hosts may reach (anything but loopback, the unspecified addresses
+// included) and no --ws-auth mode is set: whoever reaches the port runs
+// commands as the server's user.
+func warnUnauthenticated(c *cli.Context, target listenTarget, logger *zap.Logger) {
+	if target.stdio || target.addr.Addr().IsLoopback() || c.String("ws-auth") != "" {
+		return
+	}
+	logger.Warn("listening on a non-loopback address without authentication: anyone who reaches it can run commands as this user; set --ws-auth",
+		zap.String("addr", target.addr.String()))
+}
+
 // The defaults of --max-pids-per-process and --max-memory-per-process, the
 // same for exec-server commands and exec-mcp-server calls.
 const (

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
 
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
 
@@ -121,4 +123,30 @@ func stdinReadable(f *os.File) bool {
 		return false
 	}
 	return true
+}
+
+// exitOnStdinClose returns a context that ends with ctx or when stdin
+// reaches end of file (--exit-on-stdin-close), and a function that stops
+// the watch and waits for it.
+func exitOnStdinClose(ctx context.Context, logger *zap.Logger) (context.Context, func(), error) {
+	closed, stopWatch, err := watchStdinClose(0) // fd 0 itself: os.Stdin.Fd would make it blocking
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-closed:
+			logger.Info("stdin closed; shutting down (--exit-on-stdin-close)")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		cancel()
+		<-done
+		stopWatch()
+	}, nil
 }

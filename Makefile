@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 CODEX_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 build:
-	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -ldflags "-X main.version=$(CODEX_VERSION)" -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -ldflags "-X github.com/codexec/codex/cli.version=$(CODEX_VERSION)" -o $(BIN) .
 
 # Builds and starts a server on an ephemeral loopback port; prints its URL.
 run: build

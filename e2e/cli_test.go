@@ -130,6 +130,29 @@ func TestCLIVersion(t *testing.T) {
 	}
 }
 
+// TestCLIVersionFromLdflags builds the binary with a version set at link
+// time on the variable `make build` sets (cli.version) and checks that
+// --version and -V print it on one line of stdout and exit 0.
+func TestCLIVersionFromLdflags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "codex")
+	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-ldflags", "-X github.com/codexec/codex/cli.version=v9.8.7-test", "-o", bin, "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, flag := range []string{"--version", "-V"} {
+		cmd := exec.Command(bin, flag)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if want := "codex v9.8.7-test (exec-server protocol "; err != nil || !strings.HasPrefix(stdout.String(), want) || strings.Count(stdout.String(), "\n") != 1 || stderr.Len() != 0 {
+			t.Errorf("codex %s: %v, stdout %q, stderr %q; want one line %q...", flag, err, stdout.String(), stderr.String(), want)
+		}
+	}
+}
+
 // TestCLICompletion: a script for each shell, and the bash one, loaded
 // into bash, completes a command name and a flag by asking the binary.
 func TestCLICompletion(t *testing.T) {

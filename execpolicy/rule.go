@@ -145,3 +145,53 @@ func rustQuote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// Decision is what a rule says about a command. The zero value is Allow.
+// Decisions are ordered by strictness: Forbidden > Prompt > Allow, and
+// the strictest matching rule decides.
+type Decision int
+
+const (
+	Allow Decision = iota
+	Prompt
+	Forbidden
+)
+
+// String returns the decision as the rules files spell it.
+func (d Decision) String() string {
+	switch d {
+	case Allow:
+		return "allow"
+	case Prompt:
+		return "prompt"
+	case Forbidden:
+		return "forbidden"
+	}
+	return "invalid"
+}
+
+// Stricter returns the stricter of d and o.
+func (d Decision) Stricter(o Decision) Decision { return max(d, o) }
+
+// fullFolds are the full case foldings that map one rune to several; the
+// rest fold rune by rune.
+var fullFolds = map[rune]string{
+	'ß': "ss", 'ẞ': "ss", 'ŉ': "ʼn", 'ǰ': "ǰ", 'ΐ': "ΐ", 'ΰ': "ΰ", 'և': "եւ",
+	'ﬀ': "ff", 'ﬁ': "fi", 'ﬂ': "fl", 'ﬃ': "ffi", 'ﬄ': "ffl", 'ﬅ': "st", 'ﬆ': "st",
+	'İ': "i̇",
+}
+
+// foldCase returns s with Unicode full case folding applied, so that
+// "STRASSE" and "Straße" fold equal. Canonical-matching rules compare
+// folded tokens.
+func foldCase(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if f, ok := fullFolds[r]; ok {
+			b.WriteString(f)
+			continue
+		}
+		b.WriteRune(unicode.ToLower(unicode.ToUpper(r)))
+	}
+	return b.String()
+}

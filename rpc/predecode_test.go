@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexec/codex/internal/rpctest"
 	"github.com/codexec/codex/rpc"
 )
 
@@ -113,8 +114,8 @@ func TestScenarioPredecodeLent(t *testing.T) {
 			t.Cleanup(func() { _ = a.Close(false) }) // first: b answers the close
 			for i := range n {
 				fill := strings.Repeat(string(rune('a'+i%26)), (i%7)*(40<<10)+1)
-				writeRaw(t, a, fmt.Sprintf(`{"method":"fast","params":{"fill":"%s"}}`, fill))
-				writeRaw(t, a, fmt.Sprintf(`{"method":"slow","params":{"i":%d,"pad":"%s"}}`, i, strings.Repeat("z", i*100)))
+				rpctest.WriteRaw(t, a, fmt.Sprintf(`{"method":"fast","params":{"fill":"%s"}}`, fill))
+				rpctest.WriteRaw(t, a, fmt.Sprintf(`{"method":"slow","params":{"i":%d,"pad":"%s"}}`, i, strings.Repeat("z", i*100)))
 			}
 			var got []json.RawMessage
 			for len(got) < n {

@@ -5,74 +5,14 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/codexec/codex/internal/rpctest"
 	"github.com/codexec/codex/rpc"
 )
-
-// pipeListener is a net.Listener whose connections are net.Pipe ends
-// handed over by dial.
-type pipeListener struct {
-	conns     chan net.Conn
-	done      chan struct{}
-	closeOnce sync.Once
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-// dial returns the client end of a new pipe whose server end Accept returns.
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	c, s := net.Pipe()
-	select {
-	case l.conns <- s:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
-
-// dialWS opens a WebSocket client over l.
-func dialWS(t *testing.T, l *pipeListener) *websocket.Conn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	hc := &http.Client{Transport: &http.Transport{DialContext: l.dial}}
-	ws, _, err := websocket.Dial(ctx, "ws://pipe/", &websocket.DialOptions{HTTPClient: hc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc.CloseIdleConnections()
-	return ws
-}
 
 // transport makes two framers connected over net.Pipe.
 type transport struct {
@@ -95,7 +35,7 @@ func stdioPair(t *testing.T) (rpc.Framer, rpc.Framer) {
 // wsPair upgrades one pipe connection through an http.Server, which is
 // shut down before the test ends.
 func wsPair(t *testing.T) (rpc.Framer, rpc.Framer) {
-	l := newPipeListener()
+	l := rpctest.NewPipeListener()
 	accepted := make(chan *websocket.Conn, 1)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
@@ -113,7 +53,7 @@ func wsPair(t *testing.T) (rpc.Framer, rpc.Framer) {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	client := dialWS(t, l)
+	client := rpctest.DialWS(t, l)
 	server := <-accepted
 	return rpc.NewWebSocketFramer(server, "A", maxMsg), rpc.NewWebSocketFramer(client, "B", maxMsg)
 }
@@ -126,27 +66,6 @@ func startConn(t *testing.T, f rpc.Framer, opts rpc.Options) *rpc.Conn {
 		c.Wait()
 	})
 	return c
-}
-
-// readRaw reads one message from the raw framer f within 5 s.
-func readRaw(t *testing.T, f rpc.Framer) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	b, err := f.Read(ctx)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	return b
-}
-
-func writeRaw(t *testing.T, f rpc.Framer, msg string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := f.Write(ctx, []byte(msg)); err != nil {
-		t.Fatalf("write: %v", err)
-	}
 }
 
 func callCtx(t *testing.T) context.Context {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexec/codex/internal/rpctest"
 	"github.com/codexec/codex/rpc"
 )
 
@@ -152,22 +153,22 @@ func testJSONRPCMember(t *testing.T, tr transport, on bool) {
 		}
 		return m
 	}
-	writeRaw(t, raw, `{"jsonrpc":"2.0","id":1,"method":"m","params":{}}`)
-	check("result", readRaw(t, raw))
-	writeRaw(t, raw, `{"id":2,"method":"fail"}`)
-	if m := check("error", readRaw(t, raw)); m["error"] == nil {
+	rpctest.WriteRaw(t, raw, `{"jsonrpc":"2.0","id":1,"method":"m","params":{}}`)
+	check("result", rpctest.ReadRaw(t, raw))
+	rpctest.WriteRaw(t, raw, `{"id":2,"method":"fail"}`)
+	if m := check("error", rpctest.ReadRaw(t, raw)); m["error"] == nil {
 		t.Errorf("no error member: %v", m)
 	}
 	res := make(chan error, 1) // net.Pipe: a write waits for the reader
 	go func() { res <- c.Notify(callCtx(t), "note", map[string]int{}) }()
-	check("notification", readRaw(t, raw))
+	check("notification", rpctest.ReadRaw(t, raw))
 	if err := <-res; err != nil {
 		t.Fatalf("notify: %v", err)
 	}
 	go func() { res <- c.Call(callCtx(t), "ask", nil, nil) }()
-	m := check("request", readRaw(t, raw))
+	m := check("request", rpctest.ReadRaw(t, raw))
 	id, _ := json.Marshal(m["id"])
-	writeRaw(t, raw, `{"id":`+string(id)+`,"result":{}}`)
+	rpctest.WriteRaw(t, raw, `{"id":`+string(id)+`,"result":{}}`)
 	if err := <-res; err != nil {
 		t.Fatalf("call: %v", err)
 	}
@@ -193,19 +194,19 @@ func TestScenarioParseError(t *testing.T) {
 				a, raw := tr.pair(t)
 				defer raw.Close(false)
 				startConn(t, a, rpc.Options{ParseError: c.fn, Bind: func(*rpc.Conn) rpc.Handler { return rpc.HandlerFunc(echo) }})
-				writeRaw(t, raw, `{not json`)
+				rpctest.WriteRaw(t, raw, `{not json`)
 				var m struct {
 					ID    int64     `json:"id"`
 					Error rpc.Error `json:"error"`
 				}
-				if err := json.Unmarshal(readRaw(t, raw), &m); err != nil {
+				if err := json.Unmarshal(rpctest.ReadRaw(t, raw), &m); err != nil {
 					t.Fatal(err)
 				}
 				if m.ID != -1 || m.Error.Code != rpc.CodeInvalidRequest || !strings.HasPrefix(m.Error.Message, c.want) {
 					t.Fatalf("got %+v, want id -1, -32600, %q…", m, c.want)
 				}
-				writeRaw(t, raw, `{"id":3,"method":"still"}`)
-				if msg := readRaw(t, raw); !strings.Contains(string(msg), `"still"`) {
+				rpctest.WriteRaw(t, raw, `{"id":3,"method":"still"}`)
+				if msg := rpctest.ReadRaw(t, raw); !strings.Contains(string(msg), `"still"`) {
 					t.Fatalf("connection did not stay usable: %s", msg)
 				}
 			})

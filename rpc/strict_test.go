@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/codexec/codex/internal/rpctest"
 	"github.com/codexec/codex/rpc"
 )
 
@@ -27,7 +28,7 @@ func TestStrictJSONRPC(t *testing.T) {
 		if err := b.Write(context.Background(), []byte(tc.in)); err != nil {
 			t.Fatal(err)
 		}
-		if got := string(readRaw(t, b)); got != tc.want {
+		if got := string(rpctest.ReadRaw(t, b)); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.in, got, tc.want)
 		}
 	}
@@ -43,7 +44,7 @@ func TestStrictUnknownResponse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := string(readRaw(t, b)); got != `{"jsonrpc":"2.0","id":1,"result":{"method":"m","params":null}}` {
+	if got := string(rpctest.ReadRaw(t, b)); got != `{"jsonrpc":"2.0","id":1,"result":{"method":"m","params":null}}` {
 		t.Fatalf("got %s", got)
 	}
 }
@@ -63,7 +64,7 @@ func TestCallWithIDFromZero(t *testing.T) {
 			ID     int            `json:"id"`
 			Params map[string]int `json:"params"`
 		}
-		raw := readRaw(t, b)
+		raw := rpctest.ReadRaw(t, b)
 		if err := json.Unmarshal(raw, &req); err != nil || req.ID != want || req.Params["token"] != want {
 			t.Fatalf("request %s (%v), want id and token %d", raw, err, want)
 		}

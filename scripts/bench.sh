@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of our exec-server against the reference
-# `codex exec-server` 0.169.0 (docs: docs/benchmarking.md; driver: ./bench).
+# `codex exec-server` 0.169.0 (docs: docs/benchmarking.md; driver: ./cmd/codex-bench).
 #
 #   scripts/bench.sh [bench flags...]      e.g. scripts/bench.sh -quick -md out.md -json out.json
 #
@@ -70,4 +70,4 @@ else
   echo "bench.sh: no patched Bash or 0.97.0 reference: the mcp group will measure nothing" >&2
 fi
 
-exec go run ./bench -ours "$OURS" -ref "$REF" "${MCP_FLAGS[@]}" "$@"
+exec go run ./cmd/codex-bench -ours "$OURS" -ref "$REF" "${MCP_FLAGS[@]}" "$@"

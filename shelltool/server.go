@@ -65,7 +65,7 @@ const stuckWait = 3 * time.Second
 // before Serve returns. When it returns, every call has been cancelled and
 // every goroutine of the server has ended, unless one is stuck writing to
 // w. closer, when not nil, is closed to unblock a read of r when ctx ends
-// (it does when r is a pollable file: see cmd_mcp.go).
+// (it does when r is a pollable file: see cli/cmd_mcp.go).
 func Serve(ctx context.Context, r io.Reader, w io.Writer, closer io.Closer, cfg Config) error {
 	if cfg.Evaluate == nil || cfg.Runner == nil {
 		return errors.New("shelltool: Config needs Evaluate and Runner")

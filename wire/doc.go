@@ -4,7 +4,7 @@
 // the codecs of paths (Path: a file:// URI or an absolute path, remembering
 // the form) and base64 bytes (Bytes), and the hand-written encoders of the
 // process notifications. The server
-// (proc, fshelper, main) and the client (unifiedexec, bench) both use it,
+// (proc, fshelper, cli) and the client (unifiedexec, cmd/codex-bench) both use it,
 // so neither defines its own copy of a shape.
 //
 // It imports only package rpc and the standard library, so a client that

@@ -3,6 +3,10 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/codexec/codex/rpc"
 )
@@ -183,6 +187,51 @@ func ErrSandboxPrepare(err error) *rpc.Error {
 	return rpc.Errorf(rpc.CodeInvalidParams, "failed to prepare process sandbox: %s", err.Error())
 }
 
+// Messages of the fs/* methods, with the exact texts of docs/protocol.md §3.
+// The filesystem layer (fshelper) builds its errors from them; the codes
+// are chosen there (fshelper.WireError).
+const (
+	MsgSymlink            = "path contains a symbolic link"
+	MsgFileTooLargeFmt    = "file is too large to read: limit is %d bytes"
+	MsgNotFile            = "path is not a file"
+	MsgNotFileFmt         = "path `%s` is not a file"
+	MsgCopyNeedsRecursive = "fs/copy requires recursive: true when sourcePath is a directory"
+	MsgCopyIntoSelf       = "fs/copy cannot copy a directory to itself or one of its descendants"
+	MsgCopyUnsupported    = "fs/copy only supports regular files, directories, and symlinks"
+	MsgTooManyEntriesFmt  = "directory has too many entries: limit is %d entries"
+	MsgBadBase64Fmt       = "fs/writeFile requires valid base64 dataBase64: %v"
+	MsgNullFieldFmt       = "invalid type: null, expected %s"
+)
+
+// ErrFSSandboxUnenforceable is an fs/* sandbox the executor cannot enforce.
+func ErrFSSandboxUnenforceable() *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "filesystem sandbox cannot be enforced on this executor")
+}
+
+// ErrFSSandboxPrepare is an fs/* sandbox that failed to resolve.
+func ErrFSSandboxPrepare(err error) *rpc.Error {
+	return rpc.Errorf(rpc.CodeInvalidRequest, "failed to prepare fs sandbox: %v", err)
+}
+
+// OSErrorMessage formats an errno the way the reference words OS errors on
+// the wire: the C library text with a capital first letter and the number,
+// e.g. "No such file or directory (os error 2)".
+func OSErrorMessage(errno syscall.Errno) string {
+	s := errno.Error()
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:] + " (os error " + strconv.Itoa(int(errno)) + ")"
+}
+
+// OSError returns the wire error for an OS-level failure: code with the
+// reference's text when err wraps an errno, and err's own text otherwise.
+func OSError(code int, err error) *rpc.Error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return &rpc.Error{Code: code, Message: OSErrorMessage(errno)}
+	}
+	return &rpc.Error{Code: code, Message: err.Error()}
+}
+
 // Transport labels of the exec-server: they name the transport in logs and
 // in the parse-error message a client sees.
 const (
@@ -203,3 +252,9 @@ func ParseError(websocket bool) func(label string, tooLarge bool, err error) str
 		return fmt.Sprintf("failed to parse JSON-RPC message from %s: %v", label, err)
 	}
 }
+
+// MinSharedSecretBytes is the shortest shared secret of signed bearer
+// tokens (`--ws-auth signed-bearer-token`, docs/protocol.md §1.3) that the
+// server's verifier accepts and the client mints with (after surrounding
+// whitespace is trimmed): 256 bits, the size of an HS256 key.
+const MinSharedSecretBytes = 32

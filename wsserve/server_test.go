@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/codexec/codex/internal/rpctest"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wsserve"
 )
@@ -76,7 +77,7 @@ func TestScenarioWebSocketServerLabel(t *testing.T) {
 		{"exec-server websocket ", "exec-server websocket pipe"},
 	} {
 		t.Run(c.want, func(t *testing.T) {
-			l := newPipeListener()
+			l := rpctest.NewPipeListener()
 			labels := make(chan string, 1)
 			srv := &wsserve.WebSocketServer{MaxMessage: maxMsg, PingInterval: -1, LabelPrefix: c.prefix, Conn: rpc.Options{
 				ParseError: func(label string, _ bool, _ error) string { labels <- label; return "bad" },
@@ -88,11 +89,11 @@ func TestScenarioWebSocketServerLabel(t *testing.T) {
 				cancel()
 				<-served
 			}()
-			ws := dialWS(t, l)
+			ws := rpctest.DialWS(t, l)
 			defer ws.CloseNow()
 			raw := rpc.NewWebSocketFramer(ws, "raw", maxMsg)
-			writeRaw(t, raw, `nope`)
-			if msg := readRaw(t, raw); !strings.Contains(string(msg), `"message":"bad"`) {
+			rpctest.WriteRaw(t, raw, `nope`)
+			if msg := rpctest.ReadRaw(t, raw); !strings.Contains(string(msg), `"message":"bad"`) {
 				t.Fatalf("answer %s", msg)
 			}
 			if got := <-labels; got != c.want {
@@ -102,85 +103,4 @@ func TestScenarioWebSocketServerLabel(t *testing.T) {
 	}
 }
 
-// pipeListener is a net.Listener whose connections are net.Pipe ends
-// handed over by dial.
-type pipeListener struct {
-	conns     chan net.Conn
-	done      chan struct{}
-	closeOnce sync.Once
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-// dial returns the client end of a new pipe whose server end Accept returns.
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	c, s := net.Pipe()
-	select {
-	case l.conns <- s:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
-
-// dialWS opens a WebSocket client over l.
-func dialWS(t *testing.T, l *pipeListener) *websocket.Conn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	hc := &http.Client{Transport: &http.Transport{DialContext: l.dial}}
-	ws, _, err := websocket.Dial(ctx, "ws://pipe/", &websocket.DialOptions{HTTPClient: hc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc.CloseIdleConnections()
-	return ws
-}
-
 const maxMsg = 1 << 20
-
-// readRaw reads one message from the raw framer f within 5 s.
-func readRaw(t *testing.T, f rpc.Framer) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	b, err := f.Read(ctx)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	return b
-}
-
-func writeRaw(t *testing.T, f rpc.Framer, msg string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := f.Write(ctx, []byte(msg)); err != nil {
-		t.Fatalf("write: %v", err)
-	}
-}

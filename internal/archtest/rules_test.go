@@ -36,15 +36,15 @@ var rules = []rule{
 	{Pkg: "rpc", Only: []string{}},
 	{Pkg: "wire", Only: []string{"rpc"}},
 	{Pkg: "wsserve", Only: []string{"rpc", "wire", "internal/zapslog"}},
-	{Pkg: "sandbox", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "bench", "wsserve")},
-	{Pkg: "fshelper", Forbid: ours("proc", "execserver", "unifiedexec", "bench")},
-	{Pkg: "proc", Forbid: ours("execserver", "fshelper", "unifiedexec", "bench")},
-	{Pkg: "execserver", Forbid: ours("unifiedexec", "bench")},
+	{Pkg: "sandbox", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "cmd/codex-bench", "wsserve")},
+	{Pkg: "fshelper", Forbid: ours("proc", "execserver", "unifiedexec", "cmd/codex-bench")},
+	{Pkg: "proc", Forbid: ours("execserver", "fshelper", "unifiedexec", "cmd/codex-bench")},
+	{Pkg: "execserver", Forbid: ours("unifiedexec", "cmd/codex-bench")},
 	// config reads config.toml into sandbox profiles; only the server's
 	// start-up and request handling use it. It reaches wire only through
 	// sandbox, whose policies carry wire paths (wire.Path).
-	{Pkg: "config", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "bench", "shelltool")},
-	{Pkg: "unifiedexec", Forbid: append(ours("proc", "execserver", "sandbox", "fshelper", "bench", "wsserve"),
+	{Pkg: "config", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "cmd/codex-bench", "shelltool")},
+	{Pkg: "unifiedexec", Forbid: append(ours("proc", "execserver", "sandbox", "fshelper", "cmd/codex-bench", "wsserve"),
 		creackPTY+"/...", landlock+"/...", psx+"/...")},
 	// The agent tool layer sits on top of the client, through its Backend
 	// seam (docs/client.md §4); the client never needs it.
@@ -54,8 +54,8 @@ var rules = []rule{
 	// control knows no policy, and neither side of the exec-server
 	// depends on the shell tool.
 	{Pkg: "execpolicy", Only: []string{}},
-	{Pkg: "shelltool/escalate", Forbid: ours("shelltool", "execpolicy", "execserver", "unifiedexec", "fshelper", "bench")},
-	{Pkg: "shelltool", Forbid: ours("execserver", "unifiedexec", "fshelper", "bench")},
+	{Pkg: "shelltool/escalate", Forbid: ours("shelltool", "execpolicy", "execserver", "unifiedexec", "fshelper", "cmd/codex-bench")},
+	{Pkg: "shelltool", Forbid: ours("execserver", "unifiedexec", "fshelper", "cmd/codex-bench")},
 	{Pkg: "execserver", Forbid: ours("shelltool", "shelltool/escalate", "execpolicy")},
 	// Metrics (issue 12): the server reports to them, never the other
 	// way, and the client never pulls in the Prometheus library.

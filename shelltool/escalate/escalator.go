@@ -175,9 +175,12 @@ func (e *Escalator) run(ctx context.Context, r Request, prog *Program, fds []int
 // beyond is dropped), which stays open for the interpreter to read the
 // script through ScriptPath (docs/shell-tool.md §11.1).
 func (e *Escalator) start(r Request, prog *Program, files []uintptr) (*child, error) {
-	// ForkExec closes every number below len(files) that files leaves
-	// empty and moves descriptors up from len(files): start above both.
-	exe, err := unix.FcntlInt(uintptr(prog.Fd()), unix.F_DUPFD_CLOEXEC, 2*len(files)+8)
+	// The child runs the copy by number, so no descriptor ForkExec's child
+	// writes may land on it: numbers below len(files) (dup'd onto), and
+	// the numbers from just above the highest of files and len(files),
+	// where it moves its status pipe and any file below its own slot
+	// (at most len(files)+1 of them).
+	exe, err := unix.FcntlInt(uintptr(prog.Fd()), unix.F_DUPFD_CLOEXEC, shuffleFloor(files))
 	if err != nil {
 		return nil, os.NewSyscallError("fcntl", err)
 	}
@@ -209,6 +212,18 @@ func (e *Escalator) start(r Request, prog *Program, files []uintptr) (*child, er
 	c := &child{pid: pid, stop: make(chan struct{}), done: make(chan struct{})}
 	e.children[c] = struct{}{}
 	return c, nil
+}
+
+// shuffleFloor is the lowest number that syscall.ForkExec's child leaves
+// alone when its attr.Files is files.
+func shuffleFloor(files []uintptr) int {
+	top := len(files)
+	for _, f := range files {
+		if int(f) > top { // ^0 (closed) is -1 as an int
+			top = int(f)
+		}
+	}
+	return top + len(files) + 3
 }
 
 // ScriptPath is the path an escalated script is run by: the interpreter

@@ -337,3 +337,40 @@ func TestPlacedEscalator(t *testing.T) {
 	}
 	assertNoZombies(t)
 }
+
+// TestRunStdioJustBelowTheProgram: the descriptor the program is run from
+// must survive the child's descriptor shuffle whatever numbers stdio has.
+// ForkExec moves its status pipe (and any descriptor below its slot) to
+// the first number above every descriptor it was given; with stdio on the
+// number just below the program's copy, that move used to overwrite the
+// copy, and the exec failed with "permission denied" (a pipe cannot be
+// executed) — a flake of TestTracedRunLeaf in CI, where the tracee's
+// descriptors landed there.
+func TestRunStdioJustBelowTheProgram(t *testing.T) {
+	e := NewEscalator(zaptest.NewLogger(t))
+	ran := 0
+	for n := 3; n < 64; n++ {
+		rd, w := pipe(t)
+		if _, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0); err == nil {
+			rd.Close()
+			w.Close()
+			continue // in use here
+		}
+		if err := unix.Dup3(int(w.Fd()), n, unix.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		high := os.NewFile(uintptr(n), "high")
+		code, err := runFile(e, context.Background(), shRequest("/", "echo ok", nil), []*os.File{nil, high, high})
+		high.Close()
+		out, _ := readAll(rd)
+		rd.Close()
+		if err != nil || code != 0 || out != "ok\n" {
+			t.Errorf("stdout and stderr on fd %d: code %d, %v, output %q", n, code, err, out)
+		}
+		ran++
+	}
+	if ran == 0 {
+		t.Skip("no free descriptor below 64")
+	}
+}

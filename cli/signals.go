@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+)
+
+// ignoreSignals keeps SIGINT, SIGTERM and SIGQUIT from ending this process
+// while a foreground child handles them; the returned function restores
+// the previous handling. The signals are received and dropped (not
+// SIG_IGN, which children would inherit).
+func ignoreSignals() (stop func()) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-c:
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(c)
+		close(done)
+	}
+}
+
+// forwardedSignals are passed on to a command running in a session of its
+// own: the terminal's Ctrl-C and Ctrl-\, and the usual termination signals.
+var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// runForwardingSignals starts cmd, which must create a new session
+// (SysProcAttr.Setsid), and waits for it. Meanwhile each of
+// forwardedSignals this process receives is sent to the command's process
+// group instead of ending this process; signals that arrive before the
+// start are delivered once it started.
+func runForwardingSignals(cmd *exec.Cmd) error {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwardedSignals...)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	pgid := cmd.Process.Pid // a session leader leads its process group
+	done := make(chan struct{})
+	forwarded := make(chan struct{})
+	go func() {
+		defer close(forwarded)
+		for {
+			select {
+			case s := <-sigs:
+				_ = syscall.Kill(-pgid, s.(syscall.Signal))
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	<-forwarded
+	return err
+}

@@ -1,0 +1,224 @@
+// Command codex-bench drives our exec-server and the reference `codex exec-server`
+// side by side with one WebSocket client, measures the metrics of
+// docs/benchmarking.md §3 together with the machine's raw floors (docs/benchmarking.md §4), and
+// reports both servers, the floors and the ratios ours/reference and
+// ours/floor, with pass/fail against the targets of docs/benchmarking.md §6.
+//
+// Usage:
+//
+//	go run ./cmd/codex-bench -ours bin/codex -ref /path/to/reference/codex [-quick] [-json out.json] [-md out.md]
+//
+// Both servers are started as `<bin> exec-server --listen ws://127.0.0.1:0`
+// with a clean environment and stopped with SIGTERM at the end (or on ^C).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Config holds the command line and the iteration counts it implies.
+type Config struct {
+	Ours, Ref  string
+	Quick      bool
+	JSONOut    string
+	MDOut      string
+	QuickAck   bool
+	CR32       bool
+	Keep       bool
+	Only       string
+	Warm       int   // latency warm-ups per subject
+	N          int   // measured latency samples per subject
+	Rounds     int   // interleaved rounds the N samples are split into
+	PipeSize   int64 // #4 bytes per run
+	PipeRounds int
+	PTYSize    int64 // #5 bytes per run
+	PTYRounds  int
+	ConcKs     []int // #6 K values
+	ConcRounds int
+	MemK       int           // #7 idle children
+	Stall      time.Duration // #8 time without reading
+	TailOurs   int           // #9 runs per mode for ours
+	TailRef    int           // #9 runs per mode for the reference
+	SandWarm   int           // #11 warm-ups per subject
+	SandN      int           // #11 measured samples per subject
+
+	MCPBash, MCPRefServer, MCPRefWrapper, MCPSandboxExe string // mcp group (#M1, #M2)
+}
+
+// Mode describes the iteration counts in one line.
+func (c Config) Mode() string {
+	m := "full"
+	if c.Quick {
+		m = "quick"
+	}
+	return fmt.Sprintf("%s: latency %d warm-ups + N=%d in %d rounds; sandboxed %d warm-ups + N=%d; pipe %d MiB × %d; PTY %d MiB × %d; concurrency K=%v × %d rounds; memory K=%d; stall %v; tail %d (ours) / %d (ref) runs per mode",
+		m, c.Warm, c.N, c.Rounds, c.SandWarm, c.SandN, c.PipeSize>>20, c.PipeRounds, c.PTYSize>>20, c.PTYRounds, c.ConcKs, c.ConcRounds, c.MemK, c.Stall, c.TailOurs, c.TailRef)
+}
+
+func parseFlags() Config {
+	var c Config
+	var n, rounds, tailRef int
+	var ks string
+	flag.StringVar(&c.Ours, "ours", "", "our codex binary (required)")
+	flag.StringVar(&c.Ref, "ref", "", "reference codex 0.169.0 binary (required)")
+	flag.BoolVar(&c.Quick, "quick", false, "fewer iterations (a full run of both servers in a few minutes)")
+	flag.StringVar(&c.JSONOut, "json", "", "write the full results (with raw samples) to this JSON file")
+	flag.StringVar(&c.MDOut, "md", "", "write a Markdown section for docs/BENCHMARKS.md to this file")
+	flag.BoolVar(&c.QuickAck, "quickack", true, "set TCP_QUICKACK after every socket read")
+	flag.BoolVar(&c.CR32, "cr32", true, "also run the concurrency metric on the reference with --concurrent-requests 32")
+	flag.BoolVar(&c.Keep, "keep", false, "keep the scratch directory (server stderr logs, CODEX_HOME)")
+	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,cmdexec,throughput,clientthroughput,concurrency,tail,slow,robust,mcp (default all)")
+	flag.StringVar(&c.MCPBash, "mcp-bash", "", "mcp group: the patched Bash (scripts/patched-bash.sh)")
+	flag.StringVar(&c.MCPRefServer, "mcp-ref-server", "", "mcp group: the 0.97.0 codex-exec-mcp-server")
+	flag.StringVar(&c.MCPRefWrapper, "mcp-ref-wrapper", "", "mcp group: the 0.97.0 codex-execve-wrapper")
+	flag.StringVar(&c.MCPSandboxExe, "mcp-sandbox-exe", "", "mcp group: codex 0.97.0 linked as codex-linux-sandbox (the reference's helper)")
+	flag.IntVar(&n, "n", 0, "override the measured latency samples per subject")
+	flag.IntVar(&rounds, "rounds", 0, "override the number of interleaved latency rounds")
+	flag.IntVar(&tailRef, "tail-ref", 0, "override the tail-completeness runs for the reference")
+	flag.StringVar(&ks, "k", "", "override the concurrency K values (comma-separated)")
+	flag.Parse()
+	if c.Ours == "" || c.Ref == "" || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: bench -ours BIN -ref BIN [-quick] [-json FILE] [-md FILE]")
+		flag.PrintDefaults()
+		os.Exit(2)
+	}
+	for _, p := range []*string{&c.Ours, &c.Ref} {
+		if abs, err := filepath.Abs(*p); err == nil {
+			*p = abs
+		}
+	}
+	c.Warm, c.N, c.Rounds = 10, 100, 5
+	c.PipeSize, c.PipeRounds = 256<<20, 5
+	c.PTYSize, c.PTYRounds = 256<<20, 3
+	c.ConcKs, c.ConcRounds = []int{50, 100}, 3
+	c.MemK, c.Stall = 100, 8*time.Second
+	c.TailOurs, c.TailRef = 100, 100
+	c.SandWarm, c.SandN = 10, 50
+	if c.Quick {
+		c.SandWarm, c.SandN = 3, 20
+		c.N, c.Rounds = 30, 3
+		c.PipeRounds = 3
+		c.PTYSize, c.PTYRounds = 128<<20, 2
+		c.ConcRounds = 2
+		c.TailRef = 40
+	}
+	if n > 0 {
+		c.N = n
+	}
+	if rounds > 0 {
+		c.Rounds = rounds
+	}
+	if tailRef > 0 {
+		c.TailRef = tailRef
+	}
+	if ks != "" {
+		c.ConcKs = nil
+		for _, f := range strings.Split(ks, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || k <= 0 {
+				fmt.Fprintf(os.Stderr, "bad -k value %q\n", f)
+				os.Exit(2)
+			}
+			c.ConcKs = append(c.ConcKs, k)
+		}
+	}
+	c.Rounds = max(1, min(c.Rounds, c.N))
+	return c
+}
+
+func main() {
+	cfg := parseFlags()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, cfg)
+	stop()
+	os.Exit(code)
+}
+
+// scratchDir makes a private directory outside /tmp (the reference refuses
+// some setup when CODEX_HOME is under /tmp).
+func scratchDir() (string, error) {
+	base := "/work/scratch"
+	if st, err := os.Stat(base); err != nil || !st.IsDir() {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(base, "codex-bench-")
+}
+
+func run(ctx context.Context, cfg Config) int {
+	for _, bin := range []string{cfg.Ours, cfg.Ref} {
+		if st, err := os.Stat(bin); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			fmt.Fprintf(os.Stderr, "bench: %s is not an executable file\n", bin)
+			return 2
+		}
+	}
+	scratch, err := scratchDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	if cfg.Keep {
+		logf("scratch directory kept: %s", scratch)
+	} else {
+		defer os.RemoveAll(scratch)
+	}
+	b := &Bench{cfg: cfg, scratch: scratch, floors: &Floors{}}
+	defer b.stopAll()
+	logf("%s", cfg.Mode())
+	started := time.Now()
+	mach := machine()
+	refVersion, oursVersion := binaryVersion(cfg.Ref, scratch), binaryVersion(cfg.Ours, scratch)
+	if b.ref, err = b.startTarget(ctx, "ref", "reference", cfg.Ref, nil, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: reference:", err)
+		return 1
+	}
+	if b.ours, err = b.startTarget(ctx, "ours", "ours", cfg.Ours, nil, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: ours:", err)
+		return 1
+	}
+	b.ref.Res.Version, b.ours.Res.Version = refVersion, oursVersion
+	b.ref.Res.Machine, b.ours.Res.Machine = mach, mach
+	b.execute(ctx)
+	for _, t := range b.targets() {
+		if !t.Srv.Running() {
+			t.setError("server", fmt.Errorf("the server exited during the run (stderr: %s)", t.Srv.Stderr))
+		}
+		b.stopTarget(t)
+		finishChecks(t)
+	}
+	interrupted := ctx.Err() != nil
+	rep := buildReport(cfg, mach, b, started, interrupted)
+	rep.print(os.Stdout)
+	code := 0
+	if cfg.JSONOut != "" {
+		if err := rep.writeJSON(cfg.JSONOut); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			code = 1
+		}
+	}
+	if cfg.MDOut != "" {
+		if err := os.WriteFile(cfg.MDOut, []byte(rep.markdown()), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			code = 1
+		}
+	}
+	if interrupted {
+		return 130
+	}
+	return code
+}

@@ -237,7 +237,7 @@ func (c *Client) ServerPID() int {
 }
 
 // ourVersionLine is the --version line of this project's binary
-// (versionLine in the repository's version.go): "codex VERSION
+// (versionLine in cli/version.go): "codex VERSION
 // (exec-server protocol X.Y.Z)". The Codex CLI prints "codex-cli X.Y.Z".
 var ourVersionLine = regexp.MustCompile(`^codex \S+ \(exec-server protocol [0-9][^()\s]*\)$`)
 

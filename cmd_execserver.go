@@ -328,7 +328,6 @@ func runExecServer(c *cli.Context) error {
 			Limits:          limits,
 			Permissions:     perms,
 		},
-		Extra:       fshelper.Handlers(),
 		Concurrency: c.Int("concurrent-requests"),
 		MaxMessage:  maxMsg,
 		TokenSHA256: tokenSum,
@@ -341,6 +340,7 @@ func runExecServer(c *cli.Context) error {
 		ShutdownGrace:  grace,
 		MaxConnections: maxConns, // --max-connections (cmd_execserver_fleet.go)
 	}
+	cfg.Extra = fshelper.Handlers(cfg.Sessions.BaseEnv) // fs calls: the children's env (docs/sandbox.md §3.1)
 	if target.stdio {
 		in, restore := pollableStdin()
 		defer restore()

@@ -20,10 +20,11 @@ import (
 // before the process's first notification: emitters wait on entry.started,
 // which is closed only after Respond.
 //
-// The walk is one way: the environment and the sandbox plan are resolved
-// here (BuildEnv, processPlan), then proc.Start looks the program up in the
-// child's PATH, wraps it in the sandbox helper and forks; nothing comes
-// back to this package before the process runs.
+// The walk is one way: the environment and the sandbox plan are prepared
+// here (BuildEnv, processPlan: sandbox.Prepare), the plan's host state is
+// held (guardPlan), then proc.Start looks the program up in the child's
+// PATH and forks it through the plan's launcher (the sandbox helper);
+// nothing comes back to this package before the process runs.
 //
 // A start answered with an error is logged at info with the error and
 // counted; one that runs is logged by startProcess.
@@ -81,7 +82,7 @@ func startProcess(_ context.Context, h *connHandler, req *rpc.Request, p *wire.S
 
 	spec := proc.Spec{
 		Argv: p.Argv, Dir: p.Cwd.Native, TTY: p.TTY, Rows: rows, Cols: cols, PipeStdin: p.PipeStdin,
-		Env: env, Sandbox: plan,
+		Env: env, Launcher: launcher(plan, s.log),
 	}
 	if p.Arg0 != nil {
 		spec.Arg0 = *p.Arg0

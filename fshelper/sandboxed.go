@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -19,7 +18,9 @@ import (
 // sandboxedCall runs one fs method in a sandboxed `--fs-helper` child when
 // the request's sandbox must be enforced (docs/protocol.md §8.2-§8.3): its
 // filesystem policy is restricted and does not grant full-disk write. It
-// returns handled = false when the operation should run directly. env is
+// returns handled = false when the operation should run directly. The
+// params are decoded once here, for their sandbox; the helper gets them
+// as they came (helperRequestLine). env is
 // the fs helper's environment (helperEnv), whose TMPDIR the sandbox's
 // tmpdir is, as a command's is its own (sandbox.Prepare).
 func sandboxedCall(ctx context.Context, method string, params json.RawMessage, env []string) (result any, handled bool, err error) {
@@ -115,25 +116,23 @@ func runHelper(ctx context.Context, method string, params json.RawMessage, plan 
 	return decodeHelperStream(method, &stdout)
 }
 
-// helperRequestLine encodes the request with `sandbox` set to null: the
-// helper is already inside the sandbox.
+// helperRequestLine is the one line the helper reads: the operation and
+// the params as they came, compacted (a frame may hold newlines), not
+// decoded again. The helper runs the operation directly (runHelperRequest),
+// so the params' sandbox member is ignored there: it is inside it.
 func helperRequestLine(method string, params json.RawMessage) ([]byte, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(params, &m); err != nil {
-		return nil, err
-	}
-	m["sandbox"] = json.RawMessage("null")
-	b, err := json.Marshal(helperRequest{Operation: method, Params: mustMarshal(m)})
+	op, err := json.Marshal(method)
 	if err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
-}
-
-func mustMarshal(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("fshelper: marshalling a decoded map: %v", err))
+	var b bytes.Buffer
+	b.Grow(len(params) + len(op) + 25)
+	b.WriteString(`{"operation":`)
+	b.Write(op)
+	b.WriteString(`,"params":`)
+	if err := json.Compact(&b, params); err != nil {
+		return nil, err
 	}
-	return b
+	b.WriteString("}\n")
+	return b.Bytes(), nil
 }

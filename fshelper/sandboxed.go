@@ -91,11 +91,7 @@ func runHelper(ctx context.Context, method string, params json.RawMessage, plan 
 	if err != nil {
 		return nil, wire.ErrFSSandboxPrepare(err)
 	}
-	defer func() {
-		for _, f := range w.ExtraFiles {
-			_ = f.Close()
-		}
-	}()
+	defer w.Close()
 	req, err := helperRequestLine(method, params)
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "failed to encode or decode fs sandbox helper message: %v", err)

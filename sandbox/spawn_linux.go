@@ -38,9 +38,9 @@ const maxPlanSize = 64 << 20
 // Fork either through package reap (reap.StartCmd, reap.Fork), so that an
 // orphan reaper of the server never takes the helper's exit status.
 //
-// After the start (or a failed start) the caller closes ExtraFiles. The
-// command's Dir, Env and Arg0 travel in the plan; the spawner starts the
-// helper with any directory and an empty environment.
+// After the start (or a failed start) the caller closes ExtraFiles
+// (Close). The command's Dir, Env and Arg0 travel in the plan; the spawner
+// starts the helper with any directory and an empty environment.
 type WrappedCommand struct {
 	// Path is SelfExe: the running image of our executable, never its
 	// path on disk.
@@ -244,6 +244,14 @@ func (w *WrappedCommand) ApplyTo(attr *syscall.ProcAttr) (path string, argv []st
 	return w.Path, slices.Clone(w.Argv)
 }
 
+// Close closes ExtraFiles, the parent's copies of the files the helper
+// inherits: after the start, or a failed one.
+func (w *WrappedCommand) Close() {
+	for _, f := range w.ExtraFiles {
+		_ = f.Close()
+	}
+}
+
 // applySys sets w's namespace, id-map and parent-death settings on sys.
 func (w *WrappedCommand) applySys(sys *syscall.SysProcAttr) {
 	sys.Cloneflags = w.Cloneflags
@@ -257,10 +265,10 @@ func (w *WrappedCommand) applySys(sys *syscall.SysProcAttr) {
 // The plan is read when the command starts, so a GuardPlan taken before
 // the start is in it. Use a Launcher once.
 type Launcher struct {
-	plan  *Plan
-	warn  func(error)
-	pts   *os.File   // devpts mount of OpenPTY, the helper's fd PTSFD
-	files []*os.File // Wrap's ExtraFiles
+	plan *Plan
+	warn func(error)
+	pts  *os.File        // devpts mount of OpenPTY, the helper's fd PTSFD
+	w    *WrappedCommand // what Wrap made of the plan
 }
 
 // NewLauncher returns the launcher of plan. warn, when not nil, is told of
@@ -306,9 +314,11 @@ func (l *Launcher) Apply(path string, argv []string, attr *syscall.ProcAttr, lea
 	if err != nil {
 		return "", nil, err
 	}
-	l.files = w.ExtraFiles
+	l.w = &w
 	if l.pts != nil {
-		w.ExtraFiles = append(slices.Clip(w.ExtraFiles), l.pts)
+		withPTS := w
+		withPTS.ExtraFiles = append(slices.Clip(w.ExtraFiles), l.pts)
+		w = withPTS
 	}
 	if w.DenyNamedUnixSends {
 		err := errNoLeaf
@@ -326,13 +336,13 @@ func (l *Launcher) Apply(path string, argv []string, attr *syscall.ProcAttr, lea
 // Close closes the files Apply and OpenPTY kept for the fork: the plan's
 // memfd and the devpts mount.
 func (l *Launcher) Close() error {
-	for _, f := range l.files {
-		_ = f.Close()
+	if l.w != nil {
+		l.w.Close()
 	}
 	if l.pts != nil {
 		_ = l.pts.Close()
 	}
-	l.files, l.pts = nil, nil
+	l.w, l.pts = nil, nil
 	return nil
 }
 

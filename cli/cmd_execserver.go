@@ -343,7 +343,6 @@ func runExecServer(c *cli.Context) error {
 			Limits:          limits,
 			Permissions:     perms,
 		},
-		Extra:       fshelper.Handlers(),
 		Concurrency: c.Int("concurrent-requests"),
 		MaxMessage:  maxMsg,
 		TokenSHA256: tokenSum,
@@ -356,6 +355,7 @@ func runExecServer(c *cli.Context) error {
 		ShutdownGrace:  grace,
 		MaxConnections: maxConns, // --max-connections (fleetFlags)
 	}
+	cfg.Extra = fshelper.Handlers(cfg.Sessions.BaseEnv) // fs calls: the children's env (docs/sandbox.md §3.1)
 	if target.stdio {
 		in, restore := pollableStdin()
 		defer restore()

@@ -91,31 +91,31 @@ func runSandbox(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	plan, err := sandbox.Resolve(prof, sandbox.NewContext(nil, cwd, os.Getenv("TMPDIR")), sandbox.PurposeProcess)
+	plan, err := sandbox.Prepare(&sandbox.Sandbox{Permissions: prof}, sandbox.Request{Cwd: cwd, Env: os.Environ()})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	plan.Argv, plan.Dir, plan.Env = argv, cwd, os.Environ()
 	var cmd *exec.Cmd
-	sandboxed := plan.Enforces()
+	sandboxed := plan != nil
 	if !sandboxed {
 		cmd = exec.Command(argv[0], argv[1:]...)
 	} else {
-		if err := sandbox.Available(); err != nil {
-			return cli.Exit("sandbox intent cannot be enforced on this executor: "+err.Error(), 1)
+		if plan.Refusal != "" {
+			return cli.Exit(plan.Refusal, 1)
 		}
+		plan.Argv, plan.Dir, plan.Env = argv, cwd, os.Environ()
 		// The placeholders of the missing protected names are made or
 		// shared here, like a server does, for as long as the command
 		// runs: the same names are placeholders in every process that
 		// sandboxes in these roots.
-		guard := sandbox.GuardPlan(&plan, func(msg, path string, err error) {
+		guard := sandbox.GuardPlan(plan, func(msg, path string, err error) {
 			if err != nil {
 				msg += ": " + err.Error()
 			}
 			fmt.Fprintf(os.Stderr, "codex sandbox: %s: %s\n", path, msg)
 		})
 		defer guard.Release()
-		w, err := sandbox.Wrap(plan)
+		w, err := sandbox.Wrap(*plan)
 		if err != nil {
 			return cli.Exit(err.Error(), 1)
 		}

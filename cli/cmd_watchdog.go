@@ -37,7 +37,7 @@ func WatchdogMain(args []string) int {
 		logger = zap.NewNop()
 	}
 	defer func() { _ = logger.Sync() }()
-	return proc.RunWatchdog(logger.With(zap.Int("server", os.Getppid())), *records)
+	return proc.RunWatchdog(logger.With(zap.Int("server", os.Getppid())), *records, sandbox.RemoveOrphanedPlaceholder)
 }
 
 // startWatchdog starts the server's watchdog, which kills what the server
@@ -50,13 +50,14 @@ func startWatchdog(c *cli.Context, logger *zap.Logger, level, format string) (st
 	if dir == "" {
 		dir = proc.DefaultStateDir()
 	}
-	w, err := proc.StartWatchdog(logger, dir, []string{"--log-level", level, "--log-format", format})
+	w, err := proc.StartWatchdog(logger, dir, []string{"--log-level", level, "--log-format", format}, sandbox.RemoveRecordedPlaceholder)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the watchdog: %w", err)
 	}
+	sandbox.WatchPlaceholders(w) // until stop: the runs' placeholders outlive a killed server no more
 	// A record tells the next server what to remove: no sandboxed command
 	// may write one, also when the directory lies below a writable root
 	// (codex-exec-UID in /tmp, writable under workspace-write).
 	sandbox.MaskSecrets(dir)
-	return w.Stop, nil
+	return func() { sandbox.WatchPlaceholders(nil); w.Stop() }, nil
 }

@@ -116,7 +116,8 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 	if err := wire.ValidateCommandExecSize(p); err != nil {
 		return nil, err
 	}
-	if err := sandboxSpec(ep, &spec); err != nil {
+	plan, err := sandboxSpec(ep, &spec, h.b.log)
+	if err != nil {
 		return nil, err
 	}
 	if h.reg.isDraining() {
@@ -135,8 +136,8 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 			return nil, err
 		}
 	}
-	if spec.Sandbox != nil {
-		e.protect = guardPlan(spec.Sandbox, h.b.log)
+	if plan != nil {
+		e.protect = guardPlan(plan, h.b.log)
 	}
 	lim := limitsOf(p)
 	out := newExecOutput(h.c, e.id, p.StreamStdoutStderr, lim.cap)

@@ -64,7 +64,7 @@ func (h *connHandler) execStarted(e *cmdExec, spec *proc.Spec, t0 time.Time) {
 	h.reg.cfg.Metrics.ProcessStarted(time.Since(t0))
 	e.obs = execObs{log: h.session().log, startedAt: t0}
 	e.obs.log.Info("process started", zap.String("kind", kindCommandExec), zap.String("processId", e.id), zap.Int("pid", e.pr.Pid()),
-		zap.String("argv0", argv0(spec.Argv)), zap.Bool("tty", e.tty), zap.Bool("sandboxed", spec.Sandbox != nil))
+		zap.String("argv0", argv0(spec.Argv)), zap.Bool("tty", e.tty), zap.Bool("sandboxed", spec.Launcher != nil))
 }
 
 // execExited records how long the run took, once its child was reaped.

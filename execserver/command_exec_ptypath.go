@@ -65,7 +65,7 @@ func checkPTYProgram(prog, cwd string, env []string) error {
 // ptyPreflight runs checkPTYProgram for an unsandboxed PTY spec whose cwd
 // exists; nil otherwise.
 func ptyPreflight(spec proc.Spec) error {
-	if !spec.TTY || spec.Sandbox != nil || len(spec.Argv) == 0 {
+	if !spec.TTY || spec.Launcher != nil || len(spec.Argv) == 0 {
 		return nil
 	}
 	if st, err := os.Stat(spec.Dir); err != nil || !st.IsDir() {

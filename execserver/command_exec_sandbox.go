@@ -12,6 +12,7 @@ import (
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
+	"go.uber.org/zap"
 )
 
 // netDisabledVar tells a child that its network is restricted.
@@ -159,24 +160,25 @@ func isDenyGlob(e sandbox.Entry) bool {
 	return e.Path.Type == sandbox.PathGlob && e.Access == sandbox.AccessDeny
 }
 
-// sandboxSpec puts the plan of ep into spec, with the network variable in
-// its env.
-func sandboxSpec(ep execPolicy, spec *proc.Spec) error {
+// sandboxSpec prepares the plan of ep for spec, with the network variable
+// in spec's env; nil for no sandbox. The plan's launcher goes into spec
+// (it reads the plan when the command starts, after guardPlan).
+func sandboxSpec(ep execPolicy, spec *proc.Spec, log *zap.Logger) (*sandbox.Plan, error) {
 	if ep.netOff {
 		spec.Env = append(slices.DeleteFunc(spec.Env, func(kv string) bool { return strings.HasPrefix(kv, netDisabledVar+"=") }), netDisabledVar+"=1")
 	}
 	if ep.none {
-		return nil
+		return nil, nil
 	}
 	plan, env, err := planFor(&sandbox.Sandbox{Permissions: ep.profile, Cwd: ep.policyCwd, WorkspaceRoots: ep.roots}, spec.Dir, spec.Env, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if plan != nil {
 		if err := reopensDenied(plan, ep.allowed); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	spec.Sandbox, spec.Env = plan, env
-	return nil
+	spec.Launcher, spec.Env = launcher(plan, log), env
+	return plan, nil
 }

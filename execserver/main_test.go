@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/codexec/codex/fshelper"
 	"github.com/codexec/codex/sandbox"
 	"go.uber.org/goleak"
 )
@@ -14,7 +15,7 @@ import (
 // tests otherwise, followed by a goroutine leak check.
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == sandbox.HelperName {
-		os.Exit(sandbox.ChildMain(sandbox.ChildOptions{}))
+		os.Exit(sandbox.ChildMain(sandbox.ChildOptions{FSHelper: fshelper.ChildMain}))
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -1,6 +1,9 @@
 package execserver
 
 import (
+	"sync"
+
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/sandbox"
 	"go.uber.org/zap"
 )
@@ -17,3 +20,21 @@ func guardPlan(plan *sandbox.Plan, log *zap.Logger) *sandbox.HostGuard {
 		}
 	})
 }
+
+// launcher is the proc.Launcher of a command sandboxed by plan (nil:
+// none): the sandbox helper, which reads the plan when the command starts,
+// so after guardPlan recorded its placeholders. A network-off command
+// whose cgroup leaf cannot stop sendmsg to host unix sockets by path runs
+// anyway; the gap is logged once per server process.
+func launcher(plan *sandbox.Plan, log *zap.Logger) proc.Launcher {
+	if plan == nil {
+		return nil
+	}
+	return sandbox.NewLauncher(plan, func(err error) {
+		unixSendWarning.Do(func() {
+			log.Warn("a network-off sandbox can still sendmsg to host unix datagram sockets by path", zap.Error(err))
+		})
+	})
+}
+
+var unixSendWarning sync.Once

@@ -11,6 +11,7 @@ import (
 	"github.com/codexec/codex/metrics"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -100,7 +101,7 @@ func NewRegistry(cfg SessionConfig, logger *zap.Logger) (*Registry, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	tree, err := proc.NewLimitedTreeKiller(logger, cfg.Limits)
+	tree, err := proc.NewLimitedTreeKiller(logger, cfg.Limits, sandbox.HelperName)
 	if err != nil {
 		return nil, err
 	}

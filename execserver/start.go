@@ -20,10 +20,11 @@ import (
 // before the process's first notification: emitters wait on entry.started,
 // which is closed only after Respond.
 //
-// The walk is one way: the environment and the sandbox plan are resolved
-// here (BuildEnv, processPlan), then proc.Start looks the program up in the
-// child's PATH, wraps it in the sandbox helper and forks; nothing comes
-// back to this package before the process runs.
+// The walk is one way: the environment and the sandbox plan are prepared
+// here (BuildEnv, processPlan: sandbox.Prepare), the plan's host state is
+// held (guardPlan), then proc.Start looks the program up in the child's
+// PATH and forks it through the plan's launcher (the sandbox helper);
+// nothing comes back to this package before the process runs.
 //
 // A start answered with an error is logged at info with the error and
 // counted; one that runs is logged by startProcess.
@@ -81,7 +82,7 @@ func startProcess(_ context.Context, h *connHandler, req *rpc.Request, p *wire.S
 
 	spec := proc.Spec{
 		Argv: p.Argv, Dir: p.Cwd.Native, TTY: p.TTY, Rows: rows, Cols: cols, PipeStdin: p.PipeStdin,
-		Env: env, Sandbox: plan,
+		Env: env, Launcher: launcher(plan, s.log),
 	}
 	if p.Arg0 != nil {
 		spec.Arg0 = *p.Arg0
@@ -195,21 +196,16 @@ func processPlan(raw json.RawMessage, cwd string, env []string) (*sandbox.Plan, 
 	return planFor(sb, cwd, env, false)
 }
 
-// planFor resolves sb for a command run in cwd. With forceNetEnv,
+// planFor prepares sb for a command run in cwd with the environment env
+// (sandbox.Prepare: $TMPDIR is env's). With forceNetEnv,
 // CODEX_SANDBOX_NETWORK_DISABLED=1 replaces a value the caller's env set
 // (command/exec); otherwise such a value is kept (process/start).
 func planFor(sb *sandbox.Sandbox, cwd string, env []string, forceNetEnv bool) (*sandbox.Plan, []string, error) {
-	tmp, _ := envLookup(env, "TMPDIR")
-	plan, err := sandbox.Resolve(sb.Permissions, sandbox.NewContext(sb, cwd, tmp), sandbox.PurposeProcess)
-	if errors.Is(err, sandbox.ErrSymlinkCrossing) {
-		// The command runs and fails with the reason on stderr, as with the
-		// reference (docs/sandbox.md §3.4).
-		return &sandbox.Plan{Refusal: err.Error()}, env, nil
-	}
+	plan, err := sandbox.Prepare(sb, sandbox.Request{Cwd: cwd, Env: env, Purpose: sandbox.PurposeProcess})
 	if err != nil {
 		return nil, nil, errProcessSandbox(err)
 	}
-	if plan.NetworkDisabled {
+	if plan != nil && plan.NetworkDisabled {
 		if forceNetEnv {
 			env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "CODEX_SANDBOX_NETWORK_DISABLED=") })
 		}
@@ -217,11 +213,5 @@ func planFor(sb *sandbox.Sandbox, cwd string, env []string, forceNetEnv bool) (*
 			env = append(env, "CODEX_SANDBOX_NETWORK_DISABLED=1")
 		}
 	}
-	if !plan.Enforces() {
-		return nil, env, nil
-	}
-	if err := sandbox.Available(); err != nil {
-		return nil, nil, wire.ErrSandboxUnenforceable()
-	}
-	return &plan, env, nil
+	return plan, env, nil
 }

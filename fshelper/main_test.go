@@ -25,7 +25,7 @@ const callTimeout = 20 * time.Second
 // value to marshal) and returns the marshalled result or the wire error.
 func call(t *testing.T, method string, params any) (string, *rpc.Error) {
 	t.Helper()
-	h, ok := fshelper.Handlers()[method]
+	h, ok := fshelper.Handlers(nil)[method]
 	if !ok {
 		t.Fatalf("no handler for %s", method)
 	}

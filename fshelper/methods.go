@@ -23,12 +23,17 @@ import (
 //
 // A request whose sandbox must be enforced (a restricted filesystem policy
 // without full-disk write) runs in a sandboxed `--fs-helper` child instead;
-// every other request runs directly in the server process.
-func Handlers() map[string]rpc.HandlerFunc {
+// every other request runs directly in the server process. env is the
+// environment the server gives its children (execserver's
+// SessionConfig.BaseEnv): the helper gets its PATH, TMPDIR, TMP and TEMP,
+// and that TMPDIR is the sandbox's tmpdir, never the server's own
+// (docs/sandbox.md §3.1).
+func Handlers(env []string) map[string]rpc.HandlerFunc {
+	env = helperEnv(env)
 	hs := directHandlers()
 	for method, direct := range hs {
 		hs[method] = func(ctx context.Context, req *rpc.Request) (any, error) {
-			if res, handled, err := sandboxedCall(ctx, req.Method, req.Params); handled {
+			if res, handled, err := sandboxedCall(ctx, req.Method, req.Params, env); handled {
 				return res, err
 			}
 			return direct(ctx, req)

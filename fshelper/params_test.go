@@ -10,7 +10,7 @@ import (
 )
 
 func TestHandlersKeys(t *testing.T) {
-	got := slices.Sorted(maps.Keys(fshelper.Handlers()))
+	got := slices.Sorted(maps.Keys(fshelper.Handlers(nil)))
 	want := []string{
 		"fs/canonicalize", "fs/copy", "fs/createDirectory", "fs/getMetadata",
 		"fs/readDirectory", "fs/readFile", "fs/remove", "fs/writeFile",

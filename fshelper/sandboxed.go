@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -19,8 +18,12 @@ import (
 // sandboxedCall runs one fs method in a sandboxed `--fs-helper` child when
 // the request's sandbox must be enforced (docs/protocol.md §8.2-§8.3): its
 // filesystem policy is restricted and does not grant full-disk write. It
-// returns handled = false when the operation should run directly.
-func sandboxedCall(ctx context.Context, method string, params json.RawMessage) (result any, handled bool, err error) {
+// returns handled = false when the operation should run directly. The
+// params are decoded once here, for their sandbox; the helper gets them
+// as they came (helperRequestLine). env is
+// the fs helper's environment (helperEnv), whose TMPDIR the sandbox's
+// tmpdir is, as a command's is its own (sandbox.Prepare).
+func sandboxedCall(ctx context.Context, method string, params json.RawMessage, env []string) (result any, handled bool, err error) {
 	var p struct {
 		Sandbox json.RawMessage `json:"sandbox"`
 	}
@@ -31,24 +34,22 @@ func sandboxedCall(ctx context.Context, method string, params json.RawMessage) (
 	if err != nil {
 		return nil, true, fsSandboxError(err)
 	}
-	if sb == nil || !sandbox.FSNeedsSandbox(sb.Permissions) {
-		return nil, false, nil
-	}
-	if err := sandbox.Available(); err != nil {
-		return nil, true, wire.ErrFSSandboxUnenforceable()
-	}
+	// An fs call has no cwd of its own: its helper runs in the server's.
 	cwd, _ := os.Getwd()
-	plan, err := sandbox.Resolve(sb.Permissions, sandbox.NewContext(sb, cwd, os.Getenv("TMPDIR")), sandbox.PurposeFSHelper)
+	plan, err := sandbox.Prepare(sb, sandbox.Request{Cwd: cwd, Env: env, Purpose: sandbox.PurposeFSHelper})
 	if err != nil {
 		return nil, true, fsSandboxError(err)
+	}
+	if plan == nil {
+		return nil, false, nil
 	}
 	// The missing protected names stay missing and watched, but the
 	// placeholders other runs hold are shared for the operation and
 	// spared by the watcher (sandbox.GuardPlan): removing one would
 	// detach that run's mount.
-	guard := sandbox.GuardPlan(&plan, nil)
+	guard := sandbox.GuardPlan(plan, nil)
 	defer guard.Release()
-	res, err := runHelper(ctx, method, params, plan, cwd)
+	res, err := runHelper(ctx, method, params, *plan, cwd, env)
 	return res, true, err
 }
 
@@ -64,13 +65,16 @@ func fsSandboxError(err error) error {
 	return wire.ErrFSSandboxPrepare(err)
 }
 
-// helperEnv is the environment of the fs helper: only the temp and path
-// variables of the server (docs/protocol.md §8.3).
-func helperEnv() []string {
+// helperEnv is the environment of the fs helper: only the path and temp
+// variables of base, the environment the server gives its children
+// (docs/protocol.md §8.3).
+func helperEnv(base []string) []string {
 	var env []string
-	for _, k := range []string{"PATH", "TMPDIR", "TMP", "TEMP"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PATH", "TMPDIR", "TMP", "TEMP":
+			env = append(env, kv)
 		}
 	}
 	return env
@@ -78,20 +82,16 @@ func helperEnv() []string {
 
 // runHelper starts our binary as the sandbox helper in fs-helper mode,
 // sends the request line and decodes the response line.
-func runHelper(ctx context.Context, method string, params json.RawMessage, plan sandbox.Plan, cwd string) (any, error) {
+func runHelper(ctx context.Context, method string, params json.RawMessage, plan sandbox.Plan, cwd string, env []string) (any, error) {
 	// The helper runs the fs operation in-process (plan.FSHelper); Argv
 	// only describes it. It is our running image, never our path.
 	plan.Argv = []string{sandbox.SelfExe, "--fs-helper"}
-	plan.Dir, plan.Env = cwd, helperEnv()
+	plan.Dir, plan.Env = cwd, env
 	w, err := sandbox.Wrap(plan)
 	if err != nil {
 		return nil, wire.ErrFSSandboxPrepare(err)
 	}
-	defer func() {
-		for _, f := range w.ExtraFiles {
-			_ = f.Close()
-		}
-	}()
+	defer w.Close()
 	req, err := helperRequestLine(method, params)
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "failed to encode or decode fs sandbox helper message: %v", err)
@@ -112,25 +112,23 @@ func runHelper(ctx context.Context, method string, params json.RawMessage, plan 
 	return decodeHelperStream(method, &stdout)
 }
 
-// helperRequestLine encodes the request with `sandbox` set to null: the
-// helper is already inside the sandbox.
+// helperRequestLine is the one line the helper reads: the operation and
+// the params as they came, compacted (a frame may hold newlines), not
+// decoded again. The helper runs the operation directly (runHelperRequest),
+// so the params' sandbox member is ignored there: it is inside it.
 func helperRequestLine(method string, params json.RawMessage) ([]byte, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(params, &m); err != nil {
-		return nil, err
-	}
-	m["sandbox"] = json.RawMessage("null")
-	b, err := json.Marshal(helperRequest{Operation: method, Params: mustMarshal(m)})
+	op, err := json.Marshal(method)
 	if err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
-}
-
-func mustMarshal(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("fshelper: marshalling a decoded map: %v", err))
+	var b bytes.Buffer
+	b.Grow(len(params) + len(op) + 25)
+	b.WriteString(`{"operation":`)
+	b.Write(op)
+	b.WriteString(`,"params":`)
+	if err := json.Compact(&b, params); err != nil {
+		return nil, err
 	}
-	return b
+	b.WriteString("}\n")
+	return b.Bytes(), nil
 }

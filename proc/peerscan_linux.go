@@ -24,7 +24,6 @@ import (
 
 	"github.com/codexec/codex/internal/reap"
 	"github.com/codexec/codex/internal/sockdiag"
-	"github.com/codexec/codex/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,8 +39,9 @@ type peerScan struct {
 	adoptions bool             // subreaper mode after a sandbox ran: adopted orphans are unattributable
 	tracked   map[int]struct{} // subreaper mode: our own children
 	selfSid   int
-	mnt       string // cgroup v2 mount; "" when unknown
-	ownNS     uint64 // our PID namespace
+	mnt       string   // cgroup v2 mount; "" when unknown
+	ownNS     uint64   // our PID namespace
+	launchers []string // argv[0] names of confining programs (TreeKiller.launchers)
 
 	cgPath  map[int]string    // pid → cgroup path (memo)
 	lineage map[int]bool      // pid → sandboxed by its ancestry (memo)
@@ -55,6 +55,7 @@ func (t *TreeKiller) newPeerScan(sock sockdiag.Socket) *peerScan {
 		nss: map[uint64]bool{}, cgPath: map[int]string{}, lineage: map[int]bool{}, nsMemo: map[uint64]bool{}, cgIno: map[string]uint64{}}
 	s.mnt, _ = cgroup2Mount()
 	s.ownNS, _ = nsInode("/proc/self/ns/pid")
+	s.launchers = t.launchers
 	t.copySandboxState(s)
 	s.members = leafMembers(s.leaves)
 	return s
@@ -228,7 +229,7 @@ func (s *peerScan) inSandboxNS(pid int) bool {
 }
 
 // byLineage reports whether pid or one of its ancestors is a sandboxed
-// process of ours, any sandbox helper (argv[0] codex-linux-sandbox: every
+// process of ours, any sandbox helper (a launcher's argv[0]: every
 // helper that stays a parent is one, and PID 1 of a sandbox's namespace
 // adopts its orphans), or an orphan the server adopted in subreaper mode.
 // Verdicts are remembered for the whole chain.
@@ -241,7 +242,7 @@ func (s *peerScan) byLineage(pid int) bool {
 			break
 		}
 		chain = append(chain, pid)
-		if s.roots[pid] || isSandboxHelper(pid) {
+		if s.roots[pid] || s.isLauncher(pid) {
 			verdict = true
 			break
 		}
@@ -272,17 +273,20 @@ func (s *peerScan) adopted(st procStat) bool {
 	return !ours && !reap.Owned(st.pid)
 }
 
-// isSandboxHelper reports whether pid's argv[0] names the sandbox helper.
-// A sandboxed command cannot rename its ancestors; a process that is not
-// sandboxed and names itself so only refuses itself.
-func isSandboxHelper(pid int) bool {
+// isLauncher reports whether pid's argv[0] names a launcher (the sandbox
+// helper). A sandboxed command cannot rename its ancestors; a process that
+// is not sandboxed and names itself so only refuses itself.
+func (s *peerScan) isLauncher(pid int) bool {
+	if len(s.launchers) == 0 {
+		return false
+	}
 	var buf [4096]byte // argv[0] is enough
 	b, err := readProc("/proc/"+strconv.Itoa(pid)+"/cmdline", buf[:], false)
 	if err != nil {
 		return false
 	}
 	arg0, _, _ := strings.Cut(string(b), "\x00")
-	return filepath.Base(arg0) == sandbox.HelperName
+	return slices.Contains(s.launchers, filepath.Base(arg0))
 }
 
 // likelyCreator reports whether pid shares the socket's cgroup (when the

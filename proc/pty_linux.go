@@ -3,11 +3,9 @@
 package proc
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
-	"github.com/codexec/codex/sandbox"
 	"github.com/creack/pty"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -23,19 +21,18 @@ import (
 // keep a non-blocking duplicate and close the original. The slave, in
 // contrast, must be blocking: the child shares its open file description.
 //
-// private asks for a PTY in a devpts instance of its own, which the
-// sandbox helper mounts as the command's /dev/pts (sandbox.OpenPTY); where
-// that is impossible (a server that is not root), it falls back to the
-// host's instance, and the command's terminal then has no name inside.
-func (st *stdio) openPTY(rows, cols uint16, private bool, log *zap.Logger) error {
+// A launcher may open the terminal (Launcher.OpenPTY: the sandbox helper
+// gives the command a devpts instance of its own); where it does not, or
+// cannot (a server that is not root), the PTY is the host's.
+func (st *stdio) openPTY(rows, cols uint16, l Launcher, log *zap.Logger) error {
 	var master, slave *os.File
-	err := errors.New("not asked")
-	if private {
-		if master, slave, st.pts, err = sandbox.OpenPTY(); err != nil {
-			log.Debug("no private devpts instance; using the host's", zap.Error(err))
+	var err error
+	if l != nil {
+		if master, slave, err = l.OpenPTY(); err != nil {
+			log.Debug("no terminal from the launcher; using the host's", zap.Error(err))
 		}
 	}
-	if err != nil {
+	if err != nil || master == nil {
 		if master, slave, err = pty.Open(); err != nil {
 			return fmt.Errorf("open pty: %w", err)
 		}

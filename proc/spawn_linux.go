@@ -1,7 +1,7 @@
 //go:build linux
 
 // The start path: Start checks the spec, sets up stdio and the cgroup slot,
-// wraps the command in the sandbox helper when asked, and forks the child.
+// hands the command to its launcher when it has one, and forks the child.
 
 package proc
 
@@ -9,16 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
-	"sync"
 	"syscall"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
 	"github.com/codexec/codex/internal/reap"
-	"github.com/codexec/codex/sandbox"
 )
 
 // Start starts the process described by spec and returns once the child
@@ -55,33 +52,25 @@ func Start(spec Spec, out OutputFunc, opts Options) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proc: start: %w", err)
 	}
+	if spec.Launcher != nil {
+		defer spec.Launcher.Close()
+	}
 	var st stdio
 	if spec.TTY {
 		rows, cols := spec.size()
-		err = st.openPTY(rows, cols, spec.Sandbox.ReplacesDev(), log)
+		err = st.openPTY(rows, cols, spec.Launcher, log)
 	} else {
 		err = st.openPipes(spec.PipeStdin)
-	}
-	var wrapped *sandbox.WrappedCommand
-	if err == nil && spec.Sandbox != nil {
-		wrapped, err = wrapSandbox(&spec, path, st.takePTS())
 	}
 	if err != nil {
 		st.closeChild()
 		st.closeParent()
 		return nil, fmt.Errorf("proc: start %q: %w", spec.Argv[0], err)
 	}
-	if wrapped != nil {
-		defer func() {
-			for _, f := range wrapped.ExtraFiles {
-				_ = f.Close()
-			}
-		}()
-	}
 	if err := markCloexec(); err != nil {
 		log.Debug("marking inherited fds close-on-exec", zap.Error(err))
 	}
-	pid, pidfd, leaf, err := spawn(path, &spec, &st, wrapped, opts.Tree, log)
+	pid, pidfd, leaf, err := spawn(path, &spec, &st, opts.Tree, log)
 	st.closeChild() // the child has its copies; EOF must depend on the child alone
 	if err != nil {
 		st.closeParent()
@@ -120,7 +109,7 @@ func Start(spec Spec, out OutputFunc, opts Options) (*Process, error) {
 // locked across the fork, because Pdeathsig fires when the forking thread
 // (not process) exits (go.dev/issue/27505). It returns the pid, the pidfd
 // (-1 if the kernel gave none) and the cgroup leaf ("" without one).
-func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, tree *TreeKiller, log *zap.Logger) (pid, pidfd int, leaf string, err error) {
+func spawn(path string, spec *Spec, st *stdio, tree *TreeKiller, log *zap.Logger) (pid, pidfd int, leaf string, err error) {
 	pidfd = -1
 	env := spec.Env
 	if env == nil {
@@ -143,33 +132,34 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 		sys.Pdeathsig = 0 // the watchdog kills the whole tree, intact
 	}
 	argv := spec.argv()
-	if wrapped != nil {
-		// The helper gets an empty environment; the command's travels in
-		// the plan, on fd 3.
-		path, argv = wrapped.ApplyTo(attr)
-	}
+	launched := spec.Launcher != nil
 
 	slot := cgroupSlot{fd: -1}
 	if tree != nil {
-		if slot, err = tree.prepare(wrapped != nil); err != nil {
-			log.Warn("no cgroup leaf; process-group kill only", zap.Error(err))
+		var perr error
+		if slot, perr = tree.prepare(launched); perr != nil {
+			log.Warn("no cgroup leaf; process-group kill only", zap.Error(perr))
 		} else if slot.fd >= 0 {
 			sys.UseCgroupFD, sys.CgroupFD = true, slot.fd
 		}
 	}
-	if wrapped != nil && wrapped.DenyNamedUnixSends {
-		denyNamedUnixSends(slot, log)
+	if launched {
+		// The launcher takes over the environment, the extra fds and the
+		// namespaces; a launcher that fails forks nothing.
+		path, argv, err = spec.Launcher.Apply(path, argv, attr, slot.fd)
 	}
-	pid, err = forkExec(path, argv, attr, tree, slot.pidsTasks)
-	if err != nil && sys.UseCgroupFD && cloneIntoCgroupFailed(err) {
-		log.Warn("CLONE_INTO_CGROUP failed; starting outside the cgroup", zap.Error(err))
-		sys.UseCgroupFD, sys.CgroupFD = false, 0
+	if err == nil {
 		pid, err = forkExec(path, argv, attr, tree, slot.pidsTasks)
-		if err == nil {
-			err = tree.join(slot.dir, pid)
-			if err != nil {
-				log.Warn("moving into cgroup leaf", zap.Error(err))
-				err = nil
+		if err != nil && sys.UseCgroupFD && cloneIntoCgroupFailed(err) {
+			log.Warn("CLONE_INTO_CGROUP failed; starting outside the cgroup", zap.Error(err))
+			sys.UseCgroupFD, sys.CgroupFD = false, 0
+			pid, err = forkExec(path, argv, attr, tree, slot.pidsTasks)
+			if err == nil {
+				err = tree.join(slot.dir, pid)
+				if err != nil {
+					log.Warn("moving into cgroup leaf", zap.Error(err))
+					err = nil
+				}
 			}
 		}
 	}
@@ -180,7 +170,7 @@ func spawn(path string, spec *Spec, st *stdio, wrapped *sandbox.WrappedCommand, 
 		}
 		return 0, -1, "", err
 	}
-	if wrapped != nil {
+	if launched {
 		tree.trackSandboxed(pid)
 	}
 	tree.watchChild(pid, pidfd, st.masterFD())
@@ -226,63 +216,4 @@ func checkDir(dir string) error {
 		return &os.PathError{Op: "chdir", Path: dir, Err: unix.ENOTDIR}
 	}
 	return nil
-}
-
-// denyNamedUnixSends closes, for a network-off sandbox, the path from an
-// AF_UNIX datagram socketpair to a host socket by name, on the process's
-// own cgroup leaf. Without a leaf, or where the kernel refuses, the gap
-// stays open (as before) and a warning says so, once per process.
-func denyNamedUnixSends(slot cgroupSlot, log *zap.Logger) {
-	err := errNoLeaf
-	if slot.fd >= 0 {
-		err = sandbox.DenyNamedUnixSends(slot.fd)
-	}
-	if err != nil {
-		unixSendWarning.Do(func() {
-			log.Warn("a network-off sandbox can still sendmsg to host unix datagram sockets by path", zap.Error(err))
-		})
-	}
-}
-
-var (
-	errNoLeaf       = errors.New("no cgroup leaf")
-	unixSendWarning sync.Once
-)
-
-// wrapSandbox fills the plan's command from spec (with argv[0] resolved
-// against the child's PATH, as for an unsandboxed start) and wraps it.
-//
-// pts, when not nil, is the devpts mount of the command's terminal
-// (sandbox.OpenPTY): it goes to the helper as fd sandbox.PTSFD, and is
-// closed with the other ExtraFiles (or here, on failure).
-func wrapSandbox(spec *Spec, path string, pts *os.File) (*sandbox.WrappedCommand, error) {
-	plan := *spec.Sandbox
-	if pts != nil {
-		plan.PTSFD = sandbox.PTSFD
-	}
-	plan.Argv = append([]string{path}, spec.Argv[1:]...)
-	plan.Arg0 = spec.Argv[0]
-	if spec.Arg0 != "" {
-		plan.Arg0 = spec.Arg0
-	}
-	plan.Dir, plan.Env = spec.Dir, spec.Env
-	// Writable roots are bound at their canonical paths, so a symlinked cwd
-	// runs in its canonical location (docs/sandbox.md §3.4).
-	if d, err := filepath.EvalSymlinks(spec.Dir); err == nil {
-		plan.Dir = d
-	}
-	// The helper is our running image (sandbox.SelfExe), never the path
-	// of our executable: a sandboxed command may have replaced that file.
-	w, err := sandbox.Wrap(plan)
-	if pts != nil {
-		if err == nil {
-			w.ExtraFiles = append(w.ExtraFiles, pts)
-		} else {
-			_ = pts.Close()
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &w, nil
 }

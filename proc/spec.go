@@ -2,8 +2,9 @@ package proc
 
 import (
 	"errors"
-	"github.com/codexec/codex/sandbox"
+	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/codexec/codex/wire"
@@ -69,12 +70,31 @@ type Spec struct {
 	// Ignored with TTY (the PTY is always writable).
 	PipeStdin bool
 
-	// Sandbox, when not nil, runs the command under the sandbox helper
-	// (sandbox.Wrap): our own binary re-executed as codex-linux-sandbox in
-	// new namespaces, which applies the plan and then executes Argv. Start
-	// fills the plan's command fields from Argv, Arg0, Dir and Env. The
-	// server process itself is never restricted.
-	Sandbox *sandbox.Plan
+	// Launcher, when not nil, starts the command through the program that
+	// confines it (execserver passes the sandbox helper's,
+	// sandbox.NewLauncher). The server process itself is never restricted.
+	Launcher Launcher
+}
+
+// Launcher starts a command through a program that confines it first, the
+// sandbox helper: its maker (execserver) prepared it from a sandbox plan,
+// so that proc knows nothing of sandboxes. Start uses a launcher once: for
+// a TTY command OpenPTY, then Apply right before the fork, then Close,
+// whatever happened.
+type Launcher interface {
+	// OpenPTY opens the terminal of a TTY command, for a launcher that
+	// gives the command a terminal of its own; nil files mean a terminal
+	// of the host, and so does an error (logged at debug).
+	OpenPTY() (master, slave *os.File, err error)
+	// Apply is given the command as Start resolved it (path found in the
+	// child's PATH, argv with the argv[0] the child sees), attr, the
+	// attributes of the command itself (fds 0-2, Dir, Env, Sys), and
+	// leafFD, the cgroup leaf the process starts in (-1: none). It turns
+	// attr into the launcher's and returns the program and argv to fork
+	// instead.
+	Apply(path string, argv []string, attr *syscall.ProcAttr, leafFD int) (string, []string, error)
+	// Close releases what the launcher kept for the fork.
+	Close() error
 }
 
 // OutputFunc receives each chunk read from the OS, in order per stream.

@@ -18,7 +18,6 @@ type stdio struct {
 	child    [3]int     // the child's fds 0, 1, 2 (may repeat); closed by closeChild
 	childOwn []int      // distinct fds in child to close
 	slave    *os.File   // PTY slave (also in child); closed by closeChild
-	pts      *os.File   // devpts mount of a private PTY (sandbox.OpenPTY); see takePTS
 	outputs  []*os.File // parent read ends, non-blocking
 	streams  []Stream   // the stream of each output
 	stdin    *os.File   // parent write end: stdin pipe or PTY master; nil for /dev/null
@@ -76,18 +75,6 @@ func (st *stdio) closeChild() {
 		_ = st.slave.Close()
 		st.slave = nil
 	}
-	if st.pts != nil {
-		_ = st.pts.Close()
-		st.pts = nil
-	}
-}
-
-// takePTS hands the devpts mount of a private PTY (nil without one) to the
-// caller, who closes it.
-func (st *stdio) takePTS() *os.File {
-	f := st.pts
-	st.pts = nil
-	return f
 }
 
 // closeParent closes the parent's ends after a failed start.

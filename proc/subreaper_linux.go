@@ -9,6 +9,7 @@ package proc
 import (
 	"os"
 	ossignal "os/signal"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -213,32 +214,18 @@ func (t *TreeKiller) killWalk(roots []int, sid int) []int {
 // group is in groups, and all their descendants, never self nor init. It
 // SIGSTOPs what it finds first and walks /proc again until nothing new
 // shows up, so a process forking during the walk cannot leave a child
-// behind. It returns the pids it killed.
+// behind. Each pass walks with procIndex.tree, as the leftovers do. It
+// returns the pids it killed.
 func stopAndKill(roots []int, groups map[int]bool, self int) []int {
 	stopped := make(map[int]struct{})
 	for pass := 0; pass < maxWalkPasses; pass++ {
-		procs := scanProcs()
-		kids := make(map[int][]int, len(procs))
-		queue := append([]int(nil), roots...)
-		for _, st := range procs {
-			kids[st.ppid] = append(kids[st.ppid], st.pid)
-			if groups[st.sid] || groups[st.pgrp] {
-				queue = append(queue, st.pid)
-			}
-		}
-		for pid := range stopped {
-			queue = append(queue, pid)
+		x := indexProcs(scanProcs())
+		from := slices.Clone(roots)
+		for g := range groups {
+			from = append(from, x.members[g]...)
 		}
 		found := false
-		seen := make(map[int]bool)
-		for len(queue) > 0 {
-			pid := queue[len(queue)-1]
-			queue = queue[:len(queue)-1]
-			if seen[pid] || pid <= 1 || pid == self {
-				continue
-			}
-			seen[pid] = true
-			queue = append(queue, kids[pid]...)
+		for _, pid := range x.tree(from, 0, stopped, self) {
 			if _, ok := stopped[pid]; !ok && unix.Kill(pid, unix.SIGSTOP) == nil {
 				stopped[pid] = struct{}{}
 				found = true

@@ -57,6 +57,8 @@ type TreeKiller struct {
 	seq     atomic.Uint64 // names the leaves
 	spare   spareLeaf     // the leaf of the next spawn, made ahead
 
+	launchers []string // argv[0] names of confining programs; immutable
+
 	// subreaper mode, immutable after construction.
 	selfPid, selfSid int
 	prevSubreaper    int32
@@ -90,9 +92,16 @@ func NewTreeKiller(logger *zap.Logger) (*TreeKiller, error) {
 
 // NewLimitedTreeKiller is NewTreeKiller with per-process limits, applied
 // to each cgroup leaf where the controllers are available (logged once
-// where not). Subreaper mode applies none.
-func NewLimitedTreeKiller(logger *zap.Logger, lim Limits) (*TreeKiller, error) {
-	return newTreeKiller(logger, true, lim)
+// where not). Subreaper mode applies none. launchers are the argv[0] names
+// of the programs that confine what they run (the sandbox helper's, which
+// execserver passes): the peer check (CheckPeer) takes any process below
+// one, ours or not, for a confined one.
+func NewLimitedTreeKiller(logger *zap.Logger, lim Limits, launchers ...string) (*TreeKiller, error) {
+	t, err := newTreeKiller(logger, true, lim)
+	if t != nil {
+		t.launchers = launchers
+	}
+	return t, err
 }
 
 func newTreeKiller(logger *zap.Logger, tryCgroup bool, lim Limits) (*TreeKiller, error) {

@@ -30,7 +30,7 @@ func (t *TreeKiller) release(string, bool) {}
 
 // NewLimitedTreeKiller returns an error matching errors.ErrUnsupported
 // outside Linux.
-func NewLimitedTreeKiller(logger *zap.Logger, _ Limits) (*TreeKiller, error) {
+func NewLimitedTreeKiller(logger *zap.Logger, _ Limits, _ ...string) (*TreeKiller, error) {
 	return NewTreeKiller(logger)
 }
 

@@ -21,12 +21,27 @@ import (
 
 	"github.com/codexec/codex/internal/fsat"
 	"github.com/codexec/codex/internal/reap"
-	"github.com/codexec/codex/sandbox"
 )
 
 // WatchdogName is argv[0] of the watchdog process; main dispatches it to
 // RunWatchdog before anything else.
 const WatchdogName = "codex-exec-watchdog"
+
+// selfExe is how the watchdog is started: the running image of our binary,
+// never its path, which a sandboxed command may have replaced
+// (docs/sandbox.md §4.1).
+const selfExe = "/proc/self/exe"
+
+// RemoveRecorded removes a placeholder a dead server left, from its record
+// (parent directory by path and identity, the placeholder's name and
+// identity): it reports whether it did; an error means it could not tell,
+// and the record is kept for the next server. The caller passes
+// sandbox.RemoveRecordedPlaceholder (proc does not know placeholders).
+type RemoveRecorded func(parentPath string, parent fsat.ID, name string, id fsat.ID) (bool, error)
+
+// RemoveOrphaned is RemoveRecorded from the handles the watchdog holds
+// (sandbox.RemoveOrphanedPlaceholder).
+type RemoveOrphaned func(parentfd, fd int, name string, id fsat.ID) (bool, error)
 
 // watchdog is the process's running Watchdog, or nil. Every TreeKiller
 // and every sandboxed run of the process reports to it.
@@ -83,15 +98,17 @@ type heldHandle struct {
 }
 
 // StartWatchdog sweeps the records of dead watchdogs in stateDir
-// (placeholders they could not remove), then starts this process's
-// watchdog: our own binary (sandbox.SelfExe) as WatchdogName with args
+// (placeholders they could not remove, with remove), then starts this
+// process's watchdog: our own binary (selfExe) as WatchdogName with args
 // (its logging flags), in a session of its own. It must be called before
-// the process makes any TreeKiller, at most once at a time.
-func StartWatchdog(log *zap.Logger, stateDir string, args []string) (*Watchdog, error) {
+// the process makes any TreeKiller, at most once at a time. The caller
+// makes the Watchdog the process's placeholder watch
+// (sandbox.WatchPlaceholders) until Stop.
+func StartWatchdog(log *zap.Logger, stateDir string, args []string, remove RemoveRecorded) (*Watchdog, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	sweepRecords(stateDir, log)
+	sweepRecords(stateDir, log, remove)
 	w := &Watchdog{log: log, args: args, children: map[int]childFDs{},
 		held: map[uint64]heldHandle{}, acks: map[uint64]chan struct{}{}, done: make(chan struct{})}
 	var err error
@@ -105,7 +122,6 @@ func StartWatchdog(log *zap.Logger, stateDir string, args []string) (*Watchdog, 
 	}
 	w.conn, w.pid = conn, cmd.Process.Pid
 	watchdog.Store(w)
-	sandbox.WatchPlaceholders(w)
 	go w.supervise(cmd, conn)
 	log.Debug("watchdog started", zap.Int("pid", w.pid))
 	return w, nil
@@ -133,7 +149,7 @@ func (w *Watchdog) launch() (*exec.Cmd, *net.UnixConn, error) {
 		files = append(files, w.rec.f)
 	}
 	cmd := &exec.Cmd{
-		Path:       sandbox.SelfExe, // never by path: docs/sandbox.md §4.1
+		Path:       selfExe, // never by path: docs/sandbox.md §4.1
 		Args:       args,
 		Env:        os.Environ(),
 		Stderr:     os.Stderr,
@@ -266,7 +282,6 @@ func (w *Watchdog) Stop() {
 	}
 	w.stopped = true
 	watchdog.CompareAndSwap(w, nil)
-	sandbox.WatchPlaceholders(nil)
 	w.send(wireMsg{kind: msgBye})
 	pid := w.pid
 	w.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/codexec/codex/internal/fsat"
+	"github.com/codexec/codex/sandbox"
 )
 
 // TestWatchdogWire: every message survives the trip through a SEQPACKET
@@ -97,12 +98,12 @@ func TestRecordsSweep(t *testing.T) {
 	}
 	rec.remove(2) // .codex was let go: not the record's any more
 	core, logs := observer.New(zap.InfoLevel)
-	sweepRecords(state, zap.New(core))
+	sweepRecords(state, zap.New(core), sandbox.RemoveRecordedPlaceholder)
 	if logs.Len() != 0 {
 		t.Fatalf("swept a record its server holds: %v", logs.All())
 	}
 	rec.f.Close() // the server and its watchdog are gone, the file stays
-	sweepRecords(state, zap.New(core))
+	sweepRecords(state, zap.New(core), sandbox.RemoveRecordedPlaceholder)
 	for name, want := range map[string]bool{".git": false, ".codex": true, ".agents": false} {
 		if _, err := os.Lstat(filepath.Join(ws, name)); (err == nil) != want {
 			t.Errorf("%s present: %v, want %v", name, err == nil, want)

@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/codexec/codex/internal/fsat"
-	"github.com/codexec/codex/sandbox"
 )
 
 // The watchdog's fds: its end of the socket to the server, and the
@@ -33,6 +32,7 @@ type watchState struct {
 	children map[int]childFDs
 	held     map[uint64]heldHandle
 	records  *recordFile // nil when the state directory is unusable
+	remove   RemoveOrphaned
 }
 
 // RunWatchdog is the watchdog process (WatchdogName): it reads the
@@ -42,10 +42,11 @@ type watchState struct {
 // placeholders, logs what it did, and exits 0. It ignores SIGINT,
 // SIGTERM and SIGHUP. With records, fd 4 is the server's record file: it
 // marks there what it dealt with, and removes the file when nothing is
-// left for the next server.
-func RunWatchdog(log *zap.Logger, records bool) int {
+// left for the next server. remove removes a placeholder the server held
+// (sandbox.RemoveOrphanedPlaceholder).
+func RunWatchdog(log *zap.Logger, records bool, remove RemoveOrphaned) int {
 	ossignal.Ignore(unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGPIPE)
-	s := &watchState{log: log, children: map[int]childFDs{}, held: map[uint64]heldHandle{}}
+	s := &watchState{log: log, children: map[int]childFDs{}, held: map[uint64]heldHandle{}, remove: remove}
 	if records {
 		s.records = recordFromFD(recordsFD)
 	}
@@ -128,7 +129,7 @@ func (s *watchState) serverGone() {
 	}
 	removed, kept := 0, 0
 	for tok, h := range s.held {
-		ok, err := sandbox.RemoveOrphanedPlaceholder(h.parentfd, h.fd, h.name, h.id)
+		ok, err := s.remove(h.parentfd, h.fd, h.name, h.id)
 		switch {
 		case ok:
 			removed++

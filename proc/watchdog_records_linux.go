@@ -21,7 +21,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/codexec/codex/internal/fsat"
-	"github.com/codexec/codex/sandbox"
 )
 
 // DefaultStateDir is the runtime state directory of a server run by this
@@ -252,7 +251,7 @@ func parseRecords(r io.Reader) []placeholderRecord {
 // still is that placeholder and nobody uses it, and logs at info what it
 // found and removed. A record whose placeholders could not all be
 // checked is kept for the next start.
-func sweepRecords(dir string, log *zap.Logger) {
+func sweepRecords(dir string, log *zap.Logger, remove RemoveRecorded) {
 	dfd, err := stateDir(dir)
 	if err != nil {
 		return // not ours: its records are no instruction to us (createRecords logs it)
@@ -270,7 +269,7 @@ func sweepRecords(dir string, log *zap.Logger) {
 		if !e.Type().IsRegular() || !strings.HasPrefix(name, recordPrefix) || !strings.HasSuffix(name, recordSuffix) {
 			continue
 		}
-		r, l, ok := sweepRecord(dfd, name)
+		r, l, ok := sweepRecord(dfd, name, remove)
 		if ok {
 			files++
 			removed, left = append(removed, r...), append(left, l...)
@@ -285,7 +284,7 @@ func sweepRecords(dir string, log *zap.Logger) {
 // sweepRecord deals with the record file name below the state directory
 // dirfd if its owner is gone: a regular file of ours, opened without
 // following a symlink or blocking on a FIFO, read line by line.
-func sweepRecord(dirfd int, name string) (removed, left []string, ok bool) {
+func sweepRecord(dirfd int, name string, remove RemoveRecorded) (removed, left []string, ok bool) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, false
@@ -302,7 +301,7 @@ func sweepRecord(dirfd int, name string) (removed, left []string, ok bool) {
 	keep := false
 	for _, rec := range parseRecords(f) {
 		p := filepath.Join(rec.parentPath, rec.name)
-		switch done, err := sandbox.RemoveRecordedPlaceholder(rec.parentPath, rec.parent, rec.name, rec.id); {
+		switch done, err := remove(rec.parentPath, rec.parent, rec.name, rec.id); {
 		case done:
 			removed = append(removed, p)
 		case err != nil:

@@ -1,9 +1,77 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 )
+
+// Request is what Prepare confines: a command, or the helper of an fs
+// call.
+type Request struct {
+	// Cwd is the request's working directory: the command's, or the
+	// directory an fs call's helper runs in. It is the policy cwd when
+	// the sandbox names none (NewContext).
+	Cwd string
+	// Env is the child's environment ("K=V"): its TMPDIR is the tmpdir
+	// special path. It is never the server's own environment, unless that
+	// is what the child gets.
+	Env []string
+	// Purpose is what the plan is for.
+	Purpose Purpose
+}
+
+// Prepare is the one preparation of a sandbox (docs/sandbox.md §3.1): it
+// resolves sb (nil: none) for req and returns the plan the helper
+// enforces, or nil when the command runs without one (no sandbox, or a
+// plan that restricts nothing; for an fs call, a policy that does not need
+// the helper: FSNeedsSandbox). A plan that must be enforced fails, wrapping
+// ErrUnenforceable, where the kernel cannot (Available).
+//
+// A policy that cannot be enforced safely (a carve-out reached through a
+// writable symlink, ErrSymlinkCrossing) gives a process a plan that only
+// refuses, in the helper, as the reference reports it; an fs call gets the
+// error. The caller holds the plan's host state with GuardPlan once the run
+// is admitted.
+func Prepare(sb *Sandbox, req Request) (*Plan, error) {
+	if sb == nil {
+		return nil, nil
+	}
+	if req.Purpose == PurposeFSHelper {
+		if !FSNeedsSandbox(sb.Permissions) {
+			return nil, nil
+		}
+		if err := Available(); err != nil {
+			return nil, err
+		}
+	}
+	tmp, _ := lookupEnv(req.Env, "TMPDIR")
+	plan, err := Resolve(sb.Permissions, NewContext(sb, req.Cwd, tmp), req.Purpose)
+	if errors.Is(err, ErrSymlinkCrossing) && req.Purpose == PurposeProcess {
+		return &Plan{Refusal: err.Error()}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !plan.Enforces() {
+		return nil, nil
+	}
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	return &plan, nil
+}
+
+// lookupEnv returns the last value of key in env.
+func lookupEnv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
 
 // Context is what a profile is resolved against (docs/sandbox.md §3.1). All
 // paths are absolute native paths; empty means unknown.
@@ -38,8 +106,9 @@ type Context struct {
 // object (nil means none): the policy cwd is policyContext.cwd, else the
 // sandbox cwd, else commandCwd; the workspace roots are
 // policyContext.workspaceRoots, else workspaceRoots, else [policy cwd]; the
-// home is userHomeDir, else the server's. tmpDir is the command's $TMPDIR.
-// Self and Euid come from this process.
+// home is userHomeDir, else the server's. tmpDir is the child's $TMPDIR.
+// Self and Euid come from this process. Prepare is its caller outside
+// tests.
 func NewContext(s *Sandbox, commandCwd, tmpDir string) Context {
 	ctx := Context{CommandCwd: commandCwd, TmpDir: tmpDir, Self: SelfPath(), Euid: os.Geteuid(), Secrets: maskedSecrets()}
 	if s == nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"syscall"
@@ -37,9 +38,9 @@ const maxPlanSize = 64 << 20
 // Fork either through package reap (reap.StartCmd, reap.Fork), so that an
 // orphan reaper of the server never takes the helper's exit status.
 //
-// After the start (or a failed start) the caller closes ExtraFiles. The
-// command's Dir, Env and Arg0 travel in the plan; the spawner starts the
-// helper with any directory and an empty environment.
+// After the start (or a failed start) the caller closes ExtraFiles
+// (Close). The command's Dir, Env and Arg0 travel in the plan; the spawner
+// starts the helper with any directory and an empty environment.
 type WrappedCommand struct {
 	// Path is SelfExe: the running image of our executable, never its
 	// path on disk.
@@ -243,9 +244,106 @@ func (w *WrappedCommand) ApplyTo(attr *syscall.ProcAttr) (path string, argv []st
 	return w.Path, slices.Clone(w.Argv)
 }
 
+// Close closes ExtraFiles, the parent's copies of the files the helper
+// inherits: after the start, or a failed one.
+func (w *WrappedCommand) Close() {
+	for _, f := range w.ExtraFiles {
+		_ = f.Close()
+	}
+}
+
 // applySys sets w's namespace, id-map and parent-death settings on sys.
 func (w *WrappedCommand) applySys(sys *syscall.SysProcAttr) {
 	sys.Cloneflags = w.Cloneflags
 	sys.UidMappings, sys.GidMappings = w.UidMappings, w.GidMappings
 	sys.Pdeathsig = w.Pdeathsig
 }
+
+// Launcher starts one sandboxed command for a spawner that forks with
+// syscall.ForkExec: it implements proc.Launcher (package proc does not
+// import this one, nor knows the helper), and execserver passes it in.
+// The plan is read when the command starts, so a GuardPlan taken before
+// the start is in it. Use a Launcher once.
+type Launcher struct {
+	plan *Plan
+	warn func(error)
+	pts  *os.File        // devpts mount of OpenPTY, the helper's fd PTSFD
+	w    *WrappedCommand // what Wrap made of the plan
+}
+
+// NewLauncher returns the launcher of plan. warn, when not nil, is told of
+// a gap Apply could not close: a network-off command whose cgroup leaf
+// cannot stop a socketpair's sendmsg to a named host socket (no leaf, or
+// a kernel that refuses the filter); the command runs anyway.
+func NewLauncher(plan *Plan, warn func(error)) *Launcher {
+	return &Launcher{plan: plan, warn: warn}
+}
+
+// OpenPTY opens the terminal of a TTY command in a devpts instance of its
+// own (the package's OpenPTY) when the helper gives the command a /dev of
+// its own (Plan.ReplacesDev); otherwise it returns nil files, and the
+// spawner uses a terminal of the host. The instance's mount goes to the
+// helper with the plan.
+func (l *Launcher) OpenPTY() (master, slave *os.File, err error) {
+	if !l.plan.ReplacesDev() {
+		return nil, nil, nil
+	}
+	master, slave, l.pts, err = OpenPTY()
+	return master, slave, err
+}
+
+// Apply fills the plan's command from the spawner's (path found in the
+// child's PATH; argv[0] and attr's Dir and Env are what the command gets;
+// a symlinked Dir becomes its canonical path, where its writable root is
+// bound: docs/sandbox.md §3.4), wraps it (Wrap), turns attr into the
+// helper's (WrappedCommand.ApplyTo) and returns the helper's path and argv.
+// leafFD is the cgroup leaf the helper starts in (-1: none): for a
+// network-off plan it gets the filter of DenyNamedUnixSends.
+func (l *Launcher) Apply(path string, argv []string, attr *syscall.ProcAttr, leafFD int) (string, []string, error) {
+	plan := *l.plan
+	if l.pts != nil {
+		plan.PTSFD = PTSFD
+	}
+	plan.Argv = append([]string{path}, argv[1:]...)
+	plan.Arg0 = argv[0]
+	plan.Dir, plan.Env = attr.Dir, attr.Env
+	if d, err := filepath.EvalSymlinks(attr.Dir); err == nil {
+		plan.Dir = d
+	}
+	w, err := Wrap(plan)
+	if err != nil {
+		return "", nil, err
+	}
+	l.w = &w
+	if l.pts != nil {
+		withPTS := w
+		withPTS.ExtraFiles = append(slices.Clip(w.ExtraFiles), l.pts)
+		w = withPTS
+	}
+	if w.DenyNamedUnixSends {
+		err := errNoLeaf
+		if leafFD >= 0 {
+			err = DenyNamedUnixSends(leafFD)
+		}
+		if err != nil && l.warn != nil {
+			l.warn(err)
+		}
+	}
+	path, argv = w.ApplyTo(attr)
+	return path, argv, nil
+}
+
+// Close closes the files Apply and OpenPTY kept for the fork: the plan's
+// memfd and the devpts mount.
+func (l *Launcher) Close() error {
+	if l.w != nil {
+		l.w.Close()
+	}
+	if l.pts != nil {
+		_ = l.pts.Close()
+	}
+	l.w, l.pts = nil, nil
+	return nil
+}
+
+var errNoLeaf = errors.New("no cgroup leaf")

@@ -5,7 +5,9 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"os"
 	"reflect"
 	"syscall"
 	"testing"
@@ -124,5 +126,66 @@ func TestWrappedCommandStarters(t *testing.T) {
 		Pdeathsig: syscall.SIGKILL, UidMappings: w.UidMappings, GidMappings: w.GidMappings}
 	if !reflect.DeepEqual(attr.Sys, want) {
 		t.Errorf("ApplyTo: Sys %+v, want %+v", attr.Sys, want)
+	}
+}
+
+// TestLauncherApply: the launcher puts the spawner's command into the plan
+// (the path found, argv[0] as the child sees it, attr's Dir made
+// canonical and Env), turns attr into the helper's, tells warn of a
+// network-off command without a cgroup leaf, and closes the plan's memfd
+// on Close. A plan Wrap refuses forks nothing.
+func TestLauncherApply(t *testing.T) {
+	dir := t.TempDir()
+	link := dir + "/link"
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	plan := &Plan{ReadOnlyRoot: true, Seccomp: SeccompRestricted, NetworkDisabled: true}
+	var warned []error
+	l := NewLauncher(plan, func(err error) { warned = append(warned, err) })
+	attr := &syscall.ProcAttr{Dir: link, Env: []string{"A=1"}, Files: []uintptr{0, 1, 2}}
+	path, argv, err := l.Apply("/bin/sh", []string{"shell", "-c", "true"}, attr, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != SelfExe || !reflect.DeepEqual(argv, []string{HelperName, "--plan-fd", "3"}) || len(attr.Env) != 0 ||
+		len(attr.Files) != 4 || attr.Sys == nil || attr.Sys.Pdeathsig != syscall.SIGKILL {
+		t.Fatalf("path %q argv %q env %q files %v sys %+v", path, argv, attr.Env, attr.Files, attr.Sys)
+	}
+	if len(warned) != 1 {
+		t.Errorf("warnings %v, want the missing leaf", warned)
+	}
+	memfd := l.w.ExtraFiles[0]
+	fd := int(attr.Files[3])
+	if int(memfd.Fd()) != fd {
+		t.Fatalf("fd 3 of the helper is %d, the plan's memfd %d", fd, memfd.Fd())
+	}
+	data, err := io.ReadAll(io.NewSectionReader(memfd, 0, 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Plan
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Argv, []string{"/bin/sh", "-c", "true"}) || got.Arg0 != "shell" || got.Dir != dir ||
+		!reflect.DeepEqual(got.Env, []string{"A=1"}) || got.PTSFD != 0 {
+		t.Errorf("plan command: argv %q arg0 %q dir %q env %q ptsFd %d", got.Argv, got.Arg0, got.Dir, got.Env, got.PTSFD)
+	}
+	if plan.Argv != nil {
+		t.Error("Apply changed the caller's plan")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := memfd.Stat(); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("the plan memfd after Close: %v, want closed", err)
+	}
+
+	bad := NewLauncher(&Plan{Unsandboxed: true, ReadOnlyRoot: true}, nil)
+	defer bad.Close()
+	attr = &syscall.ProcAttr{Files: []uintptr{0, 1, 2}}
+	if _, _, err := bad.Apply("/bin/true", []string{"true"}, attr, -1); err == nil || len(attr.Files) != 3 {
+		t.Errorf("a refused plan: %v, files %v", err, attr.Files)
 	}
 }

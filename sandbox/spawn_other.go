@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 )
 
 // HelperName is the argv[0] under which our binary acts as the sandbox
@@ -22,3 +23,21 @@ func ChildMain(ChildOptions) int {
 	fmt.Fprintln(os.Stderr, HelperName+": sandboxing is only supported on Linux")
 	return 1
 }
+
+// Launcher starts nothing off Linux: there is no helper (Prepare fails
+// first, with Available's error).
+type Launcher struct{}
+
+// NewLauncher returns a Launcher whose Apply fails.
+func NewLauncher(*Plan, func(error)) *Launcher { return &Launcher{} }
+
+// OpenPTY leaves the terminal to the spawner.
+func (*Launcher) OpenPTY() (master, slave *os.File, err error) { return nil, nil, nil }
+
+// Apply fails: nothing can be enforced here.
+func (*Launcher) Apply(string, []string, *syscall.ProcAttr, int) (string, []string, error) {
+	return "", nil, Available()
+}
+
+// Close does nothing.
+func (*Launcher) Close() error { return nil }

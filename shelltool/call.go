@@ -83,7 +83,8 @@ func (h *handler) toolsCall(req *rpc.Request) (any, error) {
 	if err := checkDir(workdir); err != nil {
 		return nil, err
 	}
-	plan, err := st.plan(workdir, os.Getenv("TMPDIR"))
+	// The command's environment is the server's (BashRunner.Env).
+	plan, err := st.plan(workdir, os.Environ())
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "%v", err)
 	}

@@ -186,11 +186,7 @@ func (b *BashRunner) command(c *Call, sock, stdout *os.File) (*exec.Cmd, func(),
 		if err != nil {
 			return nil, cleanup, err
 		}
-		cleanup = func() {
-			for _, f := range w.ExtraFiles {
-				f.Close()
-			}
-		}
+		cleanup = w.Close
 		cmd = w.Command(context.Background())
 		cmd.ExtraFiles = append(slices.Clone(w.ExtraFiles), sock)
 	}

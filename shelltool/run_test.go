@@ -82,7 +82,7 @@ func runCall(t *testing.T, r *BashRunner, command, dir string, st *sandboxState,
 	var plan *sandbox.Plan
 	if st != nil {
 		var err error
-		if plan, err = st.plan(dir, ""); err != nil {
+		if plan, err = st.plan(dir, nil); err != nil {
 			t.Fatal(err)
 		}
 		requireSandboxPlan(t, plan)
@@ -198,7 +198,7 @@ func TestRunCancelKillsEscalated(t *testing.T) {
 	bash := requirePatchedBash(t)
 	ws := canonical(t, t.TempDir())
 	st := sandboxState{profile: sandbox.ReadOnly(false), cwd: ws}
-	plan, err := st.plan(ws, "")
+	plan, err := st.plan(ws, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func runTracedCall(t *testing.T, ctx context.Context, command, dir string, st *s
 	var plan *sandbox.Plan
 	if st != nil {
 		var err error
-		if plan, err = st.plan(dir, ""); err != nil {
+		if plan, err = st.plan(dir, nil); err != nil {
 			t.Fatal(err)
 		}
 		requireSandboxPlan(t, plan)

@@ -122,13 +122,13 @@ func metaError(err error) error {
 	return rpc.Errorf(rpc.CodeInvalidParams, "failed to deserialize %s: %v", MetaSandboxState, err)
 }
 
-// plan resolves the state into the plan the sandbox helper enforces for a
-// call in workdir, with tmpDir the command's $TMPDIR; nil means no
-// sandbox (disabled, external, or nothing to restrict). Missing protected
-// metadata names are watched by the helper, not shadowed by placeholder
-// mounts (those need host-side directories, which the exec-server manages
-// and this server does not).
-func (s sandboxState) plan(workdir, tmpDir string) (*sandbox.Plan, error) {
+// plan prepares the state for a call in workdir whose command gets the
+// environment env (its $TMPDIR is the tmpdir; sandbox.Prepare): the plan
+// the sandbox helper enforces, nil for no sandbox (disabled, external, or
+// nothing to restrict). Missing protected metadata names are watched by
+// the helper, not shadowed by placeholder mounts (those need host-side
+// directories, which the exec-server manages and this server does not).
+func (s sandboxState) plan(workdir string, env []string) (*sandbox.Plan, error) {
 	if s.profile.Type == sandbox.ProfileDisabled || s.profile.Type == sandbox.ProfileExternal {
 		return nil, nil
 	}
@@ -137,18 +137,9 @@ func (s sandboxState) plan(workdir, tmpDir string) (*sandbox.Plan, error) {
 		cwd = workdir
 	}
 	sb := &sandbox.Sandbox{Permissions: s.profile, Cwd: cwd}
-	plan, err := sandbox.Resolve(s.profile, sandbox.NewContext(sb, workdir, tmpDir), sandbox.PurposeProcess)
-	if errors.Is(err, sandbox.ErrSymlinkCrossing) {
-		return &sandbox.Plan{Refusal: err.Error()}, nil
-	}
+	plan, err := sandbox.Prepare(sb, sandbox.Request{Cwd: workdir, Env: env, Purpose: sandbox.PurposeProcess})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox error: %w", err)
 	}
-	if !plan.Enforces() {
-		return nil, nil
-	}
-	if err := sandbox.Available(); err != nil {
-		return nil, fmt.Errorf("sandbox error: %w", err)
-	}
-	return &plan, nil
+	return plan, nil
 }

@@ -38,7 +38,9 @@ var rules = []rule{
 	{Pkg: "wsserve", Only: []string{"rpc", "wire", "internal/zapslog"}},
 	{Pkg: "sandbox", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "cmd/codex-bench", "wsserve")},
 	{Pkg: "fshelper", Forbid: ours("proc", "execserver", "unifiedexec", "cmd/codex-bench")},
-	{Pkg: "proc", Forbid: ours("execserver", "fshelper", "unifiedexec", "cmd/codex-bench")},
+	// proc spawns what it is given (a Launcher it declares; execserver
+	// passes the sandbox helper's): it knows no sandbox.
+	{Pkg: "proc", Forbid: ours("sandbox", "execserver", "fshelper", "unifiedexec", "cmd/codex-bench")},
 	{Pkg: "execserver", Forbid: ours("unifiedexec", "cmd/codex-bench")},
 	// config reads config.toml into sandbox profiles; only the server's
 	// start-up and request handling use it. It reaches wire only through

@@ -28,7 +28,7 @@ import (
 // SIG_DFL directly; nothing sends them to a server. Signals the runtime
 // already handles, for example after signal.NotifyContext, need nothing.
 //
-// Call it once from main before starting processes. The returned function
+// Call it once at start-up (cli.Main) before starting processes. The returned function
 // restores the inherited state.
 func ClaimIgnoredSignals() (restore func()) {
 	var claimed []os.Signal

@@ -11,11 +11,12 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
-	"go.uber.org/zap"
 )
 
 // commandExecDrain is how long the output readers get after the exit
@@ -352,4 +353,22 @@ func decodeDelta(s string) ([]byte, *rpc.Error) {
 // (docs/protocol.md §7.8).
 func (h *connHandler) closeExec(e *cmdExec) {
 	h.session().adopt(e.pr.CloseLeftovers())
+}
+
+// settledRun reports whether a command/exec run needs nothing more from
+// Process.Close before its response: the child exited by itself (no
+// timeout), every output stream reached EOF, so no output can follow and
+// Close kills nothing, and no host guard waits for the tree to end. Then the
+// response goes out first and the process's cleanup (joining its
+// goroutines, removing its cgroup leaf) follows it, off the round trip.
+func settledRun(e *cmdExec, timedOut bool) bool {
+	if timedOut || e.protect != nil {
+		return false
+	}
+	select {
+	case <-e.pr.OutputDone():
+		return true
+	default:
+		return false
+	}
 }

@@ -9,11 +9,13 @@ import (
 	"syscall"
 	"time"
 
+	fastb64 "github.com/segmentio/asm/base64"
+	"go.uber.org/zap"
+
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
-	"go.uber.org/zap"
 )
 
 // Session is a process table that outlives connections (docs/protocol.md §5.2).
@@ -302,4 +304,19 @@ func (e *entry) rememberWrite(id string) bool {
 		e.writeOrder = e.writeOrder[1:]
 	}
 	return true
+}
+
+// appendBase64 is the wire.Base64Appender of the process notifications. It
+// uses the SIMD encoder of segmentio/asm, about ten times faster than
+// encoding/base64 on AVX2 machines: encoding is most of the CPU time of a
+// pipe stream.
+func appendBase64(b, data []byte) []byte {
+	n := fastb64.StdEncoding.EncodedLen(len(data))
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), len(b)+n+16)
+		copy(nb, b)
+		b = nb
+	}
+	fastb64.StdEncoding.Encode(b[len(b):len(b)+n], data)
+	return b[:len(b)+n]
 }

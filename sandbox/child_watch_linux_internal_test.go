@@ -128,10 +128,10 @@ func TestWatcherIgnoresLocks(t *testing.T) {
 func TestWatcherSparesHeldForFSHelper(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, ".git")
-	w, err := watchProtected([]string{p}, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Held before the watcher starts: made after it, the placeholder could
+	// be removed between its mkdir and its lock (the host guard retries
+	// then, HostGuard.acquire), and this run would count as having
+	// created it. Every sweep, the first and the polled ones, must spare it.
 	if err := os.Mkdir(p, 0o555); err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +140,10 @@ func TestWatcherSparesHeldForFSHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := unix.Flock(fd, unix.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	w, err := watchProtected([]string{p}, nil, true)
+	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(5 * protectPoll)

@@ -1,0 +1,191 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/codexec/codex/sandbox"
+)
+
+// pidnsProbe looks at and signals a process outside the sandbox ($1),
+// and prints what it saw: its own PID, whether /proc shows $1, what
+// kill -0 and kill -TERM of $1 returned, and what prlimit of $1 did.
+const pidnsProbe = `v=$1
+echo "self=$$"
+if [ -d /proc/$v ]; then echo seen; else echo unseen; fi
+kill -0 $v 2>/dev/null; echo "probe=$?"
+kill -TERM $v 2>/dev/null; echo "term=$?"
+prlimit --pid $v --core=0:0 2>/dev/null; echo "prlimit=$?"`
+
+// runPIDProbe runs pidnsProbe against victim in a workspace sandbox with
+// the network network, and returns its output.
+func runPIDProbe(t *testing.T, c *client, id string, victim int, network string) string {
+	t.Helper()
+	root := t.TempDir()
+	p := sandboxedStart(id, root, workspaceSandbox(root, network), false, pidnsProbe)
+	p["argv"] = []string{"/bin/bash", "--norc", "-c", pidnsProbe, "probe", fmt.Sprint(victim)}
+	out, code, _ := runSandboxed(t, c, p)
+	if code != 0 {
+		t.Fatalf("probe exit %d: %s", code, out)
+	}
+	return out
+}
+
+// startVictim starts a process of the test outside any sandbox, killed at
+// the end of the test.
+func startVictim(t *testing.T) *exec.Cmd {
+	t.Helper()
+	v := exec.Command("sleep", "60")
+	if err := v.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = v.Process.Kill(); _ = v.Wait() })
+	return v
+}
+
+// coreLimit returns the RLIMIT_CORE line of pid's /proc limits.
+func coreLimit(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "Max core file size") {
+			return l
+		}
+	}
+	return ""
+}
+
+// docs/sandbox.md §4.2: --linux-sandbox-pid-namespace. isolate (the
+// default): the command is PID 2 of its own namespace and cannot see or
+// signal a process of the test. inherit: it sees the host's processes
+// (the test's, by PID), as the reference shows them, but [ours] it still
+// cannot signal one outside its sandbox nor change its limits.
+func TestPIDNamespaceModes(t *testing.T) {
+	if sandbox.SignalScopeAvailable() != nil {
+		t.Skip("Landlock signal scoping (ABI 6, Linux 6.12) is missing: TestPIDNamespaceInheritRefused covers this kernel")
+	}
+	victim := startVictim(t)
+	before := coreLimit(t, victim.Process.Pid)
+	for _, mode := range []string{"isolate", "inherit"} {
+		t.Run(mode, func(t *testing.T) {
+			s := startServer(t, "--linux-sandbox-pid-namespace", mode)
+			c := dial(t, s.URL, nil)
+			defer c.close()
+			c.handshake()
+			for _, network := range []string{"restricted", "enabled"} {
+				out := runPIDProbe(t, c, "p-"+network, victim.Process.Pid, network)
+				var self int
+				_, _ = fmt.Sscanf(out, "self=%d", &self)
+				if mode == "isolate" {
+					// The helper is PID 1 of the command's namespace.
+					if self < 2 || self > 64 || !strings.Contains(out, "unseen\n") {
+						t.Errorf("isolate, network %s: %q, want a PID of its own namespace and the victim unseen", network, out)
+					}
+				} else if self <= victim.Process.Pid || !strings.HasPrefix(strings.SplitN(out, "\n", 3)[1], "seen") {
+					t.Errorf("inherit, network %s: %q, want a host PID (after the victim's %d) and the victim seen", network, out, victim.Process.Pid)
+				}
+				if !strings.Contains(out, "probe=1\n") || !strings.Contains(out, "term=1\n") || !strings.Contains(out, "prlimit=1\n") {
+					t.Errorf("%s, network %s: %q: a sandboxed command reached a process outside its sandbox", mode, network, out)
+				}
+			}
+			if !alive(victim.Process.Pid) {
+				t.Fatalf("%s: the victim was killed", mode)
+			}
+			if got := coreLimit(t, victim.Process.Pid); got != before {
+				t.Errorf("%s: the victim's core limit changed: %q, was %q", mode, got, before)
+			}
+		})
+	}
+}
+
+// The attack on inherit (docs/sandbox.md §4.2): a sandboxed command that
+// sees the host's PIDs kills the server, kills its watchdog, or cuts the
+// server's limits (RLIMIT_CORE here: RLIMIT_CPU or RLIMIT_NOFILE would
+// kill or starve it the same way), raises its oom_score_adj (the OOM
+// killer's first victim) or its nice value. All must fail. (kill -1 and kill of
+// the server's process group are not tried: where the defence regressed
+// they would kill every process of the machine's root, or this test.)
+func TestPIDNamespaceInheritProtectsServer(t *testing.T) {
+	if sandbox.SignalScopeAvailable() != nil {
+		t.Skip("Landlock signal scoping (ABI 6, Linux 6.12) is missing: the server refuses inherit (TestPIDNamespaceInheritRefused)")
+	}
+	s := startServer(t, "--linux-sandbox-pid-namespace", "inherit")
+	c := dial(t, s.URL, nil)
+	defer c.close()
+	c.handshake()
+	srv := s.cmd.Process.Pid
+	wd := watchdogOf(srv)
+	if wd == 0 {
+		t.Fatal("no watchdog child")
+	}
+	before := coreLimit(t, srv)
+	root := t.TempDir()
+	withProfile := func(prof map[string]any) map[string]any {
+		sb := workspaceSandbox(root, "restricted")
+		sb["permissions"] = prof
+		return sb
+	}
+	sandboxes := []struct {
+		name string
+		sb   map[string]any
+	}{
+		{"workspace network off", workspaceSandbox(root, "restricted")},
+		{"workspace network on", workspaceSandbox(root, "enabled")},
+		// No read-only root: the host's /proc would be writable.
+		{"unrestricted files network off", withProfile(managed("unrestricted", "restricted"))},
+		{"root write network on", withProfile(managed("write", "enabled"))},
+	}
+	for i, sbx := range sandboxes {
+		network := sbx.name
+		probe := fmt.Sprintf("prlimit --pid %[1]d --core=0:0; echo lim=$?; echo 1000 > /proc/%[1]d/oom_score_adj; echo oom=$?; renice -n 19 -p %[1]d >/dev/null; echo nice=$?; kill -9 %[2]d; echo wd=$?; kill -9 %[1]d; echo srv=$?", srv, wd)
+		out, _, _ := runSandboxed(t, c, sandboxedStart(fmt.Sprint("atk", i), root, sbx.sb, false, probe))
+		for _, want := range []string{"lim=1", "oom=1", "nice=1", "wd=1", "srv=1"} {
+			if !strings.Contains(out, want+"\n") {
+				t.Errorf("%s: %q, want %s: the sandboxed command reached the server", network, out, want)
+			}
+		}
+		if !alive(srv) || !alive(wd) {
+			t.Fatalf("%s: server alive %v, watchdog alive %v", network, alive(srv), alive(wd))
+		}
+	}
+	if got := coreLimit(t, srv); got != before {
+		t.Errorf("the server's core limit changed: %q, was %q", got, before)
+	}
+	if adj, _ := os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", srv)); strings.TrimSpace(string(adj)) == "1000" {
+		t.Errorf("the server's oom_score_adj was raised to 1000")
+	}
+}
+
+// A value other than isolate or inherit is a usage error with the
+// reference's text, exit 2 (recorded from 0.169.0:
+// `error: invalid value 'bogus' for '--linux-sandbox-pid-namespace <MODE>':
+// expected 'isolate' or 'inherit'`).
+func TestPIDNamespaceFlagValue(t *testing.T) {
+	out, err := exec.Command(binary, "exec-server", "--listen", "stdio", "--linux-sandbox-pid-namespace", "bogus").CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 {
+		t.Fatalf("exit %v, want 2: %s", err, out)
+	}
+	want := "invalid value 'bogus' for '--linux-sandbox-pid-namespace <MODE>': expected 'isolate' or 'inherit'"
+	if !strings.Contains(string(out), want) || strings.Count(string(out), "\n") != 1 {
+		t.Errorf("stderr %q, want one line with %q", out, want)
+	}
+}
+
+// On a kernel without Landlock signal scoping the server refuses inherit
+// at start-up rather than let a command signal it (exit 1).
+func TestPIDNamespaceInheritRefused(t *testing.T) {
+	if sandbox.SignalScopeAvailable() == nil {
+		t.Skip("this kernel has Landlock signal scoping: inherit is served (TestPIDNamespaceModes)")
+	}
+	out, err := exec.Command(binary, "exec-server", "--listen", "stdio", "--linux-sandbox-pid-namespace", "inherit").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "Landlock signal scoping") {
+		t.Fatalf("exit %v, want 1 with a reason: %s", err, out)
+	}
+}

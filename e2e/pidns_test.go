@@ -154,6 +154,12 @@ func TestPIDNamespaceInheritProtectsServer(t *testing.T) {
 			t.Fatalf("%s: server alive %v, watchdog alive %v", network, alive(srv), alive(wd))
 		}
 	}
+	// The peer check does not lean on the PID namespace alone: the
+	// command's cgroup leaf and its helper ancestor still mark it.
+	out, _, _ := runSandboxed(t, c, sandboxedStart("peer", root, workspaceSandbox(root, "enabled"), false, upgradeScript(s.URL, "")))
+	if !strings.Contains(out, "STATUS HTTP/1.1 403") {
+		t.Errorf("sandboxed upgrade in the server's PID namespace: got %q, want a 403 status line", out)
+	}
 	if got := coreLimit(t, srv); got != before {
 		t.Errorf("the server's core limit changed: %q, was %q", got, before)
 	}

@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codexec/codex/sandbox"
 )
@@ -94,6 +97,27 @@ func TestPIDNamespaceModes(t *testing.T) {
 					t.Errorf("%s, network %s: %q: a sandboxed command reached a process outside its sandbox", mode, network, out)
 				}
 			}
+			// command/exec takes the same path (sandboxSpec), in a PTY too.
+			for _, tty := range []bool{false, true} {
+				params := map[string]any{"command": []string{"/bin/bash", "--norc", "-c", pidnsProbe, "probe", fmt.Sprint(victim.Process.Pid)},
+					"sandboxPolicy": map[string]any{"type": "readOnly"}}
+				if tty {
+					params["tty"], params["processId"] = true, "exec-tty"
+				}
+				r := c.call("command/exec", params)
+				var res struct{ Stdout string }
+				if r.Error != nil || json.Unmarshal(r.Result, &res) != nil {
+					t.Fatalf("command/exec tty %v: %+v %s", tty, r.Error, r.Result)
+				}
+				if tty {
+					res.Stdout = strings.Join(c.execDeltas("exec-tty"), "")
+				}
+				out := strings.ReplaceAll(res.Stdout, "\r\n", "\n")
+				seen := strings.Contains(out, "\nseen\n")
+				if seen != (mode == "inherit") || !strings.Contains(out, "probe=1\n") || !strings.Contains(out, "term=1\n") {
+					t.Errorf("%s, command/exec tty %v: %q", mode, tty, out)
+				}
+			}
 			if !alive(victim.Process.Pid) {
 				t.Fatalf("%s: the victim was killed", mode)
 			}
@@ -108,9 +132,10 @@ func TestPIDNamespaceModes(t *testing.T) {
 // sees the host's PIDs kills the server, kills its watchdog, or cuts the
 // server's limits (RLIMIT_CORE here: RLIMIT_CPU or RLIMIT_NOFILE would
 // kill or starve it the same way), raises its oom_score_adj (the OOM
-// killer's first victim) or its nice value. All must fail. (kill -1 and kill of
-// the server's process group are not tried: where the defence regressed
-// they would kill every process of the machine's root, or this test.)
+// killer's first victim) or its nice value. All must fail. (kill -1 and
+// kill of the server's process group are not tried: where the defence
+// regressed they would kill every process of the machine's root, or this
+// test.)
 func TestPIDNamespaceInheritProtectsServer(t *testing.T) {
 	if sandbox.SignalScopeAvailable() != nil {
 		t.Skip("Landlock signal scoping (ABI 6, Linux 6.12) is missing: the server refuses inherit (TestPIDNamespaceInheritRefused)")
@@ -119,13 +144,40 @@ func TestPIDNamespaceInheritProtectsServer(t *testing.T) {
 	c := dial(t, s.URL, nil)
 	defer c.close()
 	c.handshake()
+	attackServer(t, s, c, t.TempDir(), true)
+}
+
+// The same attack on a server run as nobody, whose commands run in a user
+// namespace: there the kernel would also let them renice the server (it
+// has no capability for theirs to fall short of).
+func TestPIDNamespaceInheritProtectsNonRootServer(t *testing.T) {
+	if sandbox.SignalScopeAvailable() != nil {
+		t.Skip("Landlock signal scoping (ABI 6, Linux 6.12) is missing: the server refuses inherit (TestPIDNamespaceInheritRefused)")
+	}
+	requireNobody(t)
+	s := startServerWith(t, nobodyBinary(t), asNobody(nobodyDir(t)), "--linux-sandbox-pid-namespace", "inherit")
+	c := dial(t, s.URL, nil)
+	defer c.close()
+	c.handshake()
+	root := nobodyDir(t)
+	if r := c.call("process/start", sandboxedStart("probe", root, workspaceSandbox(root, "enabled"), false, "true")); r.Error != nil {
+		t.Skipf("the server cannot sandbox as nobody here (unprivileged user namespaces?): %s", r.Error.Message)
+	}
+	c.events("probe", 20*time.Second)
+	attackServer(t, s, c, root, false)
+}
+
+// attackServer runs the attack of TestPIDNamespaceInheritProtectsServer
+// on s from sandboxes of every kind, rooted at root (the profiles with
+// full write only when fullWrite).
+func attackServer(t *testing.T, s *server, c *client, root string, fullWrite bool) {
+	t.Helper()
 	srv := s.cmd.Process.Pid
 	wd := watchdogOf(srv)
 	if wd == 0 {
 		t.Fatal("no watchdog child")
 	}
 	before := coreLimit(t, srv)
-	root := t.TempDir()
 	withProfile := func(prof map[string]any) map[string]any {
 		sb := workspaceSandbox(root, "restricted")
 		sb["permissions"] = prof
@@ -137,21 +189,27 @@ func TestPIDNamespaceInheritProtectsServer(t *testing.T) {
 	}{
 		{"workspace network off", workspaceSandbox(root, "restricted")},
 		{"workspace network on", workspaceSandbox(root, "enabled")},
-		// No read-only root: the host's /proc would be writable.
-		{"unrestricted files network off", withProfile(managed("unrestricted", "restricted"))},
-		{"root write network on", withProfile(managed("write", "enabled"))},
+	}
+	if fullWrite {
+		sandboxes = append(sandboxes, []struct {
+			name string
+			sb   map[string]any
+		}{
+			// No read-only root: the host's /proc would be writable.
+			{"unrestricted files network off", withProfile(managed("unrestricted", "restricted"))},
+			{"root write network on", withProfile(managed("write", "enabled"))},
+		}...)
 	}
 	for i, sbx := range sandboxes {
-		network := sbx.name
 		probe := fmt.Sprintf("prlimit --pid %[1]d --core=0:0; echo lim=$?; echo 1000 > /proc/%[1]d/oom_score_adj; echo oom=$?; renice -n 19 -p %[1]d >/dev/null; echo nice=$?; kill -9 %[2]d; echo wd=$?; kill -9 %[1]d; echo srv=$?", srv, wd)
 		out, _, _ := runSandboxed(t, c, sandboxedStart(fmt.Sprint("atk", i), root, sbx.sb, false, probe))
 		for _, want := range []string{"lim=1", "oom=1", "nice=1", "wd=1", "srv=1"} {
 			if !strings.Contains(out, want+"\n") {
-				t.Errorf("%s: %q, want %s: the sandboxed command reached the server", network, out, want)
+				t.Errorf("%s: %q, want %s: the sandboxed command reached the server", sbx.name, out, want)
 			}
 		}
 		if !alive(srv) || !alive(wd) {
-			t.Fatalf("%s: server alive %v, watchdog alive %v", network, alive(srv), alive(wd))
+			t.Fatalf("%s: server alive %v, watchdog alive %v", sbx.name, alive(srv), alive(wd))
 		}
 	}
 	// The peer check does not lean on the PID namespace alone: the
@@ -166,6 +224,21 @@ func TestPIDNamespaceInheritProtectsServer(t *testing.T) {
 	if adj, _ := os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", srv)); strings.TrimSpace(string(adj)) == "1000" {
 		t.Errorf("the server's oom_score_adj was raised to 1000")
 	}
+	if nice := procStatField(t, srv, 19); nice != "0" {
+		t.Errorf("the server's nice value is %s, want 0", nice)
+	}
+}
+
+// procStatField returns field n (1-based, as proc(5) numbers them) of
+// /proc/pid/stat.
+func procStatField(t *testing.T, pid, n int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return f[n-3]
 }
 
 // A value other than isolate or inherit is a usage error with the
@@ -194,4 +267,20 @@ func TestPIDNamespaceInheritRefused(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "Landlock signal scoping") {
 		t.Fatalf("exit %v, want 1 with a reason: %s", err, out)
 	}
+}
+
+// execDeltas returns the decoded command/exec/outputDelta chunks of
+// processID received so far, in order.
+func (c *client) execDeltas(processID string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, n := range c.notifs {
+		if n.Method != "command/exec/outputDelta" || n.Params["processId"] != processID {
+			continue
+		}
+		b, _ := base64.StdEncoding.DecodeString(n.Params["deltaBase64"].(string))
+		out = append(out, string(b))
+	}
+	return out
 }

@@ -132,7 +132,9 @@ func TestPIDNamespaceModes(t *testing.T) {
 // sees the host's PIDs kills the server, kills its watchdog, or cuts the
 // server's limits (RLIMIT_CORE here: RLIMIT_CPU or RLIMIT_NOFILE would
 // kill or starve it the same way), raises its oom_score_adj (the OOM
-// killer's first victim) or its nice value. All must fail. (kill -1 and
+// killer's first victim) or its nice value, or reads where its fds lead
+// or its environment through /proc (the fd numbers themselves are listed:
+// the kernel checks only the uid for that). All must fail. (kill -1 and
 // kill of the server's process group are not tried: where the defence
 // regressed they would kill every process of the machine's root, or this
 // test.)
@@ -201,12 +203,15 @@ func attackServer(t *testing.T, s *server, c *client, root string, fullWrite boo
 		}...)
 	}
 	for i, sbx := range sandboxes {
-		probe := fmt.Sprintf("prlimit --pid %[1]d --core=0:0; echo lim=$?; echo 1000 > /proc/%[1]d/oom_score_adj; echo oom=$?; renice -n 19 -p %[1]d >/dev/null; echo nice=$?; kill -9 %[2]d; echo wd=$?; kill -9 %[1]d; echo srv=$?", srv, wd)
+		probe := fmt.Sprintf("prlimit --pid %[1]d --core=0:0; echo lim=$?; echo 1000 > /proc/%[1]d/oom_score_adj; echo oom=$?; renice -n 19 -p %[1]d >/dev/null; echo nice=$?; for f in /proc/%[1]d/fd/*; do readlink $f >/dev/null 2>&1 && echo fds=open; done; cat /proc/%[1]d/environ >/dev/null 2>&1 && echo environ=read; kill -9 %[2]d; echo wd=$?; kill -9 %[1]d; echo srv=$?", srv, wd)
 		out, _, _ := runSandboxed(t, c, sandboxedStart(fmt.Sprint("atk", i), root, sbx.sb, false, probe))
 		for _, want := range []string{"lim=1", "oom=1", "nice=1", "wd=1", "srv=1"} {
 			if !strings.Contains(out, want+"\n") {
 				t.Errorf("%s: %q, want %s: the sandboxed command reached the server", sbx.name, out, want)
 			}
+		}
+		if strings.Contains(out, "fds=open") || strings.Contains(out, "environ=read") {
+			t.Errorf("%s: %q: the sandboxed command read the server's fd table or environment", sbx.name, out)
 		}
 		if !alive(srv) || !alive(wd) {
 			t.Fatalf("%s: server alive %v, watchdog alive %v", sbx.name, alive(srv), alive(wd))

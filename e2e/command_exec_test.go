@@ -21,6 +21,8 @@ type cx struct {
 	close  func()
 	nextID int
 	notifs []map[string]any // notifications seen while waiting for responses
+
+	requests requestLog // command/exec* requests awaiting their response (schema_check_test.go)
 }
 
 func cxStdio(t *testing.T) *cx {
@@ -92,6 +94,7 @@ func (c *cx) send(method string, params any) int {
 	id := c.nextID
 	c.nextID++
 	b, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	c.requests.sent(fmt.Sprint(id), b)
 	c.write(string(b))
 	return id
 }
@@ -111,6 +114,8 @@ func (c *cx) wait(id int, timeout time.Duration) map[string]any {
 				continue
 			}
 			if m["id"] == float64(id) {
+				_, isErr := m["error"]
+				c.requests.answered(c.t, fmt.Sprint(id), !isErr)
 				return m
 			}
 			c.t.Fatalf("unexpected message %v waiting for %d", m, id)

@@ -11,3 +11,10 @@ func WalkDirNoFollow(dir string) error {
 	}
 	return err
 }
+
+// WatchPolled reports whether w's last armed watch fell back to polling.
+func WatchPolled(w *MissingWatcher) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.polled
+}

@@ -1,0 +1,5 @@
+package fshelper
+
+import "unsafe"
+
+func unsafePointer(b *byte) unsafe.Pointer { return unsafe.Pointer(b) }

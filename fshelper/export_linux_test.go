@@ -18,3 +18,10 @@ func WatchPolled(w *MissingWatcher) bool {
 	defer w.mu.Unlock()
 	return w.polled
 }
+
+// ForcePoll makes every later watch of w poll instead of using inotify.
+func ForcePoll(w *MissingWatcher) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.forcePoll = true
+}

@@ -196,7 +196,7 @@ func boolOr(b *bool, def bool) bool {
 // the connection's Bind.
 func ConnHandlers(c *rpc.Conn) map[string]rpc.HandlerFunc {
 	w := NewMissingWatcher(func(ctx context.Context, id uint64) {
-		_ = c.Notify(ctx, wire.NotifyFSMissingChanged, wire.MissingChangedParams{WatchID: id})
+		_ = c.Notify(ctx, wire.MethodFSMissingChanged, wire.MissingChangedParams{WatchID: id})
 	})
 	c.Go(func(ctx context.Context) {
 		<-ctx.Done()

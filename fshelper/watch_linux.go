@@ -45,8 +45,10 @@ type MissingWatcher struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// polled reports that the last armed watch fell back to polling (tests).
-	polled bool // guarded by mu
+	// polled reports that the last armed watch fell back to polling;
+	// forcePoll makes every watch poll (tests).
+	polled    bool // guarded by mu
+	forcePoll bool // guarded by mu
 }
 
 // NewMissingWatcher returns an empty slot whose watches call fire.
@@ -94,12 +96,18 @@ func (w *MissingWatcher) Watch(id uint64, missing []string, present string) bool
 		return false
 	}
 	a := &armed{id: id, stop: make(chan struct{})}
+	if w.forcePoll {
+		t.over = true
+	}
+	var before string
 	if f, err := t.inotify(); err == nil {
 		a.file = f
 		w.polled = false
 	} else {
 		w.polled = true
+		before = t.snapshot() // now: a change right after the answer counts
 	}
+	t.closeFDs()
 	w.cur = a
 	w.wg.Add(1)
 	go func() {
@@ -108,7 +116,7 @@ func (w *MissingWatcher) Watch(id uint64, missing []string, present string) bool
 		if a.file != nil {
 			changed = t.wait(a.file)
 		} else {
-			changed = t.poll(a.stop)
+			changed = t.poll(before, a.stop)
 		}
 		if changed && w.take(a) {
 			w.fire(w.ctx, a.id)
@@ -144,44 +152,35 @@ func (w *MissingWatcher) Close() {
 }
 
 // target is what an armed watch looks at: the paths and the directories on
-// their way, each reached without following a symbolic link. byWD
-// maps inotify watch descriptors to directories.
+// their way, each reached without following a symbolic link.
 type watchTarget struct {
 	missing []string
 	present string
-	dirs    []string // existing directories to watch, deduplicated
-	byWD    map[int32]string
+	dirs    []string         // existing directories to watch, in the order opened
+	fds     map[string]int   // their O_PATH descriptors, until armed
+	temp    []int            // descriptors beyond MaxWatchedDirs, closed after each walk
+	over    bool             // more than MaxWatchedDirs directories: polled
+	byWD    map[int32]string // inotify watch descriptors to directories
 }
 
-// plan checks the paths and lists the directories to watch: every existing
-// ancestor of each missing path and of present.
+// plan checks the paths and opens the directories to watch: every existing
+// ancestor of each missing path and of present, each reached from the root
+// one component at a time without following a symbolic link. The caller
+// closes t.fds (closeFDs).
 func plan(missing []string, present string) (*watchTarget, bool) {
-	t := &watchTarget{missing: missing, present: present}
+	t := &watchTarget{missing: missing, present: present, fds: map[string]int{}}
 	if len(missing) == 0 {
 		return t, false
 	}
-	seen := map[string]bool{}
-	add := func(dirs []string) {
-		for _, d := range dirs {
-			if !seen[d] {
-				seen[d] = true
-				t.dirs = append(t.dirs, d)
-			}
-		}
-	}
 	for _, m := range missing {
-		st, dirs := classify(m)
-		if st != stateMissing {
+		if classify(m, t) != stateMissing {
+			t.closeFDs()
 			return t, false
 		}
-		add(dirs)
 	}
-	if present != "" {
-		st, dirs := classify(present)
-		if st != stateExists {
-			return t, false
-		}
-		add(dirs)
+	if present != "" && classify(present, t) != stateExists {
+		t.closeFDs()
+		return t, false
 	}
 	return t, true
 }
@@ -194,35 +193,95 @@ const (
 	stateUnwatched                  // a symbolic link or a non-directory on the way, or an error
 )
 
-// classify walks p from the root one component at a time, never following a
-// symbolic link, and returns its state with the existing directories on the
-// way (the root included; for an existing path, its ancestors).
-func classify(p string) (pathState, []string) {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			dirs := []string{}
-			for d := path.Dir(p); ; d = path.Dir(d) {
-				if _, err := os.Stat(d); err == nil {
-					dirs = append(dirs, d)
-				}
-				if d == "/" {
-					break
-				}
-			}
-			return stateMissing, dirs
+// pathFlags open a directory on the way: O_NOFOLLOW with O_DIRECTORY
+// refuses a symbolic link (ELOOP or ENOTDIR) instead of following it.
+const pathFlags = unix.O_PATH | unix.O_NOFOLLOW | unix.O_DIRECTORY | unix.O_CLOEXEC
+
+// classify walks p from the root one component at a time with openat and
+// pathFlags, so no symbolic link is ever followed, and records the
+// directories it opened in t (kept open, so that the watch is put on exactly
+// the directories checked; a link swapped in later is never followed). An
+// existing symbolic link anywhere on p, the last component included, makes
+// p unwatched, as a non-directory before the last component does.
+func classify(p string, t *watchTarget) pathState {
+	defer func() {
+		for _, fd := range t.temp {
+			_ = unix.Close(fd)
 		}
-		return stateUnwatched, nil
+		t.temp = t.temp[:0]
+	}()
+	dir := "/"
+	fd, err := t.open(-1, "/", "/")
+	if err != nil {
+		return stateUnwatched
 	}
-	_ = fi
-	return stateExists, []string{path.Dir(p)}
+	names := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	if p == "/" {
+		return stateExists
+	}
+	for i, name := range names {
+		if i == len(names)-1 {
+			st, err := statAt(fd, name, unix.AT_SYMLINK_NOFOLLOW)
+			switch {
+			case errors.Is(err, unix.ENOENT):
+				return stateMissing
+			case err != nil, st.isSymlink():
+				return stateUnwatched
+			}
+			return stateExists
+		}
+		dir = path.Join(dir, name)
+		fd, err = t.open(fd, name, dir)
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			return stateMissing
+		case err != nil:
+			return stateUnwatched
+		}
+	}
+	return stateUnwatched
 }
 
-// inotify opens an inotify instance watching t.dirs. It fails when inotify
-// is unavailable, its limits are reached or there are too many directories;
-// the caller then polls.
+// open opens name below the directory parent (root when parent is -1) as
+// dir, once per watch: a directory seen before reuses its descriptor.
+func (t *watchTarget) open(parent int, name, dir string) (int, error) {
+	if fd, ok := t.fds[dir]; ok {
+		return fd, nil
+	}
+	var fd int
+	var err error
+	if parent < 0 {
+		fd, err = retryEINTR(func() (int, error) { return unix.Open(name, pathFlags, 0) })
+	} else {
+		fd, err = retryEINTR(func() (int, error) { return unix.Openat(parent, name, pathFlags, 0) })
+	}
+	if err != nil {
+		return -1, err
+	}
+	if len(t.fds) >= MaxWatchedDirs {
+		t.over = true
+		t.temp = append(t.temp, fd)
+		return fd, nil
+	}
+	t.fds[dir] = fd
+	t.dirs = append(t.dirs, dir)
+	return fd, nil
+}
+
+func (t *watchTarget) closeFDs() {
+	for d, fd := range t.fds {
+		_ = unix.Close(fd)
+		delete(t.fds, d)
+	}
+}
+
+// inotify opens an inotify instance watching t.dirs, each through its open
+// descriptor (/proc/self/fd/N names the directory that was checked, whatever
+// its path now leads to). It fails when inotify or /proc is unavailable,
+// inotify's limits are reached or there are more than MaxWatchedDirs
+// directories; the caller then polls.
 func (t *watchTarget) inotify() (*os.File, error) {
-	if len(t.dirs) > MaxWatchedDirs {
+	if t.over {
 		return nil, errors.New("too many directories")
 	}
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
@@ -230,25 +289,16 @@ func (t *watchTarget) inotify() (*os.File, error) {
 		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), "inotify")
+	t.byWD = map[int32]string{}
 	for _, d := range t.dirs {
-		if err := t.addWatch(fd, d); err != nil {
+		wd, err := unix.InotifyAddWatch(fd, "/proc/self/fd/"+strconv.Itoa(t.fds[d]), watchMask)
+		if err != nil {
 			_ = f.Close()
 			return nil, err
 		}
+		t.byWD[int32(wd)] = d
 	}
 	return f, nil
-}
-
-func (t *watchTarget) addWatch(fd int, dir string) error {
-	wd, err := unix.InotifyAddWatch(fd, dir, watchMask)
-	if err != nil {
-		return err
-	}
-	if t.byWD == nil {
-		t.byWD = map[int32]string{}
-	}
-	t.byWD[int32(wd)] = dir
-	return nil
 }
 
 // wait reads events until one concerns a watched path (it, or one of its
@@ -304,10 +354,9 @@ func within(p, anc string) bool {
 	return p == anc || anc == "/" || strings.HasPrefix(p, anc+"/")
 }
 
-// poll is the fallback: it compares the paths' state every
+// poll is the fallback: it compares the paths' state with before every
 // WatchPollInterval and reports the first change.
-func (t *watchTarget) poll(stop <-chan struct{}) bool {
-	before := t.snapshot()
+func (t *watchTarget) poll(before string, stop <-chan struct{}) bool {
 	tick := time.NewTicker(WatchPollInterval)
 	defer tick.Stop()
 	for {
@@ -322,19 +371,37 @@ func (t *watchTarget) poll(stop <-chan struct{}) bool {
 	}
 }
 
-// snapshot is the state of every watched path and directory in one string.
+// snapshot is the state of every watched path in one string: for a
+// missing path its deepest existing ancestor, for present its inode and
+// change times, for the watched directories their inodes.
 func (t *watchTarget) snapshot() string {
 	var b strings.Builder
-	for _, p := range append(append(append([]string{}, t.missing...), t.present), t.dirs...) {
-		if p == "" {
-			continue
-		}
+	stamp := func(p string) {
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err != nil {
 			b.WriteString("-\n")
-			continue
+			return
 		}
-		b.WriteString(strconv.FormatUint(st.Ino, 10) + " " + strconv.FormatInt(st.Ctim.Nano(), 10) + " " + strconv.FormatInt(st.Mtim.Nano(), 10) + "\n")
+		b.WriteString(p + " " + strconv.FormatUint(st.Ino, 10) + " " + strconv.FormatInt(st.Ctim.Nano(), 10) + " " + strconv.FormatInt(st.Mtim.Nano(), 10) + "\n")
+	}
+	for _, m := range t.missing {
+		for p := m; ; p = path.Dir(p) {
+			var st unix.Stat_t
+			if unix.Lstat(p, &st) == nil || p == "/" {
+				b.WriteString(p + " " + strconv.FormatUint(st.Ino, 10) + "\n")
+				break
+			}
+		}
+	}
+	if t.present != "" {
+		stamp(t.present)
+	}
+	for _, d := range t.dirs {
+		// The inode only: a sibling created in d changes d's times, and
+		// must not fire (as with inotify); d renamed or replaced does.
+		var st unix.Stat_t
+		_ = unix.Lstat(d, &st)
+		b.WriteString(d + " " + strconv.FormatUint(st.Ino, 10) + "\n")
 	}
 	return b.String()
 }

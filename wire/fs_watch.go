@@ -8,11 +8,11 @@ import (
 	"github.com/codexec/codex/rpc"
 )
 
-// MethodFSWatchMissing and NotifyFSMissingChanged are the missing-path watch
+// MethodFSWatchMissing and MethodFSMissingChanged (a notification) are the missing-path watch
 // of docs/protocol.md §6.13.
 const (
 	MethodFSWatchMissing   = "fs/watchMissing"
-	NotifyFSMissingChanged = "fs/missingChanged"
+	MethodFSMissingChanged = "fs/missingChanged" // notification, server → client
 )
 
 // WatchMissingParams is the params of fs/watchMissing. Decode it with
@@ -35,8 +35,8 @@ type MissingChangedParams struct {
 
 // DecodeWatchMissing decodes fs/watchMissing params. Every failure is a
 // -32602 error whose text is the one the reference gives for the same input
-// (docs/protocol.md §6.13): a negative or fractional id is "invalid number",
-// a positional array of the wrong length names the struct.
+// (docs/protocol.md §6.13): a negative or fractional id is "invalid number";
+// positional params must have exactly the three members.
 func DecodeWatchMissing(raw json.RawMessage) (WatchMissingParams, error) {
 	var p WatchMissingParams
 	raw = bytes.TrimSpace(raw)
@@ -66,18 +66,22 @@ func DecodeWatchMissing(raw json.RawMessage) (WatchMissingParams, error) {
 		if err := json.Unmarshal(raw, &a); err != nil {
 			return p, rpc.Errorf(rpc.CodeInvalidParams, "%v", err)
 		}
-		if len(a) < 2 || len(a) > 3 {
+		if len(a) < 3 {
 			return p, rpc.Errorf(rpc.CodeInvalidParams, "invalid length %d, expected struct FsWatchMissingParams with 3 elements", len(a))
+		}
+		if len(a) > 3 {
+			return p, rpc.Errorf(rpc.CodeInvalidParams, "invalid length %d, expected fewer elements in array", len(a))
 		}
 		if err := decodeU64(a[0], &p.WatchID); err != nil {
 			return p, err
 		}
-		missing = a[1]
-		if len(a) == 3 {
-			present = a[2]
-		}
+		missing, present = a[1], a[2]
 	default:
-		return p, rpc.Errorf(rpc.CodeInvalidParams, "invalid type: %s, expected struct FsWatchMissingParams", serdeKind(raw))
+		kind := serdeKind(raw)
+		if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
+			kind = "number"
+		}
+		return p, rpc.Errorf(rpc.CodeInvalidParams, "invalid type: %s, expected struct FsWatchMissingParams", kind)
 	}
 	if missing[0] != '[' {
 		return p, rpc.Errorf(rpc.CodeInvalidParams, "invalid type: %s, expected a sequence", serdeKind(missing))

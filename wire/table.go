@@ -120,7 +120,7 @@ func Methods() []MethodSpec {
 		request[CopyParams, EmptyResult](MethodFSCopy),
 		request[CanonicalizeParams, CanonicalizeResult](MethodFSCanonicalize),
 		request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing),
-		notification[MissingChangedParams](NotifyFSMissingChanged, ServerToClient),
+		notification[MissingChangedParams](MethodFSMissingChanged, ServerToClient),
 
 		request[CommandExecParams, CommandExecResult](MethodCommandExec),
 		request[CommandExecWriteParams, EmptyResult](MethodCommandExecWrite),

@@ -19,7 +19,7 @@ import (
 type Binder struct {
 	reg     *Registry
 	extra   map[string]rpc.HandlerFunc
-	perConn func(c *rpc.Conn) map[string]rpc.HandlerFunc
+	perConn func(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc
 	log     *zap.Logger
 }
 
@@ -33,9 +33,11 @@ func NewBinder(reg *Registry, extra map[string]rpc.HandlerFunc, logger *zap.Logg
 }
 
 // WithConnExtra adds methods whose handlers keep per-connection state
-// (fs/watchMissing): f is called once per connection, from Bind, and its
-// handlers run after the handshake like extra's. It returns b.
-func (b *Binder) WithConnExtra(f func(c *rpc.Conn) map[string]rpc.HandlerFunc) *Binder {
+// (fs/watchMissing): f is called once per connection, from Bind. Its
+// handlers check the handshake themselves, by calling gate (the
+// "filesystem" family) after decoding their params, since a decoding error
+// wins over the handshake's. It returns b.
+func (b *Binder) WithConnExtra(f func(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc) *Binder {
 	b.perConn = f
 	return b
 }
@@ -47,7 +49,7 @@ func (b *Binder) WithConnExtra(f func(c *rpc.Conn) map[string]rpc.HandlerFunc) *
 func (b *Binder) Bind(c *rpc.Conn) rpc.Handler {
 	h := &connHandler{b: b, reg: b.reg, c: c, stdin: newStdinBudget(c, b.reg.cfg.StdinParkBytes)}
 	if b.perConn != nil {
-		h.connExtra = b.perConn(c)
+		h.connExtra = b.perConn(c, func() error { return h.check("filesystem") })
 	}
 	opened := time.Now()
 	peer := connPeer(c.Label())
@@ -137,11 +139,10 @@ func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error)
 		}
 		return m.run(ctx, h, req)
 	}
-	f, ok := h.b.extra[req.Method]
-	if !ok {
-		f, ok = h.connExtra[req.Method]
+	if f, ok := h.connExtra[req.Method]; ok {
+		return f(ctx, req) // gates itself
 	}
-	if ok {
+	if f, ok := h.b.extra[req.Method]; ok {
 		if err := h.check("filesystem"); err != nil {
 			return nil, err
 		}

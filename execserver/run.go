@@ -51,10 +51,11 @@ type Config struct {
 	// ones (fs/*), behind the same handshake gate. Nil means none.
 	Extra map[string]rpc.HandlerFunc
 	// ConnExtra, when set, is called once per connection for methods whose
-	// handlers keep state for that connection (fs/watchMissing); they are
-	// served like Extra's. Whatever they start must end with the
+	// handlers keep state for that connection (fs/watchMissing); they call
+	// gate, the handshake check, after decoding their params (see
+	// Binder.WithConnExtra). Whatever they start must end with the
 	// connection (rpc.Conn.Go).
-	ConnExtra func(c *rpc.Conn) map[string]rpc.HandlerFunc
+	ConnExtra func(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc
 	// Concurrency is rpc.Options.Concurrency of every connection.
 	Concurrency int
 	// MaxMessage is the largest inbound message; a larger one ends the

@@ -193,8 +193,9 @@ func boolOr(b *bool, def bool) bool {
 // connection's other messages, blocking while the peer does not read). The
 // watch ends with the connection: a goroutine owned by c closes the slot,
 // which stops the watch's goroutine and closes its inotify fd. Call it from
-// the connection's Bind.
-func ConnHandlers(c *rpc.Conn) map[string]rpc.HandlerFunc {
+// the connection's Bind. gate is the handshake check, called after the params
+// decoded (a decoding error wins over it, as in the reference).
+func ConnHandlers(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc {
 	w := NewMissingWatcher(func(ctx context.Context, id uint64) {
 		_ = c.Notify(ctx, wire.MethodFSMissingChanged, wire.MissingChangedParams{WatchID: id})
 	})
@@ -206,6 +207,9 @@ func ConnHandlers(c *rpc.Conn) map[string]rpc.HandlerFunc {
 		wire.MethodFSWatchMissing: func(_ context.Context, req *rpc.Request) (any, error) {
 			p, err := wire.DecodeWatchMissing(req.Params)
 			if err != nil {
+				return nil, err
+			}
+			if err := gate(); err != nil {
 				return nil, err
 			}
 			missing := make([]string, len(p.Missing))

@@ -128,7 +128,7 @@ func watchPeers(t *testing.T, f func(t *testing.T, p watchPeer)) {
 }
 
 // The answers below were recorded from the reference exec-server 0.169.0
-// over stdio (docs/protocol.md §6.13), with the same requests.
+// over stdio (docs/protocol.md §6.11.1), with the same requests.
 const (
 	watchingTrue  = `{"result":{"watching":true}}`
 	watchingFalse = `{"result":{"watching":false}}`
@@ -273,7 +273,7 @@ func TestWatchMissingSlotAndFiring(t *testing.T) {
 }
 
 // TestWatchMissingSkillFolder is what the real Codex CLI does at start-up
-// (docs/protocol.md §6.13): it watches .agents/skills in every folder from
+// (docs/protocol.md §6.11.1): it watches .agents/skills in every folder from
 // the project root to the cwd, with the root's .git as present, and is told
 // when a skill folder is created during the session.
 func TestWatchMissingSkillFolder(t *testing.T) {
@@ -308,4 +308,45 @@ func handshakeRaw(t *testing.T, p watchPeer) {
 		t.Fatalf("initialize: %s", got)
 	}
 	p.raw(t, `{"method":"initialized"}`)
+}
+
+// TestWatchMissingEndsWithConnection: a connection closed with an armed
+// watch leaves no inotify instance in the server, and a folder created
+// afterwards is reported to no one.
+func TestWatchMissingEndsWithConnection(t *testing.T) {
+	s := startServer(t)
+	inotifies := func() int {
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", s.cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, fd := range fds {
+			if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", s.cmd.Process.Pid, fd.Name())); l == "anon_inode:inotify" {
+				n++
+			}
+		}
+		return n
+	}
+	base := inotifies()
+	d := t.TempDir()
+	for round := range 3 {
+		c := dial(t, s.URL, nil)
+		p := &wsWatchPeer{c: c}
+		handshakeRaw(t, p)
+		if got := p.ask(t, 2, watchReq(2, fmt.Sprintf(`{"watchId":1,"missing":["file://%s/a%d"]}`, d, round))); got != watchingTrue {
+			t.Fatalf("watch: %s", got)
+		}
+		if n := inotifies(); n != base+1 {
+			t.Fatalf("round %d: %d inotify instances with a watch armed, want %d", round, n, base+1)
+		}
+		c.close()
+		deadline := time.Now().Add(5 * time.Second)
+		for inotifies() != base {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the watch's inotify instance outlived its connection", round)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Bounds of the missing-path watch (docs/protocol.md §6.13).
+// Bounds of the missing-path watch (docs/protocol.md §6.11.1).
 const (
 	// MaxWatchedDirs is the most directories one connection's watch holds
 	// inotify watches on; a larger watch is polled instead.

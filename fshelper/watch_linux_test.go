@@ -44,7 +44,7 @@ func (r *watchRig) expect(t *testing.T, want uint64) {
 	}
 }
 
-// The recorded cases of the reference (docs/protocol.md §6.13): what arms,
+// The recorded cases of the reference (docs/protocol.md §6.11.1): what arms,
 // and which change fires; with inotify, and polled (the fallback), where a
 // change inside the present directory fires too.
 func TestWatchMissingFiresLikeReference(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 )
 
 // MethodFSWatchMissing and MethodFSMissingChanged (a notification) are the missing-path watch
-// of docs/protocol.md §6.13.
+// of docs/protocol.md §6.11.1.
 const (
 	MethodFSWatchMissing   = "fs/watchMissing"
 	MethodFSMissingChanged = "fs/missingChanged" // notification, server → client
@@ -35,7 +35,7 @@ type MissingChangedParams struct {
 
 // DecodeWatchMissing decodes fs/watchMissing params. Every failure is a
 // -32602 error whose text is the one the reference gives for the same input
-// (docs/protocol.md §6.13): a negative or fractional id is "invalid number";
+// (docs/protocol.md §6.11.1): a negative or fractional id is "invalid number";
 // positional params must have exactly the three members.
 func DecodeWatchMissing(raw json.RawMessage) (WatchMissingParams, error) {
 	var p WatchMissingParams

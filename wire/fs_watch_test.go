@@ -8,7 +8,7 @@ import (
 )
 
 // TestDecodeWatchMissingTexts holds the decoder to the texts recorded from
-// the reference for the same params (docs/protocol.md §6.13).
+// the reference for the same params (docs/protocol.md §6.11.1).
 func TestDecodeWatchMissingTexts(t *testing.T) {
 	for _, c := range []struct{ params, want string }{
 		{`null`, "invalid type: null, expected struct FsWatchMissingParams"},

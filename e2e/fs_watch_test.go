@@ -350,3 +350,47 @@ func TestWatchMissingEndsWithConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchMissingSandboxedSymlinkAttack: a sandboxed command may write in
+// its workspace, so it can plant pkg/.agents as a link to a folder outside
+// its sandbox, where the real client then watches pkg/.agents/skills.
+// Followed, the watch would tell whether skills exists out there (watching
+// false or true) and when it appears. The watch refuses any path through a
+// link, whatever lies behind it.
+func TestWatchMissingSandboxedSymlinkAttack(t *testing.T) {
+	s := startServer(t)
+	c := dial(t, s.URL, nil)
+	c.handshake()
+	p := &wsWatchPeer{c: c}
+	root := t.TempDir()
+	outside := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "mkdir -p pkg && ln -s " + outside + " pkg/.agents && ls pkg/.agents/ >/dev/null && echo planted"
+	out, code, _ := runSandboxed(t, c, sandboxedStart("plant", root, workspaceSandbox(root, "restricted"), false, script))
+	if code != 0 || !strings.Contains(out, "planted") {
+		t.Fatalf("the command could not plant its link: %d %q", code, out)
+	}
+	c.mu.Lock()
+	p.seen = len(c.notifs) // past the process's notifications
+	c.mu.Unlock()
+	id := 100
+	watch := func(watchID int) string {
+		id++
+		return p.ask(t, id, watchReq(id, fmt.Sprintf(`{"watchId":%d,"missing":["file://%[2]s/.agents/skills","file://%[2]s/pkg/.agents/skills"],"present":"file://%[2]s/.git"}`, watchID, root)))
+	}
+	if got := watch(1); got != watchingFalse {
+		t.Fatalf("watch through the planted link: %s", got)
+	}
+	if err := os.Mkdir(filepath.Join(outside, "skills"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.note(t, 300*time.Millisecond); n != "" {
+		t.Fatalf("a folder outside the sandbox was reported: %s", n)
+	}
+	// The answer does not depend on what exists behind the link.
+	if got := watch(2); got != watchingFalse {
+		t.Fatalf("with skills outside: %s", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -311,14 +312,14 @@ func (t *watchTarget) wait(f *os.File) bool {
 			return false
 		}
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafePointer(&buf[off]))
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
 			name := ""
 			if ev.Len > 0 {
 				name = strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
 			}
 			off += unix.SizeofInotifyEvent + int(ev.Len)
-			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
-				return true // events were lost: say something changed
+			if ev.Mask&(unix.IN_Q_OVERFLOW|unix.IN_UNMOUNT) != 0 {
+				return true // events were lost, or a watched folder went: say something changed
 			}
 			if ev.Mask&unix.IN_IGNORED != 0 {
 				continue

@@ -383,6 +383,7 @@ func runExecServer(c *cli.Context) error {
 		MaxConnections: maxConns, // --max-connections (fleetFlags)
 	}
 	cfg.Extra = fshelper.Handlers(cfg.Sessions.BaseEnv) // fs calls: the children's env (docs/sandbox.md §3.1)
+	cfg.ConnExtra = fshelper.ConnHandlers               // fs/watchMissing: one watch slot per connection
 	if target.stdio {
 		in, restore := pollableStdin()
 		defer restore()

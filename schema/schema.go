@@ -275,6 +275,9 @@ func checkMarshalers(t reflect.Type, seen map[reflect.Type]bool) error {
 		return nil
 	}
 	seen[t] = true
+	if t.Kind() == reflect.Pointer && custom(t.Elem()) != nil {
+		return nil // an optional Path: the Path's own schema, or null
+	}
 	if custom(t) != nil {
 		return nil
 	}

@@ -119,6 +119,8 @@ func Methods() []MethodSpec {
 		request[RemoveParams, EmptyResult](MethodFSRemove),
 		request[CopyParams, EmptyResult](MethodFSCopy),
 		request[CanonicalizeParams, CanonicalizeResult](MethodFSCanonicalize),
+		request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing),
+		notification[MissingChangedParams](MethodFSMissingChanged, ServerToClient),
 
 		request[CommandExecParams, CommandExecResult](MethodCommandExec),
 		request[CommandExecWriteParams, EmptyResult](MethodCommandExecWrite),

@@ -1,0 +1,167 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Layer is one configuration file of the executor host, cut to the key
+// paths a client asked for (environmentConfig/read, docs/protocol.md
+// §6.13).
+type Layer struct {
+	Source  string // "user (<file>)" or "project (<file>)"
+	BaseDir string // the folder of the file
+	TOML    string // the cut document, written as the Codex CLI writes TOML
+}
+
+// Home returns $CODEX_HOME, defaulting to ~/.codex; "" when neither is
+// known.
+func Home() string {
+	if p := Path(); p != "" {
+		return filepath.Dir(p)
+	}
+	return ""
+}
+
+// ReadLayers returns the configuration layers that apply to cwd, lowest
+// precedence first, each cut to paths; a layer that holds none of them is
+// left out. The layers are the user's file in codexHome, then, for folders
+// the user's file trusts (`[projects."<dir>"] trust_level = "trusted"`, the
+// nearest listed folder deciding), the `.codex/config.toml` of each folder
+// from the project root down to cwd. The project root is the nearest
+// folder above cwd with a `.git` file or a `.git` repository folder, else
+// cwd. A missing file is no layer; a file that is not TOML is an error.
+func ReadLayers(codexHome, cwd string, paths [][]string) ([]Layer, error) {
+	sel := newSelection(paths)
+	var layers []Layer
+	add := func(source, file string, doc *table) {
+		if t := cut(doc, sel); len(t.keys) > 0 {
+			layers = append(layers, Layer{Source: fmt.Sprintf("%s (%s)", source, file), BaseDir: filepath.Dir(file), TOML: writeDocument(t)})
+		}
+	}
+	var user *table
+	if codexHome != "" {
+		file := filepath.Join(codexHome, FileName)
+		doc, err := readOrdered(file)
+		if err != nil {
+			return nil, err
+		}
+		if doc != nil {
+			user = doc
+			add("user", file, doc)
+		}
+	}
+	trust := projectTrust(user)
+	root := projectRoot(cwd)
+	var dirs []string
+	for d := cwd; ; d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if d == root || d == filepath.Dir(d) {
+			break
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if !trust(dirs[i]) {
+			continue
+		}
+		file := filepath.Join(dirs[i], ".codex", FileName)
+		doc, err := readOrdered(file)
+		var ce *Error
+		if errors.As(err, &ce) && ce.Line > 0 {
+			return nil, fmt.Errorf("Error parsing project config file %s: %s", file, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if doc != nil {
+			add("project", file, doc)
+		}
+	}
+	return layers, nil
+}
+
+// readOrdered reads a TOML file in file order; nil when it does not exist.
+func readOrdered(file string) (*table, error) {
+	data, err := os.ReadFile(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return nil, nil
+	case err != nil:
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	doc, err := decodeOrdered(string(data))
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Error{File: file, Line: pe.Position.Line, Col: pe.Position.Col, Msg: pe.Message}
+		}
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	return doc, nil
+}
+
+// projectTrust returns whether a folder is trusted by the user's
+// `projects` table: the nearest listed folder at or above it decides, by
+// its path as given or with its symbolic links resolved.
+func projectTrust(user *table) func(dir string) bool {
+	levels := map[string]string{}
+	if user != nil {
+		if projects, ok := user.vals["projects"].(*table); ok {
+			for _, k := range projects.keys {
+				if p, ok := projects.vals[k].(*table); ok {
+					level, _ := p.vals["trust_level"].(string)
+					levels[filepath.Clean(k)] = level
+				}
+			}
+		}
+	}
+	lookup := func(dir string) (bool, bool) {
+		for d := dir; ; d = filepath.Dir(d) {
+			if level, ok := levels[d]; ok {
+				return level == "trusted", true
+			}
+			if d == filepath.Dir(d) {
+				return false, false
+			}
+		}
+	}
+	return func(dir string) bool {
+		if len(levels) == 0 {
+			return false
+		}
+		if trusted, found := lookup(dir); found {
+			return trusted
+		}
+		if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+			trusted, _ := lookup(real)
+			return trusted
+		}
+		return false
+	}
+}
+
+// projectRoot is the nearest folder at or above cwd that holds a `.git`
+// file or a `.git` folder with a HEAD (an empty `.git` folder is not a
+// repository); cwd when there is none.
+func projectRoot(cwd string) string {
+	for d := cwd; ; d = filepath.Dir(d) {
+		git := filepath.Join(d, ".git")
+		if fi, err := os.Stat(git); err == nil {
+			if !fi.IsDir() {
+				return d
+			}
+			if _, err := os.Stat(filepath.Join(git, "HEAD")); err == nil {
+				return d
+			}
+		}
+		if d == filepath.Dir(d) {
+			return cwd
+		}
+	}
+}

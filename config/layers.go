@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -86,14 +87,37 @@ func ReadLayers(codexHome, cwd string, paths [][]string) ([]Layer, error) {
 	return layers, nil
 }
 
+// maxLayerBytes bounds a configuration file read for a client: a project's
+// file may be written by a sandboxed command.
+const maxLayerBytes = 8 << 20
+
 // readOrdered reads a TOML file in file order; nil when it does not exist.
+// Only a regular file of at most maxLayerBytes is read, and opening it
+// never blocks (a FIFO put in its place must not hang the server).
 func readOrdered(file string) (*table, error) {
-	data, err := os.ReadFile(file)
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return nil, nil
 	case err != nil:
 		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, &Error{File: file, Msg: err.Error()}
+	case !fi.Mode().IsRegular():
+		return nil, &Error{File: file, Msg: "not a regular file"}
+	case fi.Size() > maxLayerBytes:
+		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes", maxLayerBytes)}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxLayerBytes+1))
+	switch {
+	case err != nil:
+		return nil, &Error{File: file, Msg: err.Error()}
+	case len(data) > maxLayerBytes:
+		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes", maxLayerBytes)}
 	}
 	doc, err := decodeOrdered(string(data))
 	if err != nil {

@@ -32,10 +32,11 @@ func Home() string {
 
 // ReadLayers returns the configuration layers that apply to cwd, lowest
 // precedence first, each cut to paths; a layer that holds none of them is
-// left out. The layers are the user's file in codexHome, then, for folders
-// the user's file trusts (`[projects."<dir>"] trust_level = "trusted"`, the
-// nearest listed folder deciding), the `.codex/config.toml` of each folder
-// from the project root down to cwd. The project root is the nearest
+// left out. The layers are the user's file in codexHome, then the
+// `.codex/config.toml` of each folder from the project root down to cwd
+// that the user's file trusts (`[projects."<dir>"] trust_level =
+// "trusted"`, for the folder itself or else for the project root; an entry
+// above the root is not inherited). The project root is the nearest
 // folder above cwd with a `.git` file or a `.git` repository folder, else
 // cwd. A missing file is no layer; a file that is not TOML is an error.
 func ReadLayers(codexHome, cwd string, paths [][]string) ([]Layer, error) {
@@ -58,8 +59,8 @@ func ReadLayers(codexHome, cwd string, paths [][]string) ([]Layer, error) {
 			add("user", file, doc)
 		}
 	}
-	trust := projectTrust(user)
 	root := projectRoot(cwd)
+	trust := projectTrust(user, root)
 	var dirs []string
 	for d := cwd; ; d = filepath.Dir(d) {
 		dirs = append(dirs, d)
@@ -130,10 +131,11 @@ func readOrdered(file string) (*table, error) {
 	return doc, nil
 }
 
-// projectTrust returns whether a folder is trusted by the user's
-// `projects` table: the nearest listed folder at or above it decides, by
-// its path as given or with its symbolic links resolved.
-func projectTrust(user *table) func(dir string) bool {
+// projectTrust returns whether a folder of the project at root is trusted
+// by the user's `projects` table: the folder's own entry decides, else the
+// project root's. Entries above the root are not inherited. A folder is
+// looked up by its path as given, then with its symbolic links resolved.
+func projectTrust(user *table, root string) func(dir string) bool {
 	levels := map[string]string{}
 	if user != nil {
 		if projects, ok := user.vals["projects"].(*table); ok {
@@ -145,28 +147,22 @@ func projectTrust(user *table) func(dir string) bool {
 			}
 		}
 	}
-	lookup := func(dir string) (bool, bool) {
-		for d := dir; ; d = filepath.Dir(d) {
-			if level, ok := levels[d]; ok {
-				return level == "trusted", true
-			}
-			if d == filepath.Dir(d) {
-				return false, false
-			}
+	lookup := func(dir string) (string, bool) {
+		if level, ok := levels[dir]; ok {
+			return level, true
 		}
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			level, ok := levels[real]
+			return level, ok
+		}
+		return "", false
 	}
 	return func(dir string) bool {
-		if len(levels) == 0 {
-			return false
+		level, ok := lookup(dir)
+		if !ok {
+			level, _ = lookup(root)
 		}
-		if trusted, found := lookup(dir); found {
-			return trusted
-		}
-		if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
-			trusted, _ := lookup(real)
-			return trusted
-		}
-		return false
+		return level == "trusted"
 	}
 }
 

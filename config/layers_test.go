@@ -134,8 +134,9 @@ func TestStringQuoting(t *testing.T) {
 
 // TestProjectLayers follows the reference's probe envcfg.project_layers:
 // a trusted repository contributes the .codex/config.toml of each folder
-// from its root down to cwd; trust is decided by the nearest listed folder;
-// an untrusted project adds nothing.
+// from its root down to cwd; a folder's own entry decides, else the root's;
+// an untrusted project adds nothing, nor does a trusted folder above the
+// root.
 func TestProjectLayers(t *testing.T) {
 	home := t.TempDir()
 	repo := filepath.Join(t.TempDir(), "repo")
@@ -183,15 +184,21 @@ func TestProjectLayers(t *testing.T) {
 	if got, want := sources(sub, []string{"a"}), user+"|a = \"user\"\n,/pkg/.codex/config.toml)|a = \"pkg\"\n"; got != want {
 		t.Errorf("trusted below the root:\n got %q\nwant %q", got, want)
 	}
-	// An empty .git folder is no repository: the root is cwd.
+	write(filepath.Join(home, FileName), "[projects.\""+filepath.Dir(repo)+"\"]\ntrust_level = \"trusted\"\n")
+	if got := sources(sub, []string{"a"}); got != "" {
+		t.Errorf("trusted above the root: got %q, want no layer", got)
+	}
+	// An empty .git folder is no repository: the root is cwd, which the
+	// repository's entry does not cover.
 	if err := os.Remove(filepath.Join(repo, ".git/HEAD")); err != nil {
 		t.Fatal(err)
 	}
 	write(filepath.Join(home, FileName), "[projects.\""+repo+"\"]\ntrust_level = \"trusted\"\n")
-	if got, want := sources(filepath.Join(repo, "pkg"), []string{"a"}), "/pkg/.codex/config.toml)|a = \"pkg\"\n"; got != want {
-		t.Errorf("empty .git:\n got %q\nwant %q", got, want)
+	if got := sources(filepath.Join(repo, "pkg"), []string{"a"}); got != "" {
+		t.Errorf("empty .git: got %q, want no layer", got)
 	}
 	// A project file that is not TOML is an error that names it.
+	write(filepath.Join(home, FileName), "[projects.\""+repo+"/pkg\"]\ntrust_level = \"trusted\"\n")
 	write(filepath.Join(repo, "pkg/.codex/config.toml"), "a = \n")
 	if _, err := ReadLayers(home, filepath.Join(repo, "pkg"), [][]string{{"a"}}); err == nil || !strings.HasPrefix(err.Error(), "Error parsing project config file "+filepath.Join(repo, "pkg/.codex/config.toml")+": ") {
 		t.Errorf("bad project file: %v", err)

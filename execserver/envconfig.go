@@ -1,0 +1,54 @@
+package execserver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/codexec/codex/config"
+	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
+)
+
+// environmentConfigRead answers environmentConfig/read (docs/protocol.md
+// §6.13): the configuration layers of this host that apply to cwd, cut to
+// the requested key paths. The executor has no requirement layers (no
+// managed or cloud requirements), so requirements are always empty.
+func environmentConfigRead(_ context.Context, _ *connHandler, _ *rpc.Request, p *wire.EnvironmentConfigReadParams) (any, error) {
+	if len(p.ConfigPaths) == 0 && len(p.RequirementsPaths) == 0 {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "at least one config or requirements path is required")
+	}
+	for _, paths := range [][][]string{p.ConfigPaths, p.RequirementsPaths} {
+		for _, path := range paths {
+			if len(path) == 0 {
+				return nil, rpc.Errorf(rpc.CodeInvalidParams, "TOML paths must contain at least one key segment")
+			}
+		}
+	}
+	codexHome := config.Home()
+	layers, err := config.ReadLayers(codexHome, p.Cwd.Native, p.ConfigPaths)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "failed to load executor-local config: %s", err)
+	}
+	home, _ := os.UserHomeDir()
+	hostname, _ := os.Hostname()
+	res := wire.EnvironmentConfigReadResult{
+		UserHomeDir:  uri(home),
+		CodexHomeDir: uri(codexHome),
+		Hostname:     hostname,
+		Config:       wire.ConfigLayers{Layers: []wire.ConfigLayer{}},
+		Requirements: wire.ConfigLayers{Layers: []wire.ConfigLayer{}},
+	}
+	for _, l := range layers {
+		res.Config.Layers = append(res.Config.Layers, wire.ConfigLayer{Source: l.Source, BaseDir: wire.FileURI(l.BaseDir), TOML: l.TOML})
+	}
+	return res, nil
+}
+
+// uri is the file URI of an absolute path, "" for anything else.
+func uri(path string) string {
+	if !filepath.IsAbs(path) {
+		return ""
+	}
+	return wire.FileURI(path)
+}

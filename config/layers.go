@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/BurntSushi/toml"
@@ -21,13 +22,25 @@ type Layer struct {
 	TOML    string // the cut document, written as the Codex CLI writes TOML
 }
 
-// Home returns $CODEX_HOME, defaulting to ~/.codex; "" when neither is
-// known.
-func Home() string {
-	if p := Path(); p != "" {
-		return filepath.Dir(p)
+// Home returns $CODEX_HOME, which must be a folder, defaulting to
+// ~/.codex (which need not exist); "" when neither is known.
+func Home() (string, error) {
+	if home := os.Getenv("CODEX_HOME"); home != "" {
+		fi, err := os.Stat(home)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return "", fmt.Errorf("CODEX_HOME points to %s, but that path does not exist", strconv.Quote(home))
+		case err != nil:
+			return "", fmt.Errorf("CODEX_HOME points to %s: %w", strconv.Quote(home), err)
+		case !fi.IsDir():
+			return "", fmt.Errorf("CODEX_HOME points to %s, but that path is not a directory", strconv.Quote(home))
+		}
+		return filepath.Abs(home)
 	}
-	return ""
+	if p := Path(); p != "" {
+		return filepath.Dir(p), nil
+	}
+	return "", nil
 }
 
 // ReadLayers returns the configuration layers that apply to cwd, lowest

@@ -204,3 +204,28 @@ func TestProjectLayers(t *testing.T) {
 		t.Errorf("bad project file: %v", err)
 	}
 }
+
+// TestHomeErrors holds the texts for a CODEX_HOME that is not a folder to
+// the reference's (probe envcfg.codex_home), which environmentConfig/read
+// puts after "failed to find Codex home: ".
+func TestHomeErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for home, want := range map[string]string{
+		file:                         `CODEX_HOME points to "` + file + `", but that path is not a directory`,
+		filepath.Join(dir, "absent"): `CODEX_HOME points to "` + filepath.Join(dir, "absent") + `", but that path does not exist`,
+		"rel/x":                      `CODEX_HOME points to "rel/x", but that path does not exist`,
+	} {
+		t.Setenv("CODEX_HOME", home)
+		if _, err := Home(); err == nil || err.Error() != want {
+			t.Errorf("CODEX_HOME=%s: %v, want %s", home, err, want)
+		}
+	}
+	t.Setenv("CODEX_HOME", dir)
+	if got, err := Home(); err != nil || got != dir {
+		t.Errorf("Home() = %q, %v; want %q", got, err, dir)
+	}
+}

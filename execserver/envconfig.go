@@ -10,6 +10,20 @@ import (
 	"github.com/codexec/codex/wire"
 )
 
+// environmentConfigReadDecoded decodes the params with the reference's
+// texts (they win over the handshake check, docs/protocol.md §5.1), then
+// answers.
+func environmentConfigReadDecoded(ctx context.Context, h *connHandler, req *rpc.Request) (any, error) {
+	p, err := wire.DecodeEnvironmentConfigReadParams(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.check("environment config"); err != nil {
+		return nil, err
+	}
+	return environmentConfigRead(ctx, h, req, p)
+}
+
 // environmentConfigRead answers environmentConfig/read (docs/protocol.md
 // §6.13): the configuration layers of this host that apply to cwd, cut to
 // the requested key paths. The executor has no requirement layers (no
@@ -25,7 +39,10 @@ func environmentConfigRead(_ context.Context, _ *connHandler, _ *rpc.Request, p 
 			}
 		}
 	}
-	codexHome := config.Home()
+	codexHome, err := config.Home()
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "failed to find Codex home: %s", err)
+	}
 	layers, err := config.ReadLayers(codexHome, p.Cwd.Native, p.ConfigPaths)
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "failed to load executor-local config: %s", err)

@@ -54,7 +54,7 @@ func init() {
 		wire.MethodInitialize:            bind("", false, initialize),
 		wire.MethodEnvironmentInfo:       bindNoParams("environment info", true, envInfo),
 		wire.MethodEnvironmentStatus:     bindNoParams("environment status", true, envStatus),
-		wire.MethodEnvironmentConfigRead: bind("environment config", false, environmentConfigRead),
+		wire.MethodEnvironmentConfigRead: {run: environmentConfigReadDecoded},
 		wire.MethodProcessStart:          bind("exec", false, start),
 		wire.MethodProcessRead:           bind("exec", false, read),
 		wire.MethodProcessWrite:          bind("exec", false, write),

@@ -48,8 +48,8 @@ FILES = {
 DIRS = ["emptygit/sub/.git"]  # an empty .git folder: no repository
 LINKS = {"repolink": "repo"}
 
-def R(cwd, cfg, req=None):
-    p = {"cwd": "file://$ROOT/" + cwd, "configPaths": cfg, "requirementsPaths": req if req is not None else []}
+def R(cwd, cfg, req="unset"):
+    p = {"cwd": "file://$ROOT/" + cwd, "configPaths": cfg, "requirementsPaths": req if req != "unset" else []}
     return {"method": "environmentConfig/read", "params": p}
 
 CASES = [
@@ -84,6 +84,29 @@ CASES = [
     ("ready", "missing-requirementsPaths", {"method": "environmentConfig/read", "params": {"cwd": "file:///x", "configPaths": []}}),
     ("ready", "relative-cwd", {"method": "environmentConfig/read", "params": {"cwd": "rel", "configPaths": [["a"]], "requirementsPaths": []}}),
     ("ready", "params-null", {"method": "environmentConfig/read", "params": None}),
+    ("ready", "params-absent", {"method": "environmentConfig/read"}),
+    ("ready", "params-string", {"method": "environmentConfig/read", "params": "x"}),
+    ("ready", "params-number", {"method": "environmentConfig/read", "params": 1}),
+    ("ready", "params-array-short", {"method": "environmentConfig/read", "params": ["file:///x", [["a"]]]}),
+    ("ready", "params-array-of-three", {"method": "environmentConfig/read", "params": ["file://$ROOT/home", [["model"]], []]}),
+    ("ready", "configPaths-boolean", R("home", True)),
+    ("ready", "configPaths-map", R("home", {})),
+    ("ready", "configPaths-null", R("home", None)),
+    ("ready", "configPaths-string", R("home", "s")),
+    ("ready", "key-path-boolean", R("home", [True])),
+    ("ready", "key-path-null", R("home", [None])),
+    ("ready", "segment-boolean", R("home", [[True]])),
+    ("ready", "segment-null", R("home", [[None]])),
+    ("ready", "segment-map", R("home", [[{}]])),
+    ("ready", "segment-sequence", R("home", [[[]]])),
+    ("ready", "segment-float", R("home", [[1.5]])),
+    ("ready", "second-segment-number", R("home", [["a", 1]])),
+    ("ready", "second-path-string", R("home", [["a"], "b"])),
+    ("ready", "requirementsPaths-null", R("home", [["a"]], None)),
+    ("ready", "cwd-number", {"method": "environmentConfig/read", "params": {"cwd": 1}}),
+    ("ready", "cwd-null", {"method": "environmentConfig/read", "params": {"cwd": None, "configPaths": [], "requirementsPaths": []}}),
+    ("ready", "bad-member-before-missing", {"method": "environmentConfig/read", "params": {"configPaths": 1}}),
+    ("ready", "unknown-members-ignored", {"method": "environmentConfig/read", "params": {"x": 1, "cwd": "file://$ROOT/home", "configPaths": [["model"]], "requirementsPaths": []}}),
 ]
 # Texts that are the TOML parser's own: only their prefix is held to the reference.
 PREFIX = {"bad-project-file": "failed to load executor-local config: Error parsing project config file $ROOT/bad/.codex/config.toml: "}

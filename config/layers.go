@@ -15,7 +15,7 @@ import (
 
 // Layer is one configuration file of the executor host, cut to the key
 // paths a client asked for (environmentConfig/read, docs/protocol.md
-// §6.13).
+// §6.14).
 type Layer struct {
 	Source  string // "user (<file>)" or "project (<file>)"
 	BaseDir string // the folder of the file

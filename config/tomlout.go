@@ -13,7 +13,7 @@ import (
 // This file keeps a TOML document in file order, cuts it to key paths and
 // writes it back out the way the Codex CLI's TOML writer does, so that
 // environmentConfig/read returns the reference's text byte for byte
-// (docs/protocol.md §6.13): values before sub-tables, `[a.b]` headers only
+// (docs/protocol.md §6.14): values before sub-tables, `[a.b]` headers only
 // for tables that hold values (or nothing at all), `[[a.b]]` for arrays of
 // tables (inline ones too), a blank line before every header but the first
 // line, numbers and dates normalised, strings quoted by the writer's own

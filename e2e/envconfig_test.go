@@ -126,8 +126,7 @@ func TestEnvironmentConfigReadReplay(t *testing.T) {
 }
 
 // flagMethods is what each capability flag of environmentInfo stands for,
-// from the reference's inventory (shared/spec/reference-methods.md §1),
-// kept here apart from the server's own table so that the two check each
+// from the reference's inventory (docs/protocol.md §6.3), kept here apart from the server's own table so that the two check each
 // other. A flag the server turns on must be listed here with methods.
 var flagMethods = map[string][]string{
 	"fsWatchMissing":             {"fs/watchMissing"},

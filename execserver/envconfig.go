@@ -25,7 +25,7 @@ func environmentConfigReadDecoded(ctx context.Context, h *connHandler, req *rpc.
 }
 
 // environmentConfigRead answers environmentConfig/read (docs/protocol.md
-// §6.13): the configuration layers of this host that apply to cwd, cut to
+// §6.14): the configuration layers of this host that apply to cwd, cut to
 // the requested key paths. The executor has no requirement layers (no
 // managed or cloud requirements), so requirements are always empty.
 func environmentConfigRead(_ context.Context, _ *connHandler, _ *rpc.Request, p *wire.EnvironmentConfigReadParams) (any, error) {

@@ -9,7 +9,7 @@ import (
 )
 
 // This file holds the shapes of environmentConfig/read (docs/protocol.md
-// §6.13) and the names of the capability flags of environmentInfo
+// §6.14) and the names of the capability flags of environmentInfo
 // (§6.3).
 
 // MethodEnvironmentConfigRead reads the configuration layers of the

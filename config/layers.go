@@ -43,29 +43,70 @@ func Home() (string, error) {
 	return "", nil
 }
 
-// ReadLayers returns the configuration layers that apply to cwd, lowest
-// precedence first, each cut to paths; a layer that holds none of them is
-// left out. The layers are the user's file in codexHome, then the
+// Layers are the configuration and requirement layers of the executor
+// host, lowest precedence first. A cloud index is where layers fetched
+// from the cloud would go: after the layers of SystemDir.
+type Layers struct {
+	Config, Requirements                     []Layer
+	ConfigCloudIndex, RequirementsCloudIndex int
+}
+
+// SystemDir holds the host's system-wide files: config.toml (lowest
+// precedence), managed_config.toml (highest) and requirements.toml.
+var SystemDir = "/etc/codex"
+
+// ReadLayers returns the layers that apply to cwd, each cut to its key
+// paths; a layer that holds none of them is left out. The configuration
+// layers are SystemDir/config.toml, the user's file in codexHome, then the
 // `.codex/config.toml` of each folder from the project root down to cwd
 // that the user's file trusts (`[projects."<dir>"] trust_level =
 // "trusted"`, for the folder itself or else for the project root; an entry
-// above the root is not inherited). The project root is the nearest
-// folder above cwd with a `.git` file or a `.git` repository folder, else
-// cwd. A missing file is no layer; a file that is not TOML is an error.
-func ReadLayers(codexHome, cwd string, paths [][]string) ([]Layer, error) {
-	sel := newSelection(paths)
-	var layers []Layer
-	add := func(source, file string, doc *table) {
-		if t := cut(doc, sel); len(t.keys) > 0 {
-			layers = append(layers, Layer{Source: fmt.Sprintf("%s (%s)", source, file), BaseDir: filepath.Dir(file), TOML: writeDocument(t)})
+// above the root is not inherited), then SystemDir/managed_config.toml. The
+// requirement layer is SystemDir/requirements.toml. The project root is
+// the nearest folder above cwd with a `.git` file or a `.git` repository
+// folder, else cwd. A missing file is no layer; a file that is not TOML is
+// an error.
+func ReadLayers(codexHome, cwd string, configPaths, requirementsPaths [][]string) (Layers, error) {
+	var out Layers
+	reqFile := filepath.Join(SystemDir, "requirements.toml")
+	doc, err := readOrdered(reqFile)
+	var ce *Error
+	switch {
+	case errors.As(err, &ce) && ce.Line > 0:
+		return out, fmt.Errorf("failed to parse requirements layer %s: %s", reqFile, err)
+	case errors.As(err, &ce) && ce.Msg == notRegular:
+		return out, fmt.Errorf("Failed to read requirements file %s: path `%s` is not a file", reqFile, reqFile)
+	case errors.As(err, &ce):
+		return out, fmt.Errorf("Failed to read requirements file %s: %s", reqFile, ce.Msg)
+	case err != nil:
+		return out, err
+	}
+	if doc != nil {
+		if t := cut(doc, newSelection(requirementsPaths)); len(t.keys) > 0 {
+			out.Requirements = append(out.Requirements, Layer{Source: reqFile, BaseDir: SystemDir, TOML: writeDocument(t)})
+			out.RequirementsCloudIndex = len(out.Requirements)
 		}
 	}
+
+	sel := newSelection(configPaths)
+	add := func(source, file string, doc *table) {
+		if t := cut(doc, sel); len(t.keys) > 0 {
+			out.Config = append(out.Config, Layer{Source: fmt.Sprintf("%s (%s)", source, file), BaseDir: filepath.Dir(file), TOML: writeDocument(t)})
+		}
+	}
+	sysFile := filepath.Join(SystemDir, FileName)
+	if doc, err := readOrdered(sysFile); err != nil {
+		return out, err
+	} else if doc != nil {
+		add("system", sysFile, doc)
+	}
+	out.ConfigCloudIndex = len(out.Config)
 	var user *table
 	if codexHome != "" {
 		file := filepath.Join(codexHome, FileName)
 		doc, err := readOrdered(file)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		if doc != nil {
 			user = doc
@@ -87,23 +128,30 @@ func ReadLayers(codexHome, cwd string, paths [][]string) ([]Layer, error) {
 		}
 		file := filepath.Join(dirs[i], ".codex", FileName)
 		doc, err := readOrdered(file)
-		var ce *Error
 		if errors.As(err, &ce) && ce.Line > 0 {
-			return nil, fmt.Errorf("Error parsing project config file %s: %s", file, err)
+			return out, fmt.Errorf("Error parsing project config file %s: %s", file, err)
 		}
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		if doc != nil {
 			add("project", file, doc)
 		}
 	}
-	return layers, nil
+	managed := filepath.Join(SystemDir, "managed_config.toml")
+	if doc, err := readOrdered(managed); err != nil {
+		return out, err
+	} else if doc != nil {
+		add("legacy managed_config.toml", managed, doc)
+	}
+	return out, nil
 }
 
 // maxLayerBytes bounds a configuration file read for a client: a project's
 // file may be written by a sandboxed command.
 const maxLayerBytes = 8 << 20
+
+const notRegular = "not a regular file"
 
 // readOrdered reads a TOML file in file order; nil when it does not exist.
 // Only a regular file of at most maxLayerBytes is read, and opening it
@@ -122,7 +170,7 @@ func readOrdered(file string) (*table, error) {
 	case err != nil:
 		return nil, &Error{File: file, Msg: err.Error()}
 	case !fi.Mode().IsRegular():
-		return nil, &Error{File: file, Msg: "not a regular file"}
+		return nil, &Error{File: file, Msg: notRegular}
 	case fi.Size() > maxLayerBytes:
 		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes", maxLayerBytes)}
 	}

@@ -40,7 +40,7 @@ func TestProjectConfigFIFODoesNotHang(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := ReadLayers(home, repo, [][]string{{"mcp_servers"}})
+		_, err := readConfig(t, home, repo, [][]string{{"mcp_servers"}})
 		done <- err
 	}()
 	select {
@@ -71,7 +71,7 @@ func TestProjectConfigSizeBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	_, err = ReadLayers(home, repo, [][]string{{"mcp_servers"}})
+	_, err = readConfig(t, home, repo, [][]string{{"mcp_servers"}})
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("err = %v, want the file refused for its size", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -80,7 +81,7 @@ func TestCutAndWriteMatchesReference(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(home, FileName), []byte(c.file), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		layers, err := ReadLayers(home, t.TempDir(), c.paths)
+		layers, err := readConfig(t, home, t.TempDir(), c.paths)
 		if err != nil {
 			t.Fatalf("%v: %v", c.paths, err)
 		}
@@ -156,7 +157,7 @@ func TestProjectLayers(t *testing.T) {
 	write(filepath.Join(repo, "pkg/.codex/config.toml"), "a = \"pkg\"\n")
 	sources := func(cwd string, paths ...[]string) string {
 		t.Helper()
-		layers, err := ReadLayers(home, cwd, paths)
+		layers, err := readConfig(t, home, cwd, paths)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +201,7 @@ func TestProjectLayers(t *testing.T) {
 	// A project file that is not TOML is an error that names it.
 	write(filepath.Join(home, FileName), "[projects.\""+repo+"/pkg\"]\ntrust_level = \"trusted\"\n")
 	write(filepath.Join(repo, "pkg/.codex/config.toml"), "a = \n")
-	if _, err := ReadLayers(home, filepath.Join(repo, "pkg"), [][]string{{"a"}}); err == nil || !strings.HasPrefix(err.Error(), "Error parsing project config file "+filepath.Join(repo, "pkg/.codex/config.toml")+": ") {
+	if _, err := readConfig(t, home, filepath.Join(repo, "pkg"), [][]string{{"a"}}); err == nil || !strings.HasPrefix(err.Error(), "Error parsing project config file "+filepath.Join(repo, "pkg/.codex/config.toml")+": ") {
 		t.Errorf("bad project file: %v", err)
 	}
 }
@@ -227,5 +228,96 @@ func TestHomeErrors(t *testing.T) {
 	t.Setenv("CODEX_HOME", dir)
 	if got, err := Home(); err != nil || got != dir {
 		t.Errorf("Home() = %q, %v; want %q", got, err, dir)
+	}
+}
+
+// readConfig is ReadLayers' configuration layers, with SystemDir an empty
+// folder.
+func readConfig(t *testing.T, home, cwd string, paths [][]string) ([]Layer, error) {
+	t.Helper()
+	saved := SystemDir
+	SystemDir = t.TempDir()
+	defer func() { SystemDir = saved }()
+	l, err := ReadLayers(home, cwd, paths, nil)
+	return l.Config, err
+}
+
+// TestSystemLayers holds the layers of SystemDir to what the reference
+// 0.169.0 answered with /etc/codex holding config.toml, managed_config.toml
+// and requirements.toml (probe envcfg.system_layers, run in a private mount
+// namespace): system first, then user and project, the managed file last;
+// the cloud index after the system layers; the requirement layer named by
+// its bare path.
+func TestSystemLayers(t *testing.T) {
+	sys, home, repo := t.TempDir(), t.TempDir(), t.TempDir()
+	saved := SystemDir
+	SystemDir = sys
+	defer func() { SystemDir = saved }()
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(sys, "config.toml"), "model = \"sys\"\n[mcp_servers.sys]\ncommand = \"s\"\n")
+	write(filepath.Join(sys, "managed_config.toml"), "model = \"managed\"\n")
+	write(filepath.Join(sys, "requirements.toml"), "[mcp_servers.req]\ncommand = \"r\"\nallowed_approval_policies = [\"never\"]\n")
+	write(filepath.Join(home, FileName), "model = \"user\"\n[projects.\""+repo+"\"]\ntrust_level = \"trusted\"\n")
+	write(filepath.Join(repo, ".git"), "gitdir: x\n")
+	write(filepath.Join(repo, ".codex", FileName), "model = \"proj\"\n")
+	show := func(ls []Layer) string {
+		var s []string
+		for _, l := range ls {
+			s = append(s, l.Source+"|"+l.BaseDir+"|"+l.TOML)
+		}
+		return strings.Join(s, ",")
+	}
+	got, err := ReadLayers(home, repo, [][]string{{"model"}}, [][]string{{"mcp_servers"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantConfig := "system (" + sys + "/config.toml)|" + sys + "|model = \"sys\"\n," +
+		"user (" + home + "/config.toml)|" + home + "|model = \"user\"\n," +
+		"project (" + repo + "/.codex/config.toml)|" + repo + "/.codex|model = \"proj\"\n," +
+		"legacy managed_config.toml (" + sys + "/managed_config.toml)|" + sys + "|model = \"managed\"\n"
+	if show(got.Config) != wantConfig || got.ConfigCloudIndex != 1 {
+		t.Errorf("config %d:\n got %q\nwant %q", got.ConfigCloudIndex, show(got.Config), wantConfig)
+	}
+	wantReq := sys + "/requirements.toml|" + sys + "|[mcp_servers.req]\ncommand = \"r\"\nallowed_approval_policies = [\"never\"]\n"
+	if show(got.Requirements) != wantReq || got.RequirementsCloudIndex != 1 {
+		t.Errorf("requirements %d:\n got %q\nwant %q", got.RequirementsCloudIndex, show(got.Requirements), wantReq)
+	}
+	// Cut to nothing, a layer is left out and the cloud index counts only
+	// what is left.
+	got, err = ReadLayers(home, repo, [][]string{{"nothing"}}, [][]string{{"nothing"}})
+	if err != nil || len(got.Config)+len(got.Requirements) != 0 || got.ConfigCloudIndex != 0 || got.RequirementsCloudIndex != 0 {
+		t.Errorf("cut to nothing: %+v, %v", got, err)
+	}
+	// The requirements file is read whatever is asked, and refused when it
+	// is not TOML or not a file, with the reference's texts.
+	req := filepath.Join(sys, "requirements.toml")
+	write(req, "a = \n")
+	if _, err := ReadLayers(home, repo, [][]string{{"model"}}, nil); err == nil || !strings.HasPrefix(err.Error(), "failed to parse requirements layer "+req+": ") {
+		t.Errorf("bad requirements: %v", err)
+	}
+	if err := os.Remove(req); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(req, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "Failed to read requirements file " + req + ": path `" + req + "` is not a file"
+	if _, err := ReadLayers(home, repo, [][]string{{"model"}}, nil); err == nil || err.Error() != want {
+		t.Errorf("FIFO requirements: %v, want %s", err, want)
+	}
+	if err := os.Remove(req); err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(sys, "config.toml"), "a = \n")
+	if _, err := ReadLayers(home, repo, [][]string{{"model"}}, nil); err == nil || !strings.HasPrefix(err.Error(), sys+"/config.toml:1:") {
+		t.Errorf("bad system config: %v", err)
 	}
 }

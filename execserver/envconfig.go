@@ -26,8 +26,7 @@ func environmentConfigReadDecoded(ctx context.Context, h *connHandler, req *rpc.
 
 // environmentConfigRead answers environmentConfig/read (docs/protocol.md
 // §6.14): the configuration layers of this host that apply to cwd, cut to
-// the requested key paths. The executor has no requirement layers (no
-// managed or cloud requirements), so requirements are always empty.
+// the requested key paths. The executor has no cloud layers.
 func environmentConfigRead(_ context.Context, _ *connHandler, _ *rpc.Request, p *wire.EnvironmentConfigReadParams) (any, error) {
 	if len(p.ConfigPaths) == 0 && len(p.RequirementsPaths) == 0 {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "at least one config or requirements path is required")
@@ -43,7 +42,7 @@ func environmentConfigRead(_ context.Context, _ *connHandler, _ *rpc.Request, p 
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "failed to find Codex home: %s", err)
 	}
-	layers, err := config.ReadLayers(codexHome, p.Cwd.Native, p.ConfigPaths)
+	layers, err := config.ReadLayers(codexHome, p.Cwd.Native, p.ConfigPaths, p.RequirementsPaths)
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "failed to load executor-local config: %s", err)
 	}
@@ -53,13 +52,18 @@ func environmentConfigRead(_ context.Context, _ *connHandler, _ *rpc.Request, p 
 		UserHomeDir:  uri(home),
 		CodexHomeDir: uri(codexHome),
 		Hostname:     hostname,
-		Config:       wire.ConfigLayers{Layers: []wire.ConfigLayer{}},
-		Requirements: wire.ConfigLayers{Layers: []wire.ConfigLayer{}},
-	}
-	for _, l := range layers {
-		res.Config.Layers = append(res.Config.Layers, wire.ConfigLayer{Source: l.Source, BaseDir: wire.FileURI(l.BaseDir), TOML: l.TOML})
+		Config:       wireLayers(layers.Config, layers.ConfigCloudIndex),
+		Requirements: wireLayers(layers.Requirements, layers.RequirementsCloudIndex),
 	}
 	return res, nil
+}
+
+func wireLayers(ls []config.Layer, cloudIndex int) wire.ConfigLayers {
+	out := wire.ConfigLayers{Layers: make([]wire.ConfigLayer, len(ls)), CloudInsertionIndex: cloudIndex}
+	for i, l := range ls {
+		out.Layers[i] = wire.ConfigLayer{Source: l.Source, BaseDir: wire.FileURI(l.BaseDir), TOML: l.TOML}
+	}
+	return out
 }
 
 // uri is the file URI of an absolute path, "" for anything else.

@@ -56,15 +56,16 @@ type EnvironmentConfigReadResult struct {
 }
 
 // ConfigLayers is a stack of layers, lowest precedence first.
-// CloudInsertionIndex is where layers fetched from the cloud would go; no
-// executor has any, so it is 0.
+// CloudInsertionIndex is where layers fetched from the cloud would go:
+// after the host's system layers.
 type ConfigLayers struct {
 	Layers              []ConfigLayer `json:"layers"`
 	CloudInsertionIndex int           `json:"cloudInsertionIndex"`
 }
 
 // ConfigLayer is one file cut to the requested key paths: Source names it
-// ("user (<path>)", "project (<path>)"), BaseDir is its folder as a URI,
+// ("system (<path>)", "user (<path>)", "project (<path>)", "legacy
+// managed_config.toml (<path>)", the bare path of a requirements file), BaseDir is its folder as a URI,
 // TOML the cut text.
 type ConfigLayer struct {
 	Source  string `json:"source"`

@@ -146,58 +146,74 @@ var referenceFlags = []string{"networkProxyLaunch", "networkProxyReviewDomains",
 	"windowsMxc", "linuxRootWritePreservesDevices", "linuxApprovedRootWritePreservesRestrictions"}
 
 // TestAdvertisedCapabilitiesAnswer reads the capability flags of
-// initialize and of environment/info, over stdio and WebSocket, and calls
-// every method behind each flag that is on: none may answer -32601. The
-// flags are the reference's 15, and environmentInfo carries the
-// reference's extras (providerId; prependPathDirs left out, as the
-// reference does for a binary outside its npm package).
+// initialize, over stdio and WebSocket, checks that environment/info
+// reports the same, and calls every method behind each flag that is on:
+// none may answer -32601. The flags are the reference's 15, and
+// environmentInfo carries the reference's extras (providerId;
+// prependPathDirs left out, as the reference does for a binary outside its
+// npm package).
 func TestAdvertisedCapabilitiesAnswer(t *testing.T) {
-	forEachTransport(t, func(t *testing.T, c *cx) {
-		init := c.call("initialize", map[string]any{"clientName": "e2e-2"}) // a second initialize: refused, the first one's info is asked again below
-		if init["error"] == nil {
-			t.Fatalf("second initialize accepted: %v", init)
-		}
-		var info struct {
-			ProviderID      string          `json:"providerId"`
-			PrependPathDirs json.RawMessage `json:"prependPathDirs"`
-			Capabilities    map[string]bool `json:"capabilities"`
-		}
-		if err := json.Unmarshal([]byte(result(t, c.call("environment/info", nil))), &info); err != nil {
-			t.Fatal(err)
-		}
-		if !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(info.ProviderID) {
-			t.Errorf("providerId %q is not sha256: and 64 hex digits", info.ProviderID)
-		}
-		if info.PrependPathDirs != nil {
-			t.Errorf("prependPathDirs %s, want it left out", info.PrependPathDirs)
-		}
-		if len(info.Capabilities) != len(referenceFlags) {
-			t.Errorf("capabilities %v, want the reference's %d flags", info.Capabilities, len(referenceFlags))
-		}
-		for _, f := range referenceFlags {
-			if _, ok := info.Capabilities[f]; !ok {
-				t.Errorf("flag %s missing", f)
+	type envInfo struct {
+		ProviderID      string          `json:"providerId"`
+		PrependPathDirs json.RawMessage `json:"prependPathDirs"`
+		Capabilities    map[string]bool `json:"capabilities"`
+	}
+	for _, tr := range []struct {
+		name string
+		open func(*testing.T) *cx
+	}{{"stdio", cxStdio}, {"ws", cxWS}} {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			c := tr.open(t)
+			var init struct {
+				EnvironmentInfo envInfo `json:"environmentInfo"`
 			}
-		}
-		if !info.Capabilities["environmentConfigRead"] {
-			t.Errorf("environmentConfigRead is off, but the method is served")
-		}
-		for flag, on := range info.Capabilities {
-			if !on {
-				continue
+			if err := json.Unmarshal([]byte(result(t, c.call("initialize", map[string]any{"clientName": "e2e"}))), &init); err != nil {
+				t.Fatal(err)
 			}
-			ms, ok := flagMethods[flag]
-			if !ok {
-				t.Errorf("flag %s is on, but this test does not know its methods: list them in flagMethods", flag)
+			c.write(`{"method":"initialized"}`)
+			info := init.EnvironmentInfo
+			var again envInfo
+			if err := json.Unmarshal([]byte(result(t, c.call("environment/info", nil))), &again); err != nil {
+				t.Fatal(err)
 			}
-			for _, m := range ms {
-				r := c.call(m, map[string]any{})
-				if e, _ := r["error"].(map[string]any); e != nil && e["code"] == float64(-32601) {
-					t.Errorf("flag %s is on, but %s answers %v", flag, m, e)
+			if !reflect.DeepEqual(again, info) {
+				t.Errorf("environment/info %+v differs from initialize's %+v", again, info)
+			}
+			if !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(info.ProviderID) {
+				t.Errorf("providerId %q is not sha256: and 64 hex digits", info.ProviderID)
+			}
+			if info.PrependPathDirs != nil {
+				t.Errorf("prependPathDirs %s, want it left out", info.PrependPathDirs)
+			}
+			if len(info.Capabilities) != len(referenceFlags) {
+				t.Errorf("capabilities %v, want the reference's %d flags", info.Capabilities, len(referenceFlags))
+			}
+			for _, f := range referenceFlags {
+				if _, ok := info.Capabilities[f]; !ok {
+					t.Errorf("flag %s missing", f)
 				}
 			}
-		}
-	})
+			if !info.Capabilities["environmentConfigRead"] {
+				t.Errorf("environmentConfigRead is off, but the method is served")
+			}
+			for flag, on := range info.Capabilities {
+				if !on {
+					continue
+				}
+				ms, ok := flagMethods[flag]
+				if !ok {
+					t.Errorf("flag %s is on, but this test does not know its methods: list them in flagMethods", flag)
+				}
+				for _, m := range ms {
+					r := c.call(m, map[string]any{})
+					if e, _ := r["error"].(map[string]any); e != nil && e["code"] == float64(-32601) {
+						t.Errorf("flag %s is on, but %s answers %v", flag, m, e)
+					}
+				}
+			}
+		})
+	}
 }
 
 // TestEnvironmentConfigReadCodexHome holds the answers when CODEX_HOME is

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +26,11 @@ type cx struct {
 	requests requestLog // command/exec* requests awaiting their response (schema_check_test.go)
 }
 
-func cxStdio(t *testing.T) *cx {
-	s := startStdio(t)
+func cxStdio(t *testing.T) *cx { return cxStdioEnv(t, nil) }
+
+// cxStdioEnv is cxStdio with env added to the server's environment.
+func cxStdioEnv(t *testing.T, env []string) *cx {
+	s := startStdioEnv(t, env)
 	c := &cx{t: t, write: func(l string) { s.send(t, l+"\n") }, in: make(chan map[string]any, 1024), close: func() { s.in.Close() }, nextID: 1}
 	go func() {
 		defer close(c.in)
@@ -40,8 +44,11 @@ func cxStdio(t *testing.T) *cx {
 	return c
 }
 
-func cxWS(t *testing.T) *cx {
-	s := startServer(t)
+func cxWS(t *testing.T) *cx { return cxWSEnv(t, nil) }
+
+// cxWSEnv is cxWS with env added to the server's environment.
+func cxWSEnv(t *testing.T, env []string) *cx {
+	s := startServerWith(t, binary, func(cmd *exec.Cmd) { cmd.Env = append(cmd.Env, env...) })
 	ctx, cancel := context.WithCancel(context.Background())
 	ws, _, err := websocket.Dial(ctx, s.URL, nil)
 	if err != nil {

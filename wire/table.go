@@ -98,6 +98,7 @@ func Methods() []MethodSpec {
 		{Name: MethodInitialized, Notification: true, From: ClientToServer},
 		requestNoParams[EnvironmentInfo](MethodEnvironmentInfo),
 		requestNoParams[StatusResult](MethodEnvironmentStatus),
+		request[EnvironmentConfigReadParams, EnvironmentConfigReadResult](MethodEnvironmentConfigRead),
 
 		request[StartParams, StartResult](MethodProcessStart),
 		request[ReadParams, ReadResult](MethodProcessRead),

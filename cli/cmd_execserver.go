@@ -74,6 +74,8 @@ the commands the server runs.`,
 			&cli.Int64Flag{Name: "ws-max-clock-skew-seconds", Value: 30, Usage: "`SECONDS` of leeway on a signed token's exp and nbf claims"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on http://`IP:PORT`/metrics (port 0: ephemeral; the bound address is logged); off when empty"},
 			shutdownGraceFlag,
+			&cli.StringFlag{Name: "linux-sandbox-pid-namespace", Value: "isolate", Usage: "`MODE` of the PID namespace of sandboxed commands: isolate (their own) or inherit (the server's: they see every host process, but may signal none outside their sandbox; needs Landlock signal scoping, Linux 6.12)"},
+			&cli.BoolFlag{Name: "proxy-private-ips-via-upstream", Usage: "accepted for the Codex CLI's flag set; it concerns the managed network proxy, which this server does not have yet, so it changes nothing"},
 			&cli.BoolFlag{Name: "exit-on-stdin-close", Usage: "with a ws:// --listen, shut down (as on SIGTERM) when stdin reaches end of file: a parent that holds our stdin pipe ends us by exiting; stdio mode always ends with its input"},
 			pprofFlag,
 			initFlag,
@@ -274,6 +276,25 @@ func parseMemory(s string, total func() (int64, error)) (int64, error) {
 	return n * mult, nil
 }
 
+// pidNamespaceMode reads --linux-sandbox-pid-namespace: true for inherit.
+// Another value is a usage error with the reference's text; inherit on a
+// kernel that cannot keep the commands' signals inside their sandbox
+// (Landlock ABI 6) stops start-up: we would rather refuse the mode than
+// let a sandboxed command kill the server or its watchdog.
+func pidNamespaceMode(c *cli.Context) (bool, error) {
+	switch v := c.String("linux-sandbox-pid-namespace"); v {
+	case "isolate":
+		return false, nil
+	case "inherit":
+		if err := sandbox.SignalScopeAvailable(); err != nil {
+			return false, cli.Exit("--linux-sandbox-pid-namespace inherit: "+err.Error(), 1)
+		}
+		return true, nil
+	default:
+		return false, usageErrorf(c, "invalid value '%s' for '--linux-sandbox-pid-namespace <MODE>': expected 'isolate' or 'inherit'", v)
+	}
+}
+
 // sessionTTL is --session-ttl as the registry reads it: 0 there means the
 // default, so "none" (0 on the command line) becomes negative.
 func sessionTTL(c *cli.Context) time.Duration {
@@ -328,6 +349,10 @@ func runExecServer(c *cli.Context) error {
 	if err != nil {
 		return usageErrorf(c, "%s", err)
 	}
+	inheritPID, err := pidNamespaceMode(c)
+	if err != nil {
+		return err
+	}
 	memShare.log(logger) // once the flags and the config are known good: an error is one line
 	cfg := execserver.Config{
 		Stdio: target.stdio,
@@ -342,6 +367,8 @@ func runExecServer(c *cli.Context) error {
 			BaseEnv:         withoutFlagEnv(os.Environ(), envPrefix, c.Command.Flags),
 			Limits:          limits,
 			Permissions:     perms,
+
+			InheritPIDNamespace: inheritPID,
 		},
 		Concurrency: c.Int("concurrent-requests"),
 		MaxMessage:  maxMsg,
@@ -356,6 +383,7 @@ func runExecServer(c *cli.Context) error {
 		MaxConnections: maxConns, // --max-connections (fleetFlags)
 	}
 	cfg.Extra = fshelper.Handlers(cfg.Sessions.BaseEnv) // fs calls: the children's env (docs/sandbox.md §3.1)
+	cfg.ConnExtra = fshelper.ConnHandlers               // fs/watchMissing: one watch slot per connection
 	if target.stdio {
 		in, restore := pollableStdin()
 		defer restore()

@@ -44,6 +44,7 @@ func TestCommandExecReplay(t *testing.T) {
 		for _, rc := range cases {
 			id := c.nextID
 			c.nextID++
+			c.requests.sent(fmt.Sprint(id), rc.Request)
 			c.write(fmt.Sprintf(`{"id":%d,%s`, id, bytes.TrimPrefix(bytes.TrimSpace(rc.Request), []byte("{"))))
 			res := c.wait(id, 15*time.Second)
 			delete(res, "id")

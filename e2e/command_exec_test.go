@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +22,15 @@ type cx struct {
 	close  func()
 	nextID int
 	notifs []map[string]any // notifications seen while waiting for responses
+
+	requests requestLog // command/exec* requests awaiting their response (schema_check_test.go)
 }
 
-func cxStdio(t *testing.T) *cx {
-	s := startStdio(t)
+func cxStdio(t *testing.T) *cx { return cxStdioEnv(t, nil) }
+
+// cxStdioEnv is cxStdio with env added to the server's environment.
+func cxStdioEnv(t *testing.T, env []string) *cx {
+	s := startStdioEnv(t, env)
 	c := &cx{t: t, write: func(l string) { s.send(t, l+"\n") }, in: make(chan map[string]any, 1024), close: func() { s.in.Close() }, nextID: 1}
 	go func() {
 		defer close(c.in)
@@ -38,8 +44,11 @@ func cxStdio(t *testing.T) *cx {
 	return c
 }
 
-func cxWS(t *testing.T) *cx {
-	s := startServer(t)
+func cxWS(t *testing.T) *cx { return cxWSEnv(t, nil) }
+
+// cxWSEnv is cxWS with env added to the server's environment.
+func cxWSEnv(t *testing.T, env []string) *cx {
+	s := startServerWith(t, binary, func(cmd *exec.Cmd) { cmd.Env = append(cmd.Env, env...) })
 	ctx, cancel := context.WithCancel(context.Background())
 	ws, _, err := websocket.Dial(ctx, s.URL, nil)
 	if err != nil {
@@ -92,6 +101,7 @@ func (c *cx) send(method string, params any) int {
 	id := c.nextID
 	c.nextID++
 	b, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	c.requests.sent(fmt.Sprint(id), b)
 	c.write(string(b))
 	return id
 }
@@ -111,6 +121,8 @@ func (c *cx) wait(id int, timeout time.Duration) map[string]any {
 				continue
 			}
 			if m["id"] == float64(id) {
+				_, isErr := m["error"]
+				c.requests.answered(c.t, fmt.Sprint(id), !isErr)
 				return m
 			}
 			c.t.Fatalf("unexpected message %v waiting for %d", m, id)

@@ -146,6 +146,8 @@ type client struct {
 	mu     sync.Mutex
 	notifs []notification // every notification received so far, in order
 	cond   *sync.Cond
+
+	requests requestLog // command/exec* requests awaiting their response (schema_check_test.go)
 }
 
 type notification struct {
@@ -229,6 +231,7 @@ func (c *client) send(method string, params any) int {
 	id := c.nextID
 	c.nextID++
 	b, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	c.requests.sent(fmt.Sprint(id), b)
 	c.sendRaw(string(b))
 	return id
 }
@@ -255,6 +258,7 @@ func (c *client) next() response {
 		if e, ok := m["error"]; ok {
 			_ = json.Unmarshal(e, &r.Error)
 		}
+		c.requests.answered(c.t, string(r.ID), r.Error == nil)
 		return r
 	case <-time.After(10 * time.Second):
 		c.t.Fatalf("no response within 10 s")

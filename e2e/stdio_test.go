@@ -19,8 +19,14 @@ type stdioServer struct {
 
 func startStdio(t *testing.T, args ...string) *stdioServer {
 	t.Helper()
+	return startStdioEnv(t, nil, args...)
+}
+
+// startStdioEnv is startStdio with env added to the server's environment.
+func startStdioEnv(t *testing.T, env []string, args ...string) *stdioServer {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"exec-server", "--listen", "stdio"}, args...)...)
-	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
+	cmd.Env = append([]string{raceEnv, "PATH=/usr/bin:/bin"}, env...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

@@ -117,7 +117,7 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 	if err := wire.ValidateCommandExecSize(p); err != nil {
 		return nil, err
 	}
-	plan, err := sandboxSpec(ep, &spec, h.b.log)
+	plan, err := sandboxSpec(ep, &spec, h.reg.cfg.InheritPIDNamespace, h.b.log)
 	if err != nil {
 		return nil, err
 	}

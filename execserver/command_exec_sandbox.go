@@ -163,14 +163,14 @@ func isDenyGlob(e sandbox.Entry) bool {
 // sandboxSpec prepares the plan of ep for spec, with the network variable
 // in spec's env; nil for no sandbox. The plan's launcher goes into spec
 // (it reads the plan when the command starts, after guardPlan).
-func sandboxSpec(ep execPolicy, spec *proc.Spec, log *zap.Logger) (*sandbox.Plan, error) {
+func sandboxSpec(ep execPolicy, spec *proc.Spec, inheritPID bool, log *zap.Logger) (*sandbox.Plan, error) {
 	if ep.netOff {
 		spec.Env = append(slices.DeleteFunc(spec.Env, func(kv string) bool { return strings.HasPrefix(kv, netDisabledVar+"=") }), netDisabledVar+"=1")
 	}
 	if ep.none {
 		return nil, nil
 	}
-	plan, env, err := planFor(&sandbox.Sandbox{Permissions: ep.profile, Cwd: ep.policyCwd, WorkspaceRoots: ep.roots}, spec.Dir, spec.Env, true)
+	plan, env, err := planFor(&sandbox.Sandbox{Permissions: ep.profile, Cwd: ep.policyCwd, WorkspaceRoots: ep.roots}, spec.Dir, spec.Env, true, inheritPID)
 	if err != nil {
 		return nil, err
 	}

@@ -17,9 +17,10 @@ import (
 // gate (docs/protocol.md §5.1) in front of the process methods and of any extra
 // methods (the fs/* bindings), all sharing one Registry.
 type Binder struct {
-	reg   *Registry
-	extra map[string]rpc.HandlerFunc
-	log   *zap.Logger
+	reg     *Registry
+	extra   map[string]rpc.HandlerFunc
+	perConn func(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc
+	log     *zap.Logger
 }
 
 // NewBinder returns a Binder. extra maps method names to handlers that run
@@ -31,12 +32,25 @@ func NewBinder(reg *Registry, extra map[string]rpc.HandlerFunc, logger *zap.Logg
 	return &Binder{reg: reg, extra: extra, log: logger}
 }
 
+// WithConnExtra adds methods whose handlers keep per-connection state
+// (fs/watchMissing): f is called once per connection, from Bind. Its
+// handlers check the handshake themselves, by calling gate (the
+// "filesystem" family) after decoding their params, since a decoding error
+// wins over the handshake's. It returns b.
+func (b *Binder) WithConnExtra(f func(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc) *Binder {
+	b.perConn = f
+	return b
+}
+
 // Bind is an rpc.Options.Bind function. When the connection ends, its
 // session is detached. The opening and the close of the connection are
 // logged at info, the close with its session (if it got one) and how long
 // it lasted.
 func (b *Binder) Bind(c *rpc.Conn) rpc.Handler {
 	h := &connHandler{b: b, reg: b.reg, c: c, stdin: newStdinBudget(c, b.reg.cfg.StdinParkBytes)}
+	if b.perConn != nil {
+		h.connExtra = b.perConn(c, func() error { return h.check("filesystem") })
+	}
 	opened := time.Now()
 	peer := connPeer(c.Label())
 	b.log.Info("connection opened", zap.String("peer", peer))
@@ -83,6 +97,8 @@ type connHandler struct {
 	sess  atomic.Pointer[Session]
 	stdin *stdinBudget // parked process/write calls
 
+	connExtra map[string]rpc.HandlerFunc // this connection's stateful extra methods; read-only
+
 	experimental atomic.Bool // initialize carried capabilities.experimentalApi
 	cmds         cmdExecs    // the connection's command/exec runs
 
@@ -122,6 +138,9 @@ func (h *connHandler) Handle(ctx context.Context, req *rpc.Request) (any, error)
 			defer h.startHandled(req)
 		}
 		return m.run(ctx, h, req)
+	}
+	if f, ok := h.connExtra[req.Method]; ok {
+		return f(ctx, req) // gates itself
 	}
 	if f, ok := h.b.extra[req.Method]; ok {
 		if err := h.check("filesystem"); err != nil {

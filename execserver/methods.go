@@ -51,23 +51,70 @@ var methods map[string]method
 
 func init() {
 	methods = map[string]method{
-		wire.MethodInitialize:        bind("", false, initialize),
-		wire.MethodEnvironmentInfo:   bindNoParams("environment info", true, envInfo),
-		wire.MethodEnvironmentStatus: bindNoParams("environment status", true, envStatus),
-		wire.MethodProcessStart:      bind("exec", false, start),
-		wire.MethodProcessRead:       bind("exec", false, read),
-		wire.MethodProcessWrite:      bind("exec", false, write),
-		wire.MethodProcessCloseStdin: bind("exec", false, closeStdin),
-		wire.MethodProcessSignal:     bind("exec", true, signal),
-		wire.MethodProcessTerminate:  bind("exec", true, terminate),
-		wire.MethodProcessResize:     bind("exec", true, resize),
-		wire.MethodSessionEnd:        bindNoParams("exec", false, endSession),
+		wire.MethodInitialize:            bind("", false, initialize),
+		wire.MethodEnvironmentInfo:       bindNoParams("environment info", true, envInfo),
+		wire.MethodEnvironmentStatus:     bindNoParams("environment status", true, envStatus),
+		wire.MethodEnvironmentConfigRead: {run: environmentConfigReadDecoded},
+		wire.MethodProcessStart:          bind("exec", false, start),
+		wire.MethodProcessRead:           bind("exec", false, read),
+		wire.MethodProcessWrite:          bind("exec", false, write),
+		wire.MethodProcessCloseStdin:     bind("exec", false, closeStdin),
+		wire.MethodProcessSignal:         bind("exec", true, signal),
+		wire.MethodProcessTerminate:      bind("exec", true, terminate),
+		wire.MethodProcessResize:         bind("exec", true, resize),
+		wire.MethodSessionEnd:            bindNoParams("exec", false, endSession),
 
 		wire.MethodCommandExec:          {run: commandExecObserved},
 		wire.MethodCommandExecWrite:     {run: commandExecWrite},
 		wire.MethodCommandExecResize:    {run: commandExecResize},
 		wire.MethodCommandExecTerminate: {run: commandExecTerminate},
 	}
+}
+
+// capabilities ties each flag of environmentInfo.capabilities to the
+// methods behind it (docs/protocol.md §6.3), in the reference's order. A
+// flag is on only when it names methods and every one of them is served,
+// here, among the Binder's extra methods or the connection's own (conn): a flag cannot be advertised for
+// a method that answers -32601, and turning one on is giving it its
+// methods on its line. A flag whose feature is not a method of its own (a
+// process/start member, a sandbox rule) names none and stays off until
+// this table learns to tell that feature is served.
+var capabilities = []struct {
+	flag    string
+	methods []string
+}{
+	{wire.CapNetworkProxyLaunch, nil},
+	{wire.CapNetworkProxyReviewDomains, nil},
+	{wire.CapCredentialMasking, nil},
+	{wire.CapCredentialMaskingCustomProviders, nil},
+	{wire.CapCapabilityDiscoverySandbox, nil},
+	{wire.CapFSWatchMissing, []string{wire.MethodFSWatchMissing}},
+	{wire.CapCapabilityDiscoveryV2, nil},
+	{wire.CapEnvironmentConfigRead, []string{wire.MethodEnvironmentConfigRead}},
+	{wire.CapHTTPHeaderEnvVars, nil},
+	{wire.CapSandboxedFileStreaming, nil},
+	{wire.CapFileWriteStreaming, nil},
+	{wire.CapShellSnapshotV2, nil},
+	{wire.CapWindowsMxc, nil},
+	{wire.CapLinuxRootWritePreservesDevices, nil},
+	{wire.CapLinuxApprovedRootWritePreservesRestrictions, nil},
+}
+
+// capabilityFlags returns every flag of the capabilities table, on when all
+// its methods are served by b or by the connection's own methods, conn.
+func (b *Binder) capabilityFlags(conn map[string]rpc.HandlerFunc) map[string]bool {
+	flags := make(map[string]bool, len(capabilities))
+	for _, c := range capabilities {
+		on := len(c.methods) > 0
+		for _, m := range c.methods {
+			_, bound := methods[m]
+			_, extra := b.extra[m]
+			_, own := conn[m]
+			on = on && (bound || extra || own)
+		}
+		flags[c.flag] = on
+	}
+	return flags
 }
 
 func initialize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.InitializeParams) (any, error) {
@@ -100,7 +147,9 @@ func initialize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.Initi
 }
 
 func (h *connHandler) info() wire.EnvironmentInfo {
-	return environmentInfo(h.reg.cfg.ExecutorVersion, h.reg.cfg.BaseEnv)
+	info := environmentInfo(h.reg.cfg.ExecutorVersion, h.reg.cfg.BaseEnv)
+	info.Capabilities = h.b.capabilityFlags(h.connExtra)
+	return info
 }
 
 func envInfo(h *connHandler) (any, error) { return h.info(), nil }

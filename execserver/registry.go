@@ -49,6 +49,11 @@ type SessionConfig struct {
 	// Permissions are the configured permission profiles command/exec
 	// resolves names against; nil means none (the default is ":read-only").
 	Permissions *config.Permissions
+	// InheritPIDNamespace runs sandboxed commands in the server's PID
+	// namespace (--linux-sandbox-pid-namespace inherit): they see the
+	// host's processes but may signal none outside their sandbox
+	// (docs/sandbox.md §4.2). false: each gets its own, the default.
+	InheritPIDNamespace bool
 	// Metrics receives the counts of processes and sessions; nil records
 	// nothing.
 	Metrics *metrics.Metrics

@@ -50,6 +50,12 @@ type Config struct {
 	// Extra are the methods served beside the process/* and environment/*
 	// ones (fs/*), behind the same handshake gate. Nil means none.
 	Extra map[string]rpc.HandlerFunc
+	// ConnExtra, when set, is called once per connection for methods whose
+	// handlers keep state for that connection (fs/watchMissing); they call
+	// gate, the handshake check, after decoding their params (see
+	// Binder.WithConnExtra). Whatever they start must end with the
+	// connection (rpc.Conn.Go).
+	ConnExtra func(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc
 	// Concurrency is rpc.Options.Concurrency of every connection.
 	Concurrency int
 	// MaxMessage is the largest inbound message; a larger one ends the
@@ -113,7 +119,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return err
 	}
 	cfg.PeerGate.Set(reg.CheckPeer)
-	binder := NewBinder(reg, cfg.Extra, logger)
+	binder := NewBinder(reg, cfg.Extra, logger).WithConnExtra(cfg.ConnExtra)
 	opts := rpc.Options{Bind: binder.Bind, Logger: zapslog.New(logger), Concurrency: cfg.Concurrency}
 	timeout := shutdownTimeout
 	if cfg.Stdio {

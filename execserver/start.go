@@ -53,7 +53,7 @@ func startProcess(_ context.Context, h *connHandler, req *rpc.Request, p *wire.S
 		// Any sandbox object reports linuxSeccomp, as the reference does,
 		// even when the plan turns out to enforce nothing (docs/protocol.md §8.2).
 		sandboxType = "linuxSeccomp"
-		if plan, env, err = processPlan(p.Sandbox, p.Cwd.Native, env); err != nil {
+		if plan, env, err = processPlan(p.Sandbox, p.Cwd.Native, env, h.reg.cfg.InheritPIDNamespace); err != nil {
 			return nil, err
 		}
 	}
@@ -188,20 +188,22 @@ func hasSandbox(raw json.RawMessage) bool {
 // the helper enforces, or nil when the profile restricts nothing. It also
 // returns the child environment, with CODEX_SANDBOX_NETWORK_DISABLED=1 when
 // the network is off (docs/protocol.md §7.3).
-func processPlan(raw json.RawMessage, cwd string, env []string) (*sandbox.Plan, []string, error) {
+func processPlan(raw json.RawMessage, cwd string, env []string, inheritPID bool) (*sandbox.Plan, []string, error) {
 	sb, err := sandbox.ParseSandbox(raw)
 	if err != nil {
 		return nil, nil, errProcessSandbox(err)
 	}
-	return planFor(sb, cwd, env, false)
+	return planFor(sb, cwd, env, false, inheritPID)
 }
 
 // planFor prepares sb for a command run in cwd with the environment env
 // (sandbox.Prepare: $TMPDIR is env's). With forceNetEnv,
 // CODEX_SANDBOX_NETWORK_DISABLED=1 replaces a value the caller's env set
 // (command/exec); otherwise such a value is kept (process/start).
-func planFor(sb *sandbox.Sandbox, cwd string, env []string, forceNetEnv bool) (*sandbox.Plan, []string, error) {
-	plan, err := sandbox.Prepare(sb, sandbox.Request{Cwd: cwd, Env: env, Purpose: sandbox.PurposeProcess})
+// inheritPID is the server's --linux-sandbox-pid-namespace inherit
+// (SessionConfig.InheritPIDNamespace).
+func planFor(sb *sandbox.Sandbox, cwd string, env []string, forceNetEnv, inheritPID bool) (*sandbox.Plan, []string, error) {
+	plan, err := sandbox.Prepare(sb, sandbox.Request{Cwd: cwd, Env: env, Purpose: sandbox.PurposeProcess, InheritPIDNamespace: inheritPID})
 	if err != nil {
 		return nil, nil, errProcessSandbox(err)
 	}

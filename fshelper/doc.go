@@ -51,4 +51,12 @@
 // line (ChildMain, docs/protocol.md §8.3). A denied write then fails as in the reference,
 // with -32603 Read-only file system (os error 30). Every other call runs
 // directly.
+//
+// # Watching missing paths
+//
+// MissingWatcher is the one watch slot of a connection (fs/watchMissing,
+// docs/protocol.md §6.11.1), and ConnHandlers its binding, made once per
+// connection and ended with it. A watch walks each path from the root
+// without following symbolic links, puts inotify on the folders it opened
+// (or polls, beyond MaxWatchedDirs or without inotify) and notifies once.
 package fshelper

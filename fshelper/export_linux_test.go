@@ -11,3 +11,17 @@ func WalkDirNoFollow(dir string) error {
 	}
 	return err
 }
+
+// WatchPolled reports whether w's last armed watch fell back to polling.
+func WatchPolled(w *MissingWatcher) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.polled
+}
+
+// ForcePoll makes every later watch of w poll instead of using inotify.
+func ForcePoll(w *MissingWatcher) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.forcePoll = true
+}

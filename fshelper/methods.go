@@ -186,3 +186,41 @@ func boolOr(b *bool, def bool) bool {
 	}
 	return *b
 }
+
+// ConnHandlers returns the fs/* handlers that keep state for one
+// connection: fs/watchMissing and its single watch slot, whose
+// fs/missingChanged notification goes out through c.Notify (ordered with the
+// connection's other messages, blocking while the peer does not read). The
+// watch ends with the connection: a goroutine owned by c closes the slot,
+// which stops the watch's goroutine and closes its inotify fd. Call it from
+// the connection's Bind. gate is the handshake check, called after the params
+// decoded (a decoding error wins over it, as in the reference).
+func ConnHandlers(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc {
+	w := NewMissingWatcher(func(ctx context.Context, id uint64) {
+		_ = c.Notify(ctx, wire.MethodFSMissingChanged, wire.MissingChangedParams{WatchID: id})
+	})
+	c.Go(func(ctx context.Context) {
+		<-ctx.Done()
+		w.Close()
+	})
+	return map[string]rpc.HandlerFunc{
+		wire.MethodFSWatchMissing: func(_ context.Context, req *rpc.Request) (any, error) {
+			p, err := wire.DecodeWatchMissing(req.Params)
+			if err != nil {
+				return nil, err
+			}
+			if err := gate(); err != nil {
+				return nil, err
+			}
+			missing := make([]string, len(p.Missing))
+			for i, m := range p.Missing {
+				missing[i] = m.Native
+			}
+			present := ""
+			if p.Present != nil {
+				present = p.Present.Native
+			}
+			return wire.WatchMissingResult{Watching: w.Watch(p.WatchID, missing, present)}, nil
+		},
+	}
+}

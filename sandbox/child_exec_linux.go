@@ -40,7 +40,7 @@ func runCommand(p *Plan, w *protectWatcher) int {
 	// Nothing but fds 0-2 and the kept socket may reach the command.
 	files := closeForCommand(p.KeepFD)
 
-	if !p.NewPIDNS {
+	if !p.NewPIDNS && !p.InheritPIDNS {
 		if !p.Unsandboxed || w != nil {
 			return execFailed(p.Argv[0], errors.New("no PID namespace"))
 		}
@@ -66,8 +66,12 @@ func runCommand(p *Plan, w *protectWatcher) int {
 	code := reapCommand(pid)
 	// The command is gone; so is everything it left behind once PID 1
 	// exits. Kill it now so that nothing creates protected paths after the
-	// final check.
-	_ = unix.Kill(-1, unix.SIGKILL)
+	// final check. Never in the server's PID namespace (InheritPIDNS),
+	// where -1 is every process the helper may signal: there the server
+	// kills the command's cgroup leaf.
+	if p.NewPIDNS {
+		_ = unix.Kill(-1, unix.SIGKILL)
+	}
 	return w.finish(code)
 }
 

@@ -198,9 +198,10 @@ func enforce(p *Plan) (*protectWatcher, error) {
 	if p.Unsandboxed {
 		return nil, enforceTraceOnly(p)
 	}
-	if !p.NewMountNS || !p.NewPIDNS {
+	if !p.NewMountNS || p.NewPIDNS == p.InheritPIDNS {
 		// Without them the command would keep the host's cgroup
-		// filesystems, kernel knobs and processes (Wrap always sets both).
+		// filesystems, kernel knobs and processes (Wrap always sets both,
+		// or the mount namespace and InheritPIDNS, which the operator chose).
 		return nil, errors.New("the plan has no mount and PID namespace")
 	}
 	dir := p.Dir
@@ -240,7 +241,14 @@ func enforce(p *Plan) (*protectWatcher, error) {
 	if err := applyLandlock(p.Landlock); err != nil {
 		return nil, err
 	}
-	if err := installSeccomp(p.Seccomp, p.TraceExecFD != 0); err != nil {
+	if p.InheritPIDNS {
+		// In the server's PID namespace every host process is in view:
+		// no signal may leave the sandbox (docs/sandbox.md §4.2).
+		if err := scopeSignals(); err != nil {
+			return nil, err
+		}
+	}
+	if err := installSeccomp(p.Seccomp, p.TraceExecFD != 0, p.InheritPIDNS); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -261,7 +269,7 @@ func enforceTraceOnly(p *Plan) error {
 	if err := setNoNewPrivs(false); err != nil {
 		return err
 	}
-	return installSeccomp(SeccompNone, true)
+	return installSeccomp(SeccompNone, true, false)
 }
 
 // loopbackUp brings up "lo" in the new network namespace (it starts down),

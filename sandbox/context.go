@@ -20,6 +20,10 @@ type Request struct {
 	Env []string
 	// Purpose is what the plan is for.
 	Purpose Purpose
+	// InheritPIDNamespace runs a command (PurposeProcess) in the server's
+	// PID namespace (--linux-sandbox-pid-namespace inherit, Plan.InheritPIDNS);
+	// false gives it its own, as always. The fs helper always gets its own.
+	InheritPIDNamespace bool
 }
 
 // Prepare is the one preparation of a sandbox (docs/sandbox.md §3.1): it
@@ -59,6 +63,9 @@ func Prepare(sb *Sandbox, req Request) (*Plan, error) {
 	}
 	if err := Available(); err != nil {
 		return nil, err
+	}
+	if req.InheritPIDNamespace && req.Purpose == PurposeProcess && plan.Refusal == "" {
+		plan.NewPIDNS, plan.InheritPIDNS = false, true
 	}
 	return &plan, nil
 }

@@ -40,3 +40,31 @@ func TestNewContext(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareInheritPIDNamespace: --linux-sandbox-pid-namespace threads
+// through Prepare: a command's plan inherits the PID namespace only when
+// asked (no NewPIDNS then), an fs call's helper always gets its own.
+func TestPrepareInheritPIDNamespace(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skip(err)
+	}
+	sb := &sandbox.Sandbox{Permissions: sandbox.ReadOnly(false)}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		inherit bool
+		purpose sandbox.Purpose
+		want    bool
+	}{
+		{false, sandbox.PurposeProcess, false},
+		{true, sandbox.PurposeProcess, true},
+		{true, sandbox.PurposeFSHelper, false},
+	} {
+		plan, err := sandbox.Prepare(sb, sandbox.Request{Cwd: dir, Purpose: c.purpose, InheritPIDNamespace: c.inherit})
+		if err != nil || plan == nil {
+			t.Fatalf("%+v: plan %v, err %v", c, plan, err)
+		}
+		if plan.InheritPIDNS != c.want || plan.NewPIDNS == c.want {
+			t.Errorf("%+v: InheritPIDNS %v NewPIDNS %v, want inherit %v", c, plan.InheritPIDNS, plan.NewPIDNS, c.want)
+		}
+	}
+}

@@ -103,3 +103,32 @@ func applyLandlock(r *LandlockRules) error {
 	}
 	return nil
 }
+
+// landlockSignalScopeABI is the first Landlock ABI with signal scoping
+// (LANDLOCK_SCOPE_SIGNAL, Linux 6.12).
+const landlockSignalScopeABI = 6
+
+// SignalScopeAvailable reports whether the kernel can keep a sandboxed
+// command's signals inside its sandbox (Landlock ABI 6), which a plan
+// that inherits the server's PID namespace needs (Plan.InheritPIDNS).
+func SignalScopeAvailable() error {
+	if v := landlockABI(); v < landlockSignalScopeABI {
+		return fmt.Errorf("%w: Landlock signal scoping needs ABI %d (Linux 6.12); this kernel has %d", ErrUnenforceable, landlockSignalScopeABI, v)
+	}
+	return nil
+}
+
+// scopeSignals restricts every thread of the helper, and so the command,
+// to signal only processes of its own Landlock domain: the command's own
+// tree. A plan in the server's PID namespace needs it; there the server,
+// its watchdog and every other host process are otherwise a kill(2)
+// away. It fails closed below ABI 6.
+func scopeSignals() error {
+	if err := SignalScopeAvailable(); err != nil {
+		return err
+	}
+	if err := (landlock.Config{Scoped: ll.ScopeSignal}).Restrict(); err != nil {
+		return fmt.Errorf("landlock signal scope: %w", err)
+	}
+	return nil
+}

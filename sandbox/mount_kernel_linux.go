@@ -20,7 +20,22 @@ var kernelKnobs = [...]string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "
 // protectKernelKnobs covers each existing kernelKnobs path with a
 // read-only clone of its mount tree (after /proc is mounted).
 func protectKernelKnobs() error {
-	for _, path := range kernelKnobs {
+	return readOnlyTrees(kernelKnobs[:])
+}
+
+// protectHostProc makes the whole /proc read-only, for a command in the
+// server's PID namespace (Plan.InheritPIDNS): that /proc is the host's,
+// and a uid-0 command without capabilities may still write the files
+// its uid owns there, such as another process's oom_score_adj (the
+// server's, to make it the OOM killer's first victim).
+func protectHostProc() error {
+	return readOnlyTrees([]string{"/proc"})
+}
+
+// readOnlyTrees covers each existing path with a read-only clone of its
+// mount tree.
+func readOnlyTrees(paths []string) error {
+	for _, path := range paths {
 		tree, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
 		if errors.Is(err, unix.ENOENT) {
 			continue

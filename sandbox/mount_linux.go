@@ -64,6 +64,11 @@ func setupMounts(p *Plan) (shadowed map[string]bool, err error) {
 	if err := protectKernelKnobs(); err != nil {
 		return nil, err
 	}
+	if p.InheritPIDNS {
+		if err := protectHostProc(); err != nil {
+			return nil, err
+		}
+	}
 	return shadowed, setupDev(p)
 }
 

@@ -32,8 +32,16 @@ type Plan struct {
 	// the plan is Unsandboxed.
 	NewMountNS bool `json:"newMountNs,omitempty"`
 	NewPIDNS   bool `json:"newPidNs,omitempty"`
-	NewNetNS   bool `json:"newNetNs,omitempty"`
-	NewUserNS  bool `json:"newUserNs,omitempty"`
+	// InheritPIDNS runs the command in the server's PID namespace instead
+	// of one of its own (--linux-sandbox-pid-namespace inherit; Request):
+	// NewPIDNS is then off, the helper is not PID 1 and mounts no /proc, so
+	// the command sees the host's processes. It may signal none outside its
+	// sandbox (a Landlock signal scope) nor change another process's
+	// limits or scheduling (the filter's inherit rules; docs/sandbox.md
+	// §4.2).
+	InheritPIDNS bool `json:"inheritPidNs,omitempty"`
+	NewNetNS     bool `json:"newNetNs,omitempty"`
+	NewUserNS    bool `json:"newUserNs,omitempty"`
 	// NewIPCNS gives the command its own System V IPC objects and POSIX
 	// message queues: set with any mount namespace, so no host segment,
 	// queue or semaphore (all owned by uid 0, as the command is) is

@@ -119,8 +119,9 @@ var seccompNetDenied = []string{
 // socket and socketpair unless the domain (32 bits) is AF_UNIX, and
 // socket(AF_UNIX, SOCK_DGRAM or SOCK_RAW): an unbound datagram socket can
 // sendmsg to any host socket by path. VMSocketRestricted denies socket and
-// socketpair for AF_VSOCK.
-func seccompProgram(mode SeccompMode, trace bool, a seccompArch) ([]bpf.Instruction, error) {
+// socketpair for AF_VSOCK. inheritPID adds the rules of a command in the
+// server's PID namespace (seccompOtherProcessRules).
+func seccompProgram(mode SeccompMode, trace, inheritPID bool, a seccompArch) ([]bpf.Instruction, error) {
 	denied := seccompAlwaysDenied
 	switch mode {
 	case SeccompRestricted:
@@ -170,6 +171,9 @@ func seccompProgram(mode SeccompMode, trace bool, a seccompArch) ([]bpf.Instruct
 		retAllow, retEPERM,
 	)
 	b.socketRules(mode)
+	if inheritPID {
+		b.otherProcessRules()
+	}
 	if b.err != nil {
 		return nil, b.err
 	}
@@ -254,18 +258,60 @@ func (b *seccompBuilder) socketRules(mode SeccompMode) {
 	}
 }
 
+// seccompPIDArg0 are the calls that change another process's limits or
+// scheduling, named by a PID in their first argument (0: the caller).
+// setpriority and ioprio_set take a kind and an id (seccompWhoArgs).
+var seccompPIDArg0 = []string{"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"}
+
+// seccompWhoArgs are setpriority and ioprio_set with the value of their
+// first argument that names one process (PRIO_PROCESS, IOPRIO_WHO_PROCESS).
+var seccompWhoArgs = []struct {
+	name    string
+	process uint32
+}{{"setpriority", 0}, {"ioprio_set", 1}}
+
+// otherProcessRules keep a command in the server's PID namespace
+// (Plan.InheritPIDNS) from changing any other process, the server and its
+// watchdog included, by what the kernel allows between processes of one
+// uid without a capability: lowering a resource limit (RLIMIT_CPU or
+// RLIMIT_NOFILE kill or starve the server), its CPU affinity, scheduling
+// policy, nice value or I/O priority. Each call may only name the caller
+// (PID 0; for setpriority and ioprio_set, the one-process kind with id 0);
+// anything else is EPERM. Signals are the Landlock signal scope's
+// (scopeSignals); ptrace and the process_vm calls need a capability the
+// command lacks, and Landlock refuses them outside its domain as well.
+func (b *seccompBuilder) otherProcessRules() {
+	for _, name := range seccompPIDArg0 {
+		b.block(name,
+			bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipFalse: 1},
+			retAllow, retEPERM,
+		)
+	}
+	for _, w := range seccompWhoArgs {
+		b.block(w.name,
+			bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: w.process, SkipFalse: 3},
+			bpf.LoadAbsolute{Off: seccompOffArg1, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipFalse: 1},
+			retAllow, retEPERM,
+		)
+	}
+}
+
 // installSeccomp installs the filter for mode on every thread of the
 // helper (SECCOMP_FILTER_FLAG_TSYNC), so the command and the in-process fs
 // helper inherit it. no_new_privs must already be set. SeccompNone (no
 // network filter) still installs the base filter of seccompProgram: the
 // keyring and terminal-injection rules hold in every sandbox. trace adds
-// the exec tracing rules (seccompProgram).
-func installSeccomp(mode SeccompMode, trace bool) error {
+// the exec tracing rules (seccompProgram), inheritPID the rules of a
+// command in the server's PID namespace.
+func installSeccomp(mode SeccompMode, trace, inheritPID bool) error {
 	a, err := nativeSeccompArch()
 	if err != nil {
 		return err
 	}
-	prog, err := seccompProgram(mode, trace, a)
+	prog, err := seccompProgram(mode, trace, inheritPID, a)
 	if err != nil {
 		return err
 	}

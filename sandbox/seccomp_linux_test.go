@@ -94,7 +94,7 @@ func TestSeccompProgram(t *testing.T) {
 		}{"x32 read", a.audit, 0x40000000 | unix.SYS_READ, 0, 0, want{eperm, eperm, eperm}})
 	}
 	for _, mode := range []SeccompMode{SeccompRestricted, SeccompVMSocketRestricted, SeccompNone} {
-		prog, err := seccompProgram(mode, false, a)
+		prog, err := seccompProgram(mode, false, false, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestSeccompProgram(t *testing.T) {
 			}
 		}
 	}
-	if _, err := seccompProgram("bogus", false, a); err == nil {
+	if _, err := seccompProgram("bogus", false, false, a); err == nil {
 		t.Error("unknown mode accepted")
 	}
 }
@@ -153,7 +153,7 @@ func TestSeccompSetIDAndNoSys(t *testing.T) {
 		return uint32(ret)
 	}
 	for _, mode := range []SeccompMode{SeccompRestricted, SeccompVMSocketRestricted, SeccompNone} {
-		prog, err := seccompProgram(mode, false, a)
+		prog, err := seccompProgram(mode, false, false, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,11 +202,11 @@ func TestSeccompTraceExec(t *testing.T) {
 	)
 	nr := a.nr
 	for _, mode := range []SeccompMode{SeccompRestricted, SeccompVMSocketRestricted, SeccompNone} {
-		traced, err := seccompProgram(mode, true, a)
+		traced, err := seccompProgram(mode, true, false, a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		plain, err := seccompProgram(mode, false, a)
+		plain, err := seccompProgram(mode, false, false, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,6 +236,61 @@ func TestSeccompTraceExec(t *testing.T) {
 		}
 		if got := runFilter(t, traced, unix.AUDIT_ARCH_I386, nr["execve"], 0, 0); got != unix.SECCOMP_RET_KILL_PROCESS {
 			t.Errorf("%q traced: foreign-arch execve got %#x, want kill", mode, got)
+		}
+	}
+}
+
+// TestSeccompInheritPIDRules: with inheritPID, in every mode, the calls
+// that change another process's limits or scheduling may name only the
+// caller (PID 0; for setpriority and ioprio_set the one-process kind with
+// id 0); without it they are allowed, as the PID namespace hides every
+// other process.
+func TestSeccompInheritPIDRules(t *testing.T) {
+	a, err := nativeSeccompArch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		allow = unix.SECCOMP_RET_ALLOW
+		eperm = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	)
+	cases := []struct {
+		name       string
+		nr         uint32
+		arg0, arg1 uint32
+		want       uint32
+	}{
+		{"prlimit64 self", unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, allow},
+		{"prlimit64 other", unix.SYS_PRLIMIT64, 4242, unix.RLIMIT_CPU, eperm},
+		{"sched_setaffinity self", unix.SYS_SCHED_SETAFFINITY, 0, 8, allow},
+		{"sched_setaffinity other", unix.SYS_SCHED_SETAFFINITY, 4242, 8, eperm},
+		{"sched_setscheduler other", unix.SYS_SCHED_SETSCHEDULER, 4242, 5, eperm},
+		{"sched_setparam other", unix.SYS_SCHED_SETPARAM, 4242, 0, eperm},
+		{"sched_setattr other", unix.SYS_SCHED_SETATTR, 4242, 0, eperm},
+		{"setpriority self", unix.SYS_SETPRIORITY, unix.PRIO_PROCESS, 0, allow},
+		{"setpriority other", unix.SYS_SETPRIORITY, unix.PRIO_PROCESS, 4242, eperm},
+		{"setpriority own user", unix.SYS_SETPRIORITY, unix.PRIO_USER, 0, eperm},
+		{"setpriority own group", unix.SYS_SETPRIORITY, unix.PRIO_PGRP, 0, eperm},
+		{"ioprio_set self", unix.SYS_IOPRIO_SET, 1, 0, allow},
+		{"ioprio_set other", unix.SYS_IOPRIO_SET, 1, 4242, eperm},
+		{"ioprio_set own user", unix.SYS_IOPRIO_SET, 3, 0, eperm},
+		{"getpid", unix.SYS_GETPID, 4242, 4242, allow},
+	}
+	for _, mode := range []SeccompMode{SeccompRestricted, SeccompVMSocketRestricted, SeccompNone} {
+		for _, inherit := range []bool{false, true} {
+			prog, err := seccompProgram(mode, false, inherit, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cases {
+				want := c.want
+				if !inherit {
+					want = allow
+				}
+				if got := runFilter(t, prog, a.audit, c.nr, c.arg0, c.arg1); got != want {
+					t.Errorf("%q inherit %v/%s: got %#x, want %#x", mode, inherit, c.name, got, want)
+				}
+			}
 		}
 	}
 }

@@ -139,12 +139,13 @@ func (p *Plan) needsMounts() bool {
 // builds the kernel layer of §4.3 in them and refuses to run without),
 // IPC and cgroup; network when the network is off (the restricted
 // filter); user when the server is not root, which needs it to create
-// the others and to empty the bounding set.
+// the others and to empty the bounding set. A plan that inherits the PID
+// namespace (Plan.InheritPIDNS) gets no PID namespace.
 func normalizeNamespaces(p Plan, euid int) Plan {
 	if p.Unsandboxed {
 		return p // only traced (Plan.Unsandboxed): no sandbox was asked for
 	}
-	p.NewMountNS, p.NewPIDNS, p.NewIPCNS, p.NewCgroupNS = true, true, true, true
+	p.NewMountNS, p.NewPIDNS, p.NewIPCNS, p.NewCgroupNS = true, !p.InheritPIDNS, true, true
 	if p.Seccomp == SeccompRestricted || p.NetworkDisabled {
 		p.NewNetNS = true
 	}

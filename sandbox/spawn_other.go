@@ -41,3 +41,6 @@ func (*Launcher) Apply(string, []string, *syscall.ProcAttr, int) (string, []stri
 
 // Close does nothing.
 func (*Launcher) Close() error { return nil }
+
+// SignalScopeAvailable always fails off Linux.
+func SignalScopeAvailable() error { return Available() }

@@ -10,7 +10,9 @@
 //   - required members: in params, those tagged `rpc:"required"` (what
 //     rpc.DecodeParams enforces); in results and server notifications,
 //     every member that is not omitempty (what the server always writes);
-//   - null: a pointer member without omitempty is "T or null";
+//   - null: a pointer member without omitempty is "T or null", and so is
+//     a member tagged `schema:"nullable"` (an optional member the server
+//     also takes as null) and the value of a map of pointers;
 //   - types with their own JSON encoding (wire.Path, wire.Bytes,
 //     json.RawMessage, and the firstRetainedSeq member that
 //     wire.ReadResult writes by hand) are described explicitly, and a type
@@ -273,6 +275,9 @@ func checkMarshalers(t reflect.Type, seen map[reflect.Type]bool) error {
 		return nil
 	}
 	seen[t] = true
+	if t.Kind() == reflect.Pointer && custom(t.Elem()) != nil {
+		return nil // an optional Path: the Path's own schema, or null
+	}
 	if custom(t) != nil {
 		return nil
 	}
@@ -338,6 +343,11 @@ func fixStructs(t reflect.Type, from wire.Direction, lookup func(reflect.Type) *
 			required = append(required, name)
 		}
 		nullable := f.Type.Kind() == reflect.Pointer && !omitempty || f.Tag.Get("schema") == "nullable"
+		if prop, ok := s.Properties.Get(name); ok && f.Type.Kind() == reflect.Map && f.Type.Elem().Kind() == reflect.Pointer && prop.AdditionalProperties != nil {
+			// A map of pointers holds null values (command/exec's env unsets
+			// a variable with one).
+			prop.AdditionalProperties = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{prop.AdditionalProperties, {Type: "null"}}}
+		}
 		if prop, ok := s.Properties.Get(name); ok && nullable {
 			s.Properties.Set(name, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{prop, {Type: "null"}}})
 		}

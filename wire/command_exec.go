@@ -40,19 +40,19 @@ type TermSize struct {
 // (or null) members. Env maps a name to its value, or to nil to unset it.
 type CommandExecParams struct {
 	Command            []string           `json:"command" rpc:"required"`
-	ProcessID          *string            `json:"processId,omitempty"`
+	ProcessID          *string            `json:"processId,omitempty" schema:"nullable"`
 	TTY                bool               `json:"tty,omitempty"`
 	StreamStdin        bool               `json:"streamStdin,omitempty"`
 	StreamStdoutStderr bool               `json:"streamStdoutStderr,omitempty"`
-	OutputBytesCap     *uint64            `json:"outputBytesCap,omitempty"`
+	OutputBytesCap     *uint64            `json:"outputBytesCap,omitempty" schema:"nullable"`
 	DisableOutputCap   bool               `json:"disableOutputCap,omitempty"`
-	TimeoutMs          *int64             `json:"timeoutMs,omitempty"`
+	TimeoutMs          *int64             `json:"timeoutMs,omitempty" schema:"nullable"`
 	DisableTimeout     bool               `json:"disableTimeout,omitempty"`
-	Cwd                *string            `json:"cwd,omitempty"`
-	Env                map[string]*string `json:"env,omitempty"`
-	Size               *TermSize          `json:"size,omitempty"`
-	SandboxPolicy      map[string]any     `json:"sandboxPolicy,omitempty"`
-	PermissionProfile  *string            `json:"permissionProfile,omitempty"`
+	Cwd                *string            `json:"cwd,omitempty" schema:"nullable"`
+	Env                map[string]*string `json:"env,omitempty" schema:"nullable"`
+	Size               *TermSize          `json:"size,omitempty" schema:"nullable"`
+	SandboxPolicy      map[string]any     `json:"sandboxPolicy,omitempty" schema:"nullable"`
+	PermissionProfile  *string            `json:"permissionProfile,omitempty" schema:"nullable"`
 }
 
 // CommandExecResult is the response of command/exec. Streamed streams are "".
@@ -74,7 +74,7 @@ type CommandExecOutputDelta struct {
 // CommandExecWriteParams are the params of command/exec/write.
 type CommandExecWriteParams struct {
 	ProcessID   string  `json:"processId" rpc:"required"`
-	DeltaBase64 *string `json:"deltaBase64,omitempty"`
+	DeltaBase64 *string `json:"deltaBase64,omitempty" schema:"nullable"`
 	CloseStdin  bool    `json:"closeStdin,omitempty"`
 }
 

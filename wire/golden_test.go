@@ -41,9 +41,23 @@ func goldenValues(t *testing.T) map[string]any {
 			SessionID: "39837159-a72c-498b-830d-d133671884c5",
 			EnvironmentInfo: wire.EnvironmentInfo{
 				Shell: wire.Shell{Name: "bash", Path: "/bin/bash"}, ExecutorVersion: "0.169.0",
-				Cwd: "file:///home/dev/proj", UserHomeDir: "file:///home/dev", PlatformOS: "linux",
-				TemporaryDirectories: []string{}, TempDir: "file:///tmp", Capabilities: map[string]bool{},
+				ProviderID: "sha256:2101b24c143ad7dd250ba28b0acfb89d51781d78d013ebcdb1fafdba63feb222",
+				Cwd:        "file:///home/dev/proj", UserHomeDir: "file:///home/dev", PlatformOS: "linux",
+				PrependPathDirs:      []string{"file:///opt/codex/vendor/x86_64-unknown-linux-musl/codex-path"},
+				TemporaryDirectories: []string{}, TempDir: "file:///tmp",
+				Capabilities: map[string]bool{wire.CapEnvironmentConfigRead: true, wire.CapFSWatchMissing: false, wire.CapWindowsMxc: false},
 			},
+		},
+		"environment_config_read_params.json": &wire.EnvironmentConfigReadParams{
+			Cwd: mustPath(t, "file:///home/dev/repo/pkg"), ConfigPaths: [][]string{{"mcp_servers"}}, RequirementsPaths: [][]string{{"mcp_servers"}},
+		},
+		"environment_config_read_result.json": &wire.EnvironmentConfigReadResult{
+			UserHomeDir: "file:///home/dev", CodexHomeDir: "file:///home/dev/.codex", Hostname: "vm",
+			Config: wire.ConfigLayers{Layers: []wire.ConfigLayer{{
+				Source: "user (/home/dev/.codex/config.toml)", BaseDir: "file:///home/dev/.codex",
+				TOML: "[mcp_servers.u]\ncommand = \"u\"\nargs = [\"a\", \"b\"]\n",
+			}}},
+			Requirements: wire.ConfigLayers{Layers: []wire.ConfigLayer{}},
 		},
 		"start_params.json": &wire.StartParams{
 			ProcessID: "proc-1", Argv: []string{"bash", "-lc", `printf 'ready\n'`},

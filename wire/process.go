@@ -34,9 +34,11 @@ type Shell struct {
 type EnvironmentInfo struct {
 	Shell                Shell           `json:"shell"`
 	ExecutorVersion      string          `json:"executorVersion"`
+	ProviderID           string          `json:"providerId"`
 	Cwd                  string          `json:"cwd"`
 	UserHomeDir          string          `json:"userHomeDir"`
 	PlatformOS           string          `json:"platformOs"`
+	PrependPathDirs      []string        `json:"prependPathDirs,omitempty"`
 	TemporaryDirectories []string        `json:"temporaryDirectories"`
 	TempDir              string          `json:"tempDir"`
 	Capabilities         map[string]bool `json:"capabilities"`

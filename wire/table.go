@@ -98,6 +98,7 @@ func Methods() []MethodSpec {
 		{Name: MethodInitialized, Notification: true, From: ClientToServer},
 		requestNoParams[EnvironmentInfo](MethodEnvironmentInfo),
 		requestNoParams[StatusResult](MethodEnvironmentStatus),
+		request[EnvironmentConfigReadParams, EnvironmentConfigReadResult](MethodEnvironmentConfigRead),
 
 		request[StartParams, StartResult](MethodProcessStart),
 		request[ReadParams, ReadResult](MethodProcessRead),
@@ -119,6 +120,8 @@ func Methods() []MethodSpec {
 		request[RemoveParams, EmptyResult](MethodFSRemove),
 		request[CopyParams, EmptyResult](MethodFSCopy),
 		request[CanonicalizeParams, CanonicalizeResult](MethodFSCanonicalize),
+		request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing),
+		notification[MissingChangedParams](MethodFSMissingChanged, ServerToClient),
 
 		request[CommandExecParams, CommandExecResult](MethodCommandExec),
 		request[CommandExecWriteParams, EmptyResult](MethodCommandExecWrite),

@@ -157,6 +157,7 @@ func (c *Conn) handleLoop() {
 		select {
 		case q = <-c.inq:
 		case <-c.ctx.Done():
+			c.handleLeftNotifications()
 			return
 		}
 		if q.eof {
@@ -176,6 +177,24 @@ func (c *Conn) handleLoop() {
 			defer func() { <-sem }()
 			c.handleOne(q)
 		})
+	}
+}
+
+// handleLeftNotifications runs the handler for the notifications read
+// before the connection ended and still queued: a peer's last messages
+// (a process's exit and close, then a WebSocket close 1001) arrive
+// together, and the end must not overtake them. Requests left are not
+// run: nothing can answer them now.
+func (c *Conn) handleLeftNotifications() {
+	for {
+		select {
+		case q := <-c.inq:
+			if !q.eof && q.req.IsNotification() {
+				c.handleOne(q)
+			}
+		default:
+			return
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -149,5 +150,51 @@ func TestConnWriteFailureEnds(t *testing.T) {
 		}
 		c.Wait()
 		wg.Wait()
+	}
+}
+
+// endingReader yields its lines, then fails as a peer's close does.
+type endingReader struct{ r io.Reader }
+
+func (e endingReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		return n, errors.New("peer closed the connection")
+	}
+	return n, err
+}
+
+// The notifications a peer sent before the connection ended are all
+// handled, in order, even when the end is seen while they are still
+// queued behind a slow handler (a process's exit and close arrive together
+// with a WebSocket close 1001; the client lost the close and reported the
+// server gone instead of the exit code).
+func TestConnHandlesNotificationsReadBeforeTheEnd(t *testing.T) {
+	const n = 20
+	var lines strings.Builder
+	for i := range n {
+		fmt.Fprintf(&lines, `{"method":"note","params":{"i":%d}}`+"\n", i)
+	}
+	var mu sync.Mutex
+	got := 0
+	f := rpc.NewStdioFramer(endingReader{strings.NewReader(lines.String())}, io.Discard, nil, "test", 1<<20)
+	c := rpc.NewConn(f, rpc.Options{Bind: func(*rpc.Conn) rpc.Handler {
+		return rpc.HandlerFunc(func(_ context.Context, req *rpc.Request) (any, error) {
+			mu.Lock()
+			first := got == 0
+			got++
+			mu.Unlock()
+			if first {
+				time.Sleep(50 * time.Millisecond) // the rest queue up, then the read fails
+			}
+			return nil, nil
+		})
+	}})
+	<-c.Done()
+	c.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if got != n {
+		t.Fatalf("%d of %d notifications handled once the connection ended", got, n)
 	}
 }

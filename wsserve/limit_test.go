@@ -75,9 +75,17 @@ func TestMaxConnections(t *testing.T) {
 	if len(conns) != 5 || codes[http.StatusServiceUnavailable] != 7 {
 		t.Fatalf("%d connections, refusals %v; want 5 and 7 × 503", len(conns), codes)
 	}
-	obs.mu.Lock()
-	refused := obs.refused[wsserve.RefusedLimit]
-	obs.mu.Unlock()
+	// The client sees its upgrade before the server reports the open to
+	// the observer: wait for the count (a CI run read 4).
+	var refused int
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		obs.mu.Lock()
+		refused = obs.refused[wsserve.RefusedLimit]
+		obs.mu.Unlock()
+		if (obs.open.Load() == 5 && refused == 7) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if obs.open.Load() != 5 || refused != 7 {
 		t.Errorf("observer: %d open, %d refused for the limit; want 5, 7", obs.open.Load(), refused)
 	}

@@ -274,6 +274,14 @@ func cgroupPids(dir string, pids []int) []int {
 	return pids
 }
 
+// groupOnlyOurs reports whether the session and group numbered pid, whose
+// leader we reaped, can only be what that leader left: the kernel keeps
+// the number allocated while any process is in the group or session, so
+// a process of that number can exist only once both are empty and the
+// number was given to someone else. The check and a signal after it are
+// not atomic; the number must be freed and taken again in between.
+func groupOnlyOurs(pid int) bool { return !pidExists(pid) }
+
 // pidExists reports whether a process or thread with id pid exists.
 func pidExists(pid int) bool {
 	var st unix.Stat_t

@@ -116,9 +116,11 @@ func (p *Process) Kill() error {
 		// Before the group kill: the subreaper walk must see the tree intact.
 		err = p.tree.kill(p.pid, p.leaf, !p.reaped)
 	}
-	if !p.reaped || p.openOut > 0 {
-		// After the reap the group id can only still name our group while
-		// a member holds it, which open output suggests.
+	// After the reap the number names our group only while a member
+	// holds it; once the group is empty the number is free, and a process
+	// that has it now (every command we start leads its own group) is a
+	// stranger's (groupOnlyOurs).
+	if !p.reaped || (p.openOut > 0 && groupOnlyOurs(p.pid)) {
 		if kerr := unix.Kill(-p.pid, unix.SIGKILL); kerr != nil && kerr != unix.ESRCH && err == nil {
 			err = os.NewSyscallError("kill", kerr)
 		}

@@ -152,10 +152,13 @@ func (t *TreeKiller) kill(pid int, leaf string, rootAlive bool) error {
 		return t.killCgroup(leaf)
 	}
 	var roots []int
+	sid := pid // the child called setsid: sid = pgid = pid
 	if rootAlive {
 		roots = []int{pid}
+	} else if !groupOnlyOurs(pid) {
+		sid = 0
 	}
-	t.killWalk(roots, pid) // the child called setsid: sid = pgid = pid
+	t.killWalk(roots, sid)
 	t.kickReaper()
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -209,4 +211,66 @@ func TestSubreaperReapsOrphans(t *testing.T) {
 			t.Errorf("exit code %d, want 5", code)
 		}
 	}
+}
+
+// TestKillAfterReapSparesReusedPid: Kill after the reap must not reach a
+// stranger that now owns the child's number. The child exits while a
+// grandchild that called setsid keeps its output open, so the group is
+// empty and the number free; a new process takes it (ns_last_pid) and
+// becomes a group and session leader, as every command we start does.
+// Before the fix, Kill sent SIGKILL to that stranger's group (pipes still
+// open) and, in subreaper mode, walked the stranger's session.
+func TestKillAfterReapSparesReusedPid(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to choose the next pid (ns_last_pid)")
+	}
+	for _, mode := range append([]string{"none"}, treeModes...) {
+		t.Run(mode, func(t *testing.T) {
+			var opts proc.Options
+			if mode != "none" {
+				opts.Tree = newTree(t, mode)
+			}
+			p, s := start(t, sh("setsid sleep 60 & echo gc:$!; exit 0"), opts)
+			s.waitFor(t, "gc:")
+			wait(t, p.Exited(), "exit")
+			gc, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(s.String(), "gc:")))
+			if err != nil {
+				t.Fatalf("output %q: %v", s, err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(gc, syscall.SIGKILL) })
+			victim := spawnAtPid(t, p.Pid())
+			if err := p.Kill(); err != nil {
+				t.Fatalf("Kill: %v", err)
+			}
+			time.Sleep(100 * time.Millisecond)
+			if !alive(victim) {
+				t.Fatalf("Kill after the reap of %d killed the unrelated process that reused its number", p.Pid())
+			}
+		})
+	}
+}
+
+// spawnAtPid starts `sleep 60` in its own session with the process id pid
+// (free now), killed at the end of the test. It writes ns_last_pid and
+// retries while other processes take the number first.
+func spawnAtPid(t *testing.T, pid int) int {
+	t.Helper()
+	for try := 0; try < 200; try++ {
+		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
+			t.Skipf("cannot choose the next pid: %v", err)
+		}
+		cmd := exec.Command("sleep", "60")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if cmd.Process.Pid == pid {
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			return pid
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	t.Skipf("pid %d was taken by others 200 times", pid)
+	return 0
 }

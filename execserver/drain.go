@@ -84,12 +84,14 @@ func (r *Registry) Drain(grace time.Duration, hurry <-chan struct{}) {
 	killed := proc.CountTrees(ps, nil)
 	r.drain.killed.Store(int64(killed))
 	r.log.Info("drain grace over; killing what is left", zap.Int("processes", int(r.drain.running.Load())), zap.Int("processes_killed", killed))
-	// Only the exits of processes that were still running are worth the
-	// wait: one that exited long ago and is not yet published is held up
-	// by a client that does not read, which gets nothing more.
+	// Only the exits of processes that were still running, or that ended
+	// just now, are worth the wait: one that exited earlier and is not
+	// yet published is held up by a client that does not read, which gets
+	// nothing more.
 	var running []*entry
+	recent := time.Now().Add(-afterKillWait)
 	for _, e := range live {
-		if p := e.p.Load(); p == nil || !isDone(p.Exited()) {
+		if p := e.p.Load(); p == nil || !isDone(p.Exited()) || p.ExitedAt().After(recent) {
 			running = append(running, e)
 		}
 		e.stop(errShutdown)

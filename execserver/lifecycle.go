@@ -211,6 +211,12 @@ func (w *watcher) act(cause error) {
 	}
 	_ = w.p.Signal(unix.SIGTERM)
 	w.stopGrace()
+	if g.drain {
+		// The drain kills what is left when its grace ends, and then
+		// waits for those exits; a timer of our own racing it would make
+		// the process look long gone to the drain (drain.go).
+		return
+	}
 	w.grace = time.NewTimer(g.grace)
 	w.graceC = w.grace.C
 }

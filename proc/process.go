@@ -59,6 +59,7 @@ type Process struct {
 	exitCode    int            // written by the wait goroutine before exited is closed
 	exitSignal  syscall.Signal // likewise: the signal that ended the child, 0 if it exited
 	exited      chan struct{}  // closed once the direct child is reaped
+	exitedAt    time.Time      // written by the wait goroutine before exited is closed
 	exitFlushed chan struct{}  // closed after exited, once the pre-exit output was delivered
 	outputDone  chan struct{}  // closed once every reader goroutine returned
 
@@ -100,6 +101,17 @@ func (p *Process) IsPTY() bool { return p.tty }
 // Exited returns a channel that is closed once the direct child was reaped.
 // Output may continue after that, from descendants holding the streams.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// ExitedAt returns when the direct child was reaped, or the zero time if
+// it was not yet.
+func (p *Process) ExitedAt() time.Time {
+	select {
+	case <-p.exited:
+		return p.exitedAt
+	default:
+		return time.Time{}
+	}
+}
 
 // OutputDone returns a channel that is closed once every output stream hit
 // EOF (or was force-closed after Kill) and its reader goroutine returned. No
@@ -419,6 +431,7 @@ func (p *Process) setExited(code int) {
 		p.tree.untrack(p.pid)
 	}
 	reap.Done(p.pid) // reaped: orphan reapers may take this pid now
+	p.exitedAt = time.Now()
 	close(p.exited)
 	p.log.Debug("process exited", zap.Int("code", code))
 	p.finishOne()

@@ -64,7 +64,7 @@ func Generate() (map[string][]byte, error) {
 			kind, suffix = "notification", notificationSuffix
 		}
 		title := fmt.Sprintf("%s %s params (%s)", m.Name, kind, arrow)
-		b, err := document(m.Params, m.From, title, m.Extension)
+		b, err := document(m.Params, m.From, title, m.Extension, m.Positional)
 		if err != nil {
 			return nil, fmt.Errorf("%s params: %w", m.Name, err)
 		}
@@ -73,7 +73,7 @@ func Generate() (map[string][]byte, error) {
 			continue
 		}
 		title = fmt.Sprintf("%s result (server → client)", m.Name)
-		if b, err = document(m.Result, wire.ServerToClient, title, m.Extension); err != nil {
+		if b, err = document(m.Result, wire.ServerToClient, title, m.Extension, false); err != nil {
 			return nil, fmt.Errorf("%s result: %w", m.Name, err)
 		}
 		out[FileName(m.Name, resultSuffix)] = b
@@ -133,8 +133,9 @@ func Existing(dir string) (map[string][]byte, error) {
 
 // document is the schema of t (nil: no params) as indented JSON with sorted
 // keys and a final newline. ext, for an extension, is its section of
-// docs/protocol.md, which the description names.
-func document(t reflect.Type, from wire.Direction, title, ext string) ([]byte, error) {
+// docs/protocol.md, which the description names. positional accepts an
+// array of the members too (wire.MethodSpec.Positional).
+func document(t reflect.Type, from wire.Direction, title, ext string, positional bool) ([]byte, error) {
 	var s *jsonschema.Schema
 	if t == nil {
 		s = noParams()
@@ -142,6 +143,9 @@ func document(t reflect.Type, from wire.Direction, title, ext string) ([]byte, e
 		var err error
 		if s, err = reflectType(t, from); err != nil {
 			return nil, err
+		}
+		if positional {
+			s = objectOrArray(s)
 		}
 	}
 	if ext != "" {
@@ -169,6 +173,27 @@ func document(t reflect.Type, from wire.Direction, title, ext string) ([]byte, e
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// objectOrArray accepts obj, or an array of exactly its members in the
+// order of its properties (the Go fields' order), each as its property
+// says.
+func objectOrArray(obj *jsonschema.Schema) *jsonschema.Schema {
+	var items []*jsonschema.Schema
+	for p := obj.Properties.Oldest(); p != nil; p = p.Next() {
+		items = append(items, p.Value)
+	}
+	n := uint64(len(items))
+	defs := obj.Definitions
+	obj.Definitions, obj.Version = nil, ""
+	return &jsonschema.Schema{
+		Description: "The params are an object, or an array of all its members in order.",
+		AnyOf: []*jsonschema.Schema{
+			obj,
+			{Type: "array", PrefixItems: items, MinItems: &n, MaxItems: &n},
+		},
+		Definitions: defs,
+	}
 }
 
 // noParams accepts what rpc.DecodeNoParams accepts: absent, null or {}.

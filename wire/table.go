@@ -63,6 +63,9 @@ type MethodSpec struct {
 	Params       reflect.Type
 	Result       reflect.Type
 	Extension    string
+	// Positional: the params may also be an array of all the members in
+	// the order of Params's fields, which the reference takes too.
+	Positional bool
 }
 
 // ReadFileResult is the JSON shape of the fs/readFile result. The server
@@ -85,6 +88,12 @@ func extension(m MethodSpec, section string) MethodSpec {
 	return m
 }
 
+// positional marks m's params as accepted in array form as well.
+func positional(m MethodSpec) MethodSpec {
+	m.Positional = true
+	return m
+}
+
 func notification[P any](name string, from Direction) MethodSpec {
 	return MethodSpec{Name: name, Notification: true, From: from, Params: reflect.TypeFor[P]()}
 }
@@ -98,7 +107,7 @@ func Methods() []MethodSpec {
 		{Name: MethodInitialized, Notification: true, From: ClientToServer},
 		requestNoParams[EnvironmentInfo](MethodEnvironmentInfo),
 		requestNoParams[StatusResult](MethodEnvironmentStatus),
-		request[EnvironmentConfigReadParams, EnvironmentConfigReadResult](MethodEnvironmentConfigRead),
+		positional(request[EnvironmentConfigReadParams, EnvironmentConfigReadResult](MethodEnvironmentConfigRead)),
 
 		request[StartParams, StartResult](MethodProcessStart),
 		request[ReadParams, ReadResult](MethodProcessRead),
@@ -120,7 +129,7 @@ func Methods() []MethodSpec {
 		request[RemoveParams, EmptyResult](MethodFSRemove),
 		request[CopyParams, EmptyResult](MethodFSCopy),
 		request[CanonicalizeParams, CanonicalizeResult](MethodFSCanonicalize),
-		request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing),
+		positional(request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing)),
 		notification[MissingChangedParams](MethodFSMissingChanged, ServerToClient),
 
 		request[CommandExecParams, CommandExecResult](MethodCommandExec),

@@ -121,8 +121,11 @@ func (c *cx) wait(id int, timeout time.Duration) map[string]any {
 				continue
 			}
 			if m["id"] == float64(id) {
-				_, isErr := m["error"]
-				c.requests.answered(c.t, fmt.Sprint(id), !isErr)
+				var result json.RawMessage
+				if _, isErr := m["error"]; !isErr {
+					result, _ = json.Marshal(m["result"])
+				}
+				c.requests.answered(c.t, fmt.Sprint(id), result)
 				return m
 			}
 			c.t.Fatalf("unexpected message %v waiting for %d", m, id)

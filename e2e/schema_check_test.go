@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,11 +14,12 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// The committed JSON Schema must describe what the server accepts
-// (docs/protocol.md §13): every command/exec* request a test sends
-// through client or cx and the server answers with a result is validated
-// against the schema of its method's params, and a request the schema
-// rejects fails the test that sent it.
+// The committed JSON Schema must describe what the server accepts and
+// answers (docs/protocol.md §13): every request a test sends through
+// client, cx or a raw stdio server and the server answers with a result is
+// validated against the schema of its method's params, and the result
+// against the schema of its result; a mismatch fails the test that sent
+// the request.
 
 var (
 	schemaMu    sync.Mutex
@@ -26,14 +29,30 @@ var (
 // paramsSchema compiles the committed params schema of method once.
 func paramsSchema(t *testing.T, method string) *jsonschema.Schema {
 	t.Helper()
+	s := compiledSchema(t, method, ".params.json")
+	if s == nil {
+		t.Fatalf("no params schema for %s", method)
+	}
+	return s
+}
+
+// compiledSchema compiles the committed schema file of method with suffix
+// once; nil if there is no such file.
+func compiledSchema(t *testing.T, method, suffix string) *jsonschema.Schema {
+	t.Helper()
 	schemaMu.Lock()
 	defer schemaMu.Unlock()
-	if s, ok := schemaCache[method]; ok {
+	key := method + suffix
+	if s, ok := schemaCache[key]; ok {
 		return s
 	}
-	abs, err := filepath.Abs(filepath.Join("..", "schema", schema.FileName(method, ".params.json")))
+	abs, err := filepath.Abs(filepath.Join("..", "schema", schema.FileName(method, suffix)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		schemaCache[key] = nil
+		return nil
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -41,12 +60,20 @@ func paramsSchema(t *testing.T, method string) *jsonschema.Schema {
 	if err != nil {
 		t.Fatalf("%s: %v", abs, err)
 	}
-	schemaCache[method] = s
+	schemaCache[key] = s
 	return s
 }
 
-// schemaChecked reports whether the requests of method are checked.
-func schemaChecked(method string) bool { return strings.HasPrefix(method, "command/exec") }
+// schemaChecked reports whether the requests of method are checked: every
+// method with a params schema. A method without one is an unknown method
+// (answered -32601), which no test expects to be accepted.
+func schemaChecked(method string) bool {
+	if method == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join("..", "schema", schema.FileName(method, ".params.json")))
+	return err == nil
+}
 
 // checkAcceptedParams validates the params of an accepted request of
 // method against our schema.
@@ -93,15 +120,35 @@ func (l *requestLog) sent(id string, raw []byte) {
 	l.pending[id] = r
 }
 
-// answered checks the request of id when the response is a result.
-func (l *requestLog) answered(t *testing.T, id string, isResult bool) {
+// answered checks the request of id and its result against the schema
+// when the response is a result (result non-nil).
+func (l *requestLog) answered(t *testing.T, id string, result json.RawMessage) {
 	t.Helper()
 	l.mu.Lock()
 	r, ok := l.pending[id]
 	delete(l.pending, id)
 	l.mu.Unlock()
-	if ok && isResult {
+	if ok && result != nil {
 		checkAcceptedParams(t, r.Method, r.Params)
+		checkResult(t, r.Method, result)
+	}
+}
+
+// checkResult validates the result the server gave to a request of method
+// against our schema of that result.
+func checkResult(t *testing.T, method string, result json.RawMessage) {
+	t.Helper()
+	s := compiledSchema(t, method, ".result.json")
+	if s == nil {
+		return
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(result))
+	if err != nil {
+		t.Errorf("%s result %s: %v", method, result, err)
+		return
+	}
+	if err := s.Validate(v); err != nil {
+		t.Errorf("%s: the server's result %.300s does not match schema/: %v", method, result, err)
 	}
 }
 
@@ -123,4 +170,31 @@ func TestSchemaCheckCatchesARejectedRequest(t *testing.T) {
 	if err := paramsSchema(t, "command/exec").Validate(v); err != nil {
 		t.Fatalf("nulls the server accepts: %v", err)
 	}
+}
+
+// sentLines records the requests among the newline-delimited messages of
+// a raw stdio write (lines that are not a request with an id are not).
+func (l *requestLog) sentLines(text string) {
+	for _, line := range strings.Split(text, "\n") {
+		var m struct {
+			ID any `json:"id"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.ID != nil {
+			l.sent(fmt.Sprint(m.ID), []byte(line))
+		}
+	}
+}
+
+// answeredLine checks the request a raw stdio line answers, if it is a
+// response to a recorded one.
+func (l *requestLog) answeredLine(t *testing.T, line []byte) {
+	var m struct {
+		ID     any             `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.ID == nil || m.Method != "" {
+		return
+	}
+	l.answered(t, fmt.Sprint(m.ID), m.Result)
 }

@@ -258,7 +258,11 @@ func (c *client) next() response {
 		if e, ok := m["error"]; ok {
 			_ = json.Unmarshal(e, &r.Error)
 		}
-		c.requests.answered(c.t, string(r.ID), r.Error == nil)
+		var result json.RawMessage
+		if r.Error == nil {
+			result = r.Result
+		}
+		c.requests.answered(c.t, string(r.ID), result)
 		return r
 	case <-time.After(10 * time.Second):
 		c.t.Fatalf("no response within 10 s")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -15,6 +16,8 @@ type stdioServer struct {
 	cmd   *exec.Cmd
 	in    io.WriteCloser
 	lines chan string
+
+	requests requestLog // requests awaiting their response (schema_check_test.go)
 }
 
 func startStdio(t *testing.T, args ...string) *stdioServer {
@@ -33,15 +36,25 @@ func startStdioEnv(t *testing.T, env []string, args ...string) *stdioServer {
 		t.Fatal(err)
 	}
 	s := &stdioServer{cmd: cmd, in: in, lines: make(chan string, 100)}
+	var mu sync.Mutex
+	ended := false // the test is over: t must not be used
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
+			mu.Lock()
+			if !ended {
+				s.requests.answeredLine(t, sc.Bytes())
+			}
+			mu.Unlock()
 			s.lines <- sc.Text()
 		}
 		close(s.lines)
 	}()
 	t.Cleanup(func() {
+		mu.Lock()
+		ended = true
+		mu.Unlock()
 		in.Close()
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
@@ -58,6 +71,7 @@ func startStdioEnv(t *testing.T, env []string, args ...string) *stdioServer {
 
 func (s *stdioServer) send(t *testing.T, line string) {
 	t.Helper()
+	s.requests.sentLines(line)
 	if _, err := io.WriteString(s.in, line); err != nil {
 		t.Fatal(err)
 	}

@@ -168,16 +168,33 @@ func TestRunServerLost(t *testing.T) {
 	}
 }
 
-// childrenOf counts the live children of pid, waiting up to 5 s for them
-// to go.
+// childrenOf returns how many child processes (running or zombie) the
+// process pid has, its watchdog apart, waiting up to 5 s for none. Every
+// thread's children file is read: Go forks from any thread, and a task's
+// file lists only the children that thread forked.
 func childrenOf(t *testing.T, pid int) int {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", strconv.Itoa(pid), "children"))
-		n := len(strings.Fields(string(b)))
-		if n == 0 || time.Now().After(deadline) {
-			return n
+		var kids []string
+		tasks, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+		for _, task := range tasks {
+			b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", task.Name(), "children"))
+			for _, kid := range strings.Fields(string(b)) {
+				cl, _ := os.ReadFile(filepath.Join("/proc", kid, "cmdline"))
+				if argv0, _, _ := strings.Cut(string(cl), "\x00"); argv0 != "codex-exec-watchdog" {
+					kids = append(kids, kid)
+				}
+			}
+		}
+		if len(kids) == 0 || time.Now().After(deadline) {
+			if len(kids) > 0 {
+				for _, kid := range kids {
+					cl, _ := os.ReadFile(filepath.Join("/proc", kid, "cmdline"))
+					t.Logf("child %s: %q", kid, cl)
+				}
+			}
+			return len(kids)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

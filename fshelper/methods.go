@@ -224,3 +224,73 @@ func ConnHandlers(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc {
 		},
 	}
 }
+
+// GatedHandlers returns the fs/* handlers that check the handshake
+// themselves, after decoding their params (a decoding error wins over the
+// handshake's, as in the reference): fs/walk. gate is the connection's
+// handshake check; env is as for Handlers. Call it from the connection's
+// Bind, as ConnHandlers; the handlers keep no state.
+//
+// A walk whose sandbox must be enforced runs in a sandboxed `--fs-helper`
+// child, as the other fs calls do (docs/protocol.md §8.3): what its sandbox
+// cannot read comes back as errors items, never as entries.
+func GatedHandlers(env []string, gate func() error) map[string]rpc.HandlerFunc {
+	env = helperEnv(env)
+	return map[string]rpc.HandlerFunc{
+		wire.MethodFSWalk: func(ctx context.Context, req *rpc.Request) (any, error) {
+			p, err := wire.DecodeWalkParams(req.Params)
+			if err != nil {
+				return nil, err
+			}
+			if err := gate(); err != nil {
+				return nil, err
+			}
+			if err := p.Options.CheckWalkLimits(); err != nil {
+				return nil, err // before a helper is started for nothing
+			}
+			if res, handled, err := sandboxedCall(ctx, req.Method, req.Params, env); handled {
+				return res, err
+			}
+			return walk(&p)
+		},
+	}
+}
+
+// walkDirect is fs/walk in this process: the helper's binding.
+func walkDirect(_ context.Context, req *rpc.Request) (any, error) {
+	p, err := wire.DecodeWalkParams(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	return walk(&p)
+}
+
+func walk(p *wire.WalkParams) (any, error) {
+	if err := p.Options.CheckWalkLimits(); err != nil {
+		return nil, err
+	}
+	o := p.Options
+	r, err := Walk(p.Path.Native, WalkOptions{
+		MaxDepth: o.MaxDepth, MaxDirectories: o.MaxDirectories, MaxEntries: o.MaxEntries,
+		FollowDirectorySymlinks: o.FollowDirectorySymlinks, PruneHiddenDirectories: o.PruneHiddenDirectories,
+	})
+	if err != nil {
+		return nil, WireError(err)
+	}
+	res := wire.WalkResult{
+		Entries:   make([]wire.WalkEntry, len(r.Entries)),
+		Errors:    make([]wire.WalkError, len(r.Errors)),
+		Truncated: r.Truncated,
+	}
+	for i, e := range r.Entries {
+		kind := wire.WalkKindFile
+		if e.Directory {
+			kind = wire.WalkKindDirectory
+		}
+		res.Entries[i] = wire.WalkEntry{Path: p.Path.WithNative(e.Path), Kind: kind}
+	}
+	for i, e := range r.Errors {
+		res.Errors[i] = wire.WalkError{Path: p.Path.WithNative(e.Path), Message: WireError(e.Err).Message}
+	}
+	return res, nil
+}

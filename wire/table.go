@@ -122,6 +122,7 @@ func Methods() []MethodSpec {
 		request[CanonicalizeParams, CanonicalizeResult](MethodFSCanonicalize),
 		request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing),
 		notification[MissingChangedParams](MethodFSMissingChanged, ServerToClient),
+		request[WalkParams, WalkResult](MethodFSWalk),
 
 		request[CommandExecParams, CommandExecResult](MethodCommandExec),
 		request[CommandExecWriteParams, EmptyResult](MethodCommandExecWrite),

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -258,4 +259,126 @@ func TestFSWalkSandboxHidesDenied(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestFSWalkAnswerBudget holds the bound the reference puts on one answer
+// (probed with e2e/testdata/walk_budget_probe.py): an entry costs the
+// length of its URI plus 64, and the walk stops, truncated, before an
+// entry that would take the sum past 4 MiB. With every URI 64 characters
+// long an entry costs 128, so exactly 32,768 fit: 32,768 files are listed
+// whole, and of 32,769 the last is left out with truncated set. Links
+// that are not listed cost nothing.
+func TestFSWalkAnswerBudget(t *testing.T) {
+	root, err := os.MkdirTemp("", "wb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	uriLen := len("file://"+root) + 1
+	if uriLen > 40 {
+		t.Skipf("temporary folder %s too long for 64-character URIs", root)
+	}
+	name := func(i int) string { return fmt.Sprintf("%06d%s", i, strings.Repeat("z", 64-uriLen-6)) }
+	for i := range 32768 {
+		f, err := os.Create(filepath.Join(root, name(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	for i := range 100 { // before the files: examined, not listed, not charged
+		if err := os.Symlink(name(0), filepath.Join(root, fmt.Sprintf("%06d-link", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	walk := func(c *cx) (entries int, last string, truncated bool) {
+		m := c.call("fs/walk", map[string]any{"path": "file://" + root, "options": map[string]any{
+			"maxDepth": 0, "maxDirectories": 1, "maxEntries": 50000, "followDirectorySymlinks": false}})
+		var r struct {
+			Entries []struct {
+				Path string `json:"path"`
+			} `json:"entries"`
+			Truncated bool `json:"truncated"`
+		}
+		if err := json.Unmarshal([]byte(result(t, m)), &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Entries) > 0 {
+			last = r.Entries[len(r.Entries)-1].Path
+		}
+		return len(r.Entries), last, r.Truncated
+	}
+	t.Run("fit", func(t *testing.T) { // waits for its parallel subtests
+		forEachTransport(t, func(t *testing.T, c *cx) {
+			if n, last, tr := walk(c); n != 32768 || tr || last != "file://"+root+"/"+name(32767) {
+				t.Errorf("32,768 files: %d entries, last %s, truncated %v; want all, untruncated", n, last, tr)
+			}
+		})
+	})
+	f, err := os.Create(filepath.Join(root, name(32768)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	t.Run("one-more", func(t *testing.T) {
+		forEachTransport(t, func(t *testing.T, c *cx) {
+			if n, last, tr := walk(c); n != 32768 || !tr || last != "file://"+root+"/"+name(32767) {
+				t.Errorf("32,769 files: %d entries, last %s, truncated %v; want 32,768, truncated", n, last, tr)
+			}
+		})
+	})
+}
+
+// TestFSWalkAnswerBudgetErrors: an errors item costs the length of its URI
+// and of its message plus 64 (walk_budget_probe.py, probe B). A server run
+// as nobody walks a folder it may read but not search: every entry is an
+// errors item "Permission denied (os error 13)" (31 characters); with
+// 161-character URIs each costs 256, so 16,384 fit in 4 MiB.
+func TestFSWalkAnswerBudgetErrors(t *testing.T) {
+	requireNobody(t)
+	base, err := os.MkdirTemp("", "wb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(base, "d")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pad := 161 - len("file://"+root) - 1 - 6
+	name := func(i int) string { return fmt.Sprintf("%06d%s", i, strings.Repeat("q", pad)) }
+	for i := range 16385 {
+		f, err := os.Create(filepath.Join(root, name(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	if err := os.Chmod(root, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := nobodyDir(t)
+	c := cxOverStdio(t, startStdioWith(t, nobodyBinary(t), asNobody(home)))
+	c.call("initialize", map[string]any{"clientName": "e2e"})
+	c.write(`{"method":"initialized"}`)
+	m := c.call("fs/walk", map[string]any{"path": "file://" + root, "options": map[string]any{
+		"maxDepth": 0, "maxDirectories": 1, "maxEntries": 50000, "followDirectorySymlinks": false}})
+	var r struct {
+		Entries []any `json:"entries"`
+		Errors  []struct {
+			Path    string `json:"path"`
+			Message string `json:"message"`
+		} `json:"errors"`
+		Truncated bool `json:"truncated"`
+	}
+	if err := json.Unmarshal([]byte(result(t, m)), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Entries) != 0 || len(r.Errors) != 16384 || !r.Truncated ||
+		r.Errors[16383].Path != "file://"+root+"/"+name(16383) || r.Errors[0].Message != "Permission denied (os error 13)" {
+		t.Errorf("%d entries, %d errors, truncated %v; want 16,384 errors and truncated", len(r.Entries), len(r.Errors), r.Truncated)
+	}
 }

@@ -45,7 +45,7 @@ func startStdioWith(t *testing.T, bin string, setup func(*exec.Cmd), args ...str
 	s := &stdioServer{cmd: cmd, in: in, lines: make(chan string, 100)}
 	go func() {
 		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 1<<20)
+		sc.Buffer(nil, 64<<20) // an fs/walk answer may be 4 MiB and more
 		for sc.Scan() {
 			s.lines <- sc.Text()
 		}

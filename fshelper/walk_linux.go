@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/codexec/codex/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,16 +31,19 @@ import (
 //     PruneHiddenDirectories; directories listed MaxDepth levels below the
 //     root's children are not walked;
 //   - Truncated is set when an entry that would count is found with the
-//     entry budget used up, or a directory waits to be read with the
-//     directory budget used up (the root is the first). MaxDepth never sets it.
+//     entry budget used up, a directory waits to be read with the
+//     directory budget used up (the root is the first), or the next item
+//     would take the answer past wire.WalkResultBudget. MaxDepth never
+//     sets it.
 //
 // A root that does not exist, or whose type cannot be read, is an error
 // (wrapping the errno); a root that is not a directory, or a link to one
 // without FollowDirectorySymlinks, gives an empty result.
 //
-// Memory is bounded by the budgets: a directory's names are read in
-// batches and only the MaxEntries-still-available smallest of them (and one
-// more, to know about truncation) are kept, however large the directory.
+// Memory is bounded by the budgets: the answer by wire.WalkResultBudget,
+// and a directory's names are read in batches of which only the
+// MaxEntries-still-available smallest (and one more, to know about
+// truncation) are kept, however large the directory.
 func Walk(root string, opts WalkOptions) (WalkResult, error) {
 	res := WalkResult{Entries: []WalkEntry{}, Errors: []WalkFailure{}}
 	st, err := statAt(unix.AT_FDCWD, root, 0)
@@ -70,6 +74,7 @@ type walker struct {
 	res     *WalkResult
 	visited map[devIno]struct{}
 	counted uint64 // entries examined
+	bytes   uint64 // the answer's cost so far (wire.WalkResultBudget)
 }
 
 // queued is a directory to read, with the depth of its entries.
@@ -91,7 +96,9 @@ func (w *walker) run(root string) {
 		queue[i] = queued{} // what was read is no longer held
 		items, more, err := readWalkDir(d.path, w.opts.MaxEntries-w.counted)
 		if err != nil {
-			w.res.Errors = append(w.res.Errors, WalkFailure{Path: d.path, Err: err})
+			if !w.fail(d.path, err) {
+				return
+			}
 			continue
 		}
 		for _, it := range items {
@@ -99,10 +106,18 @@ func (w *walker) run(root string) {
 			path := joinPath(d.path, it.name)
 			switch {
 			case it.err != nil:
-				w.res.Errors = append(w.res.Errors, WalkFailure{Path: path, Err: it.err})
+				if !w.fail(path, it.err) {
+					return
+				}
 			case it.kind == kindFile:
+				if !w.take(path, 0) {
+					return
+				}
 				w.res.Entries = append(w.res.Entries, WalkEntry{Path: path})
 			case it.kind == kindDir, it.kind == kindDirLink && w.opts.FollowDirectorySymlinks:
+				if !w.take(path, 0) {
+					return
+				}
 				w.res.Entries = append(w.res.Entries, WalkEntry{Path: path, Directory: true})
 				if d.depth >= w.opts.MaxDepth || w.opts.PruneHiddenDirectories && strings.HasPrefix(it.name, ".") {
 					continue
@@ -119,6 +134,27 @@ func (w *walker) run(root string) {
 			return
 		}
 	}
+}
+
+// take charges the answer's budget for an item at path with extra bytes
+// of message, or sets Truncated and returns false when it would not fit.
+func (w *walker) take(path string, extra int) bool {
+	cost := uint64(wire.FileURILen(path) + extra + wire.WalkItemOverhead)
+	if w.bytes+cost > wire.WalkResultBudget {
+		w.res.Truncated = true
+		return false
+	}
+	w.bytes += cost
+	return true
+}
+
+// fail records an errors item, if it fits.
+func (w *walker) fail(path string, err error) bool {
+	if !w.take(path, len(WireError(err).Message)) {
+		return false
+	}
+	w.res.Errors = append(w.res.Errors, WalkFailure{Path: path, Err: err})
+	return true
 }
 
 func joinPath(dir, name string) string {

@@ -19,6 +19,16 @@ const (
 	WalkMaxEntries     = 50000
 )
 
+// WalkResultBudget is the reference's bound on one fs/walk answer: an
+// entry costs the length of its URI plus WalkItemOverhead, an errors item
+// the length of its URI and of its message plus WalkItemOverhead; the walk
+// stops, truncated, before an item that would take the sum above the
+// budget (docs/protocol.md §6.11.2).
+const (
+	WalkResultBudget = 4 << 20
+	WalkItemOverhead = 64
+)
+
 // Walk entry kinds.
 const (
 	WalkKindFile      = "file"

@@ -97,6 +97,17 @@ func FileURI(native string) string {
 	return string(b)
 }
 
+// FileURILen is len(FileURI(native)), without building it.
+func FileURILen(native string) int {
+	n := len("file://") + len(native)
+	for i := 0; i < len(native); i++ {
+		if uriEscaped(native[i]) {
+			n += 2
+		}
+	}
+	return n
+}
+
 // uriEscaped reports whether FileURI percent-encodes c.
 func uriEscaped(c byte) bool {
 	switch c {

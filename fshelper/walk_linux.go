@@ -5,6 +5,7 @@ package fshelper
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -202,17 +203,18 @@ func readWalkDir(path string, budget uint64) (items []walkItem, more bool, err e
 			items = items[:keep]
 		}
 	}
+	searchable := false // an fstatat in this directory succeeded
 	for {
-		names, rerr := f.Readdirnames(readBatch)
-		for _, name := range names {
-			if it, counted := classifyWalkEntry(fd, name); counted {
+		ents, rerr := f.ReadDir(readBatch)
+		for _, e := range ents {
+			if it, counted := classifyWalkEntry(fd, e, &searchable); counted {
 				items = append(items, it)
 			}
 		}
 		if len(items) >= 2*keep {
 			trim()
 		}
-		if rerr == io.EOF || len(names) == 0 && rerr == nil {
+		if rerr == io.EOF || len(ents) == 0 && rerr == nil {
 			break
 		}
 		if rerr != nil {
@@ -226,17 +228,31 @@ func readWalkDir(path string, budget uint64) (items []walkItem, more bool, err e
 	return items, false, nil
 }
 
-// classifyWalkEntry reads the type of one entry of the directory dirfd. fstatat,
-// not statAt's statx: the walk needs no birth time.
-func classifyWalkEntry(dirfd int, name string) (walkItem, bool) {
-	it := walkItem{name: name}
+// classifyWalkEntry reads the type of one entry of the directory dirfd.
+// The type the directory listing gives is trusted for files, FIFOs,
+// sockets and devices once one fstatat in the directory succeeded: what
+// fails there is the directory's search permission, which then fails for
+// every entry (each an errors item, as in the reference). Directories
+// (for their device and inode), links and unknown types are always
+// stat'ed, with fstatat rather than statAt's statx: the walk needs no
+// birth time.
+func classifyWalkEntry(dirfd int, e fs.DirEntry, searchable *bool) (walkItem, bool) {
+	it := walkItem{name: e.Name()}
+	typ := e.Type()
+	if *searchable && typ&(fs.ModeDir|fs.ModeSymlink|fs.ModeIrregular) == 0 {
+		if typ.IsRegular() {
+			it.kind = kindFile
+		}
+		return it, true
+	}
 	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := unix.Fstatat(dirfd, it.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		it.err = unwrapErrno(err)
 		return it, true
 	}
+	*searchable = true
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		if err := unix.Fstatat(dirfd, name, &st, 0); err != nil {
+		if err := unix.Fstatat(dirfd, it.name, &st, 0); err != nil {
 			return it, false // dangling, a loop, or denied: not examined
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFDIR {

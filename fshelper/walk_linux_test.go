@@ -111,3 +111,33 @@ func TestWalkGateAfterDecoding(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWalkAnswer is one fs/walk of 20,000 entries (20 folders of 999
+// files), from the handler to the encoded answer.
+func BenchmarkWalkAnswer(b *testing.B) {
+	root := b.TempDir()
+	for d := range 20 {
+		sub := filepath.Join(root, fmt.Sprintf("dir%02d", d))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 999 {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("file%03d.txt", f)), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	h := fshelper.GatedHandlers(nil, func() error { return nil })[wire.MethodFSWalk]
+	params, _ := json.Marshal(map[string]any{"path": wire.FileURI(root), "options": map[string]any{
+		"maxDepth": 64, "maxDirectories": 10000, "maxEntries": 50000, "followDirectorySymlinks": false}})
+	b.ResetTimer()
+	for range b.N {
+		res, err := h(b.Context(), &rpc.Request{Method: wire.MethodFSWalk, Params: params})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := json.Marshal(res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"strconv"
 
 	"github.com/codexec/codex/rpc"
 )
@@ -267,4 +269,69 @@ func paramKind(raw json.RawMessage) string {
 		return "number"
 	}
 	return serdeKind(raw)
+}
+
+// WriteJSON writes the result as JSON: by hand, because an answer holds
+// up to 50,000 paths and encoding/json's reflection and validation cost
+// more than the walk (rpc.StreamedResult).
+func (r WalkResult) WriteJSON(w io.Writer) error {
+	_, err := w.Write(r.AppendJSON(nil))
+	return err
+}
+
+// MarshalJSON implements json.Marshaler with AppendJSON.
+func (r WalkResult) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
+
+// AppendJSON appends the result's JSON to b.
+func (r WalkResult) AppendJSON(b []byte) []byte {
+	b = append(b, `{"entries":[`...)
+	for i, e := range r.Entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"path":`...)
+		b = appendPath(b, e.Path)
+		b = append(b, `,"kind":`...)
+		b = strconv.AppendQuote(b, e.Kind)
+		b = append(b, '}')
+	}
+	b = append(b, `],"errors":[`...)
+	for i, e := range r.Errors {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"path":`...)
+		b = appendPath(b, e.Path)
+		b = append(b, `,"message":`...)
+		b = appendJSONString(b, e.Message)
+		b = append(b, '}')
+	}
+	b = append(b, `],"truncated":`...)
+	b = strconv.AppendBool(b, r.Truncated)
+	return append(b, '}')
+}
+
+// appendPath appends p as a JSON string: a URI as it is (FileURI leaves
+// no character JSON must escape), a plain path through encoding/json.
+func appendPath(b []byte, p Path) []byte {
+	if !p.URI {
+		return appendJSONString(b, p.Native)
+	}
+	b = append(b, '"')
+	b = append(b, "file://"...)
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(p.Native); i++ {
+		c := p.Native[i]
+		if uriEscaped(c) {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+			continue
+		}
+		b = append(b, c)
+	}
+	return append(b, '"')
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
 }

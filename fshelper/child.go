@@ -75,8 +75,11 @@ func serveHelper(in io.Reader, out io.Writer) int {
 // response.
 func runHelperRequest(req helperRequest) (resp helperResponse, streamed rpc.StreamedResult) {
 	h, ok := directHandlers()[req.Operation]
-	if req.Operation == wire.MethodFSWalk {
+	switch req.Operation {
+	case wire.MethodFSWalk:
 		h, ok = walkDirect, true
+	case wire.MethodCapabilitiesDiscoverV2:
+		h, ok = discoverDirect, true
 	}
 	if !ok {
 		return errorResponse(rpc.Errorf(rpc.CodeMethodNotFound, "unknown fs helper operation %s", req.Operation)), nil

@@ -3,6 +3,8 @@ package fshelper
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"os"
 	"time"
 
 	"github.com/codexec/codex/rpc"
@@ -253,7 +255,62 @@ func GatedHandlers(env []string, gate func() error) map[string]rpc.HandlerFunc {
 			}
 			return walk(&p)
 		},
+		wire.MethodCapabilitiesDiscoverV2: func(ctx context.Context, req *rpc.Request) (any, error) {
+			p, err := wire.DecodeDiscoverV2Params(req.Params)
+			if err != nil {
+				return nil, err
+			}
+			if err := regate(gate(), "capability discovery"); err != nil {
+				return nil, err
+			}
+			// The roots are the server's; a sandboxed discovery reads them
+			// in the fs helper, under the request's sandbox.
+			hp, err := json.Marshal(discoverHelperParams{Roots: SkillRoots(os.Getenv), Sandbox: p.Sandbox})
+			if err != nil {
+				return nil, rpc.Errorf(rpc.CodeInternalError, "%v", err)
+			}
+			if res, handled, err := sandboxedCall(ctx, req.Method, hp, env); handled {
+				return res, err
+			}
+			return discoverDirect(context.Background(), &rpc.Request{Params: hp})
+		},
 	}
+}
+
+// regate words a handshake error of the "filesystem" family (the gate a
+// connection's extra methods get) for family instead.
+func regate(err error, family string) error {
+	if err == nil {
+		return nil
+	}
+	switch rpc.ToWire(err).Message {
+	case wire.ErrBeforeInitialize("filesystem").Message:
+		return wire.ErrBeforeInitialize(family)
+	case wire.ErrBeforeInitialized("filesystem").Message:
+		return wire.ErrBeforeInitialized(family)
+	}
+	return err
+}
+
+// discoverHelperParams is what capabilities/discoverV2 runs on, in this
+// process or in the fs helper: the roots the server chose.
+type discoverHelperParams struct {
+	Roots   []SkillRootDir  `json:"roots"`
+	Sandbox json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// discoverDirect lists the skills of the roots in the params.
+func discoverDirect(_ context.Context, req *rpc.Request) (any, error) {
+	var p discoverHelperParams
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "%v", err)
+	}
+	skills, incomplete := DiscoverSkills(p.Roots)
+	res := wire.DiscoverV2Result{Plugins: []json.RawMessage{}, Skills: skills, Warnings: []string{}}
+	if incomplete {
+		res.Warnings = append(res.Warnings, wire.DiscoverWarningIncomplete)
+	}
+	return res, nil
 }
 
 // walkDirect is fs/walk in this process: the helper's binding.

@@ -279,9 +279,6 @@ func (r WalkResult) WriteJSON(w io.Writer) error {
 	return err
 }
 
-// MarshalJSON implements json.Marshaler with AppendJSON.
-func (r WalkResult) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
-
 // AppendJSON appends the result's JSON to b.
 func (r WalkResult) AppendJSON(b []byte) []byte {
 	b = append(b, `{"entries":[`...)

@@ -123,6 +123,7 @@ func Methods() []MethodSpec {
 		request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing),
 		notification[MissingChangedParams](MethodFSMissingChanged, ServerToClient),
 		request[WalkParams, WalkResult](MethodFSWalk),
+		request[DiscoverV2Params, DiscoverV2Result](MethodCapabilitiesDiscoverV2),
 
 		request[CommandExecParams, CommandExecResult](MethodCommandExec),
 		request[CommandExecWriteParams, EmptyResult](MethodCommandExecWrite),

@@ -37,6 +37,10 @@ const maxSkillNameLen = 64
 // maxSkillFile bounds what is read of a SKILL.md or an openai.yaml [ours].
 const maxSkillFile = 1 << 20
 
+// maxSkillDirs bounds the folders searched under one root [ours]: a link
+// to / would otherwise have every folder 6 levels down read.
+var maxSkillDirs = 20000
+
 // SkillRoots returns the discovery roots for the environment getenv:
 // $CODEX_HOME/skills (or ~/.codex/skills) and ~/.agents/skills.
 func SkillRoots(getenv func(string) string) []SkillRootDir {
@@ -64,9 +68,9 @@ func SkillRoots(getenv func(string) string) []SkillRootDir {
 func DiscoverSkills(roots []SkillRootDir) (skills []wire.Skill, incomplete bool) {
 	skills = []wire.Skill{}
 	for _, root := range roots {
-		var files []string
-		visited := map[devIno]bool{}
-		incomplete = scanSkills(root.Path, 0, visited, &files) || incomplete
+		sc := skillScan{visited: map[devIno]bool{}}
+		incomplete = sc.scan(root.Path, 0) || incomplete
+		files := sc.files
 		slices.Sort(files)
 		for _, f := range files {
 			s, err := readSkill(f)
@@ -85,20 +89,29 @@ func DiscoverSkills(roots []SkillRootDir) (skills []wire.Skill, incomplete bool)
 	return skills, incomplete
 }
 
-// scanSkills collects the SKILL.md files in dir and below it, following
-// links to folders once each; it reports whether a folder could not be
-// read.
-func scanSkills(dir string, depth int, visited map[devIno]bool, files *[]string) (failed bool) {
+// skillScan is the search of one root.
+type skillScan struct {
+	visited map[devIno]bool
+	files   []string
+}
+
+// scan collects the SKILL.md files in dir and below it, following links
+// to folders once each; it reports whether a folder could not be read (or
+// the search stopped at maxSkillDirs).
+func (sc *skillScan) scan(dir string, depth int) (failed bool) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return depth > 0 || !errors.Is(err, fs.ErrNotExist)
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		id := devIno{uint64(sys.Dev), sys.Ino}
-		if visited[id] {
+		if sc.visited[id] {
 			return false
 		}
-		visited[id] = true
+		if len(sc.visited) >= maxSkillDirs {
+			return true
+		}
+		sc.visited[id] = true
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -108,7 +121,7 @@ func scanSkills(dir string, depth int, visited map[devIno]bool, files *[]string)
 		path := filepath.Join(dir, e.Name())
 		if e.Name() == "SKILL.md" {
 			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				*files = append(*files, path)
+				sc.files = append(sc.files, path)
 			}
 			continue
 		}
@@ -120,7 +133,7 @@ func scanSkills(dir string, depth int, visited map[devIno]bool, files *[]string)
 			fi, err := os.Stat(path)
 			isDir = err == nil && fi.IsDir()
 		}
-		if isDir && scanSkills(path, depth+1, visited, files) {
+		if isDir && sc.scan(path, depth+1) {
 			failed = true
 		}
 	}

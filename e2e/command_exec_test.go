@@ -29,8 +29,10 @@ type cx struct {
 func cxStdio(t *testing.T) *cx { return cxStdioEnv(t, nil) }
 
 // cxStdioEnv is cxStdio with env added to the server's environment.
-func cxStdioEnv(t *testing.T, env []string) *cx {
-	s := startStdioEnv(t, env)
+func cxStdioEnv(t *testing.T, env []string) *cx { return cxOverStdio(t, startStdioEnv(t, env)) }
+
+// cxOverStdio is a cx on a started stdio server.
+func cxOverStdio(t *testing.T, s *stdioServer) *cx {
 	c := &cx{t: t, write: func(l string) { s.send(t, l+"\n") }, in: make(chan map[string]any, 1024), close: func() { s.in.Close() }, nextID: 1}
 	go func() {
 		defer close(c.in)
@@ -48,7 +50,11 @@ func cxWS(t *testing.T) *cx { return cxWSEnv(t, nil) }
 
 // cxWSEnv is cxWS with env added to the server's environment.
 func cxWSEnv(t *testing.T, env []string) *cx {
-	s := startServerWith(t, binary, func(cmd *exec.Cmd) { cmd.Env = append(cmd.Env, env...) })
+	return cxOverWS(t, startServerWith(t, binary, func(cmd *exec.Cmd) { cmd.Env = append(cmd.Env, env...) }))
+}
+
+// cxOverWS is a cx on a started WebSocket server.
+func cxOverWS(t *testing.T, s *server) *cx {
 	ctx, cancel := context.WithCancel(context.Background())
 	ws, _, err := websocket.Dial(ctx, s.URL, nil)
 	if err != nil {

@@ -28,8 +28,18 @@ func startStdio(t *testing.T, args ...string) *stdioServer {
 // startStdioEnv is startStdio with env added to the server's environment.
 func startStdioEnv(t *testing.T, env []string, args ...string) *stdioServer {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"exec-server", "--listen", "stdio"}, args...)...)
-	cmd.Env = append([]string{raceEnv, "PATH=/usr/bin:/bin"}, env...)
+	return startStdioWith(t, binary, func(cmd *exec.Cmd) { cmd.Env = append(cmd.Env, env...) }, args...)
+}
+
+// startStdioWith starts bin as a stdio server after setup changed its
+// command (nil: none).
+func startStdioWith(t *testing.T, bin string, setup func(*exec.Cmd), args ...string) *stdioServer {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"exec-server", "--listen", "stdio"}, args...)...)
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
+	if setup != nil {
+		setup(cmd)
+	}
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -40,7 +50,7 @@ func startStdioEnv(t *testing.T, env []string, args ...string) *stdioServer {
 	ended := false // the test is over: t must not be used
 	go func() {
 		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 1<<20)
+		sc.Buffer(nil, 64<<20) // an fs/walk answer may be 4 MiB and more
 		for sc.Scan() {
 			mu.Lock()
 			if !ended {

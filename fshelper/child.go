@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // The sandboxed filesystem helper (docs/protocol.md §8.3): for a filesystem call
@@ -74,6 +75,12 @@ func serveHelper(in io.Reader, out io.Writer) int {
 // response.
 func runHelperRequest(req helperRequest) (resp helperResponse, streamed rpc.StreamedResult) {
 	h, ok := directHandlers()[req.Operation]
+	switch req.Operation {
+	case wire.MethodFSWalk:
+		h, ok = walkDirect, true
+	case wire.MethodCapabilitiesDiscoverV2:
+		h, ok = discoverDirect, true
+	}
 	if !ok {
 		return errorResponse(rpc.Errorf(rpc.CodeMethodNotFound, "unknown fs helper operation %s", req.Operation)), nil
 	}

@@ -25,3 +25,11 @@ func ForcePoll(w *MissingWatcher) {
 	defer w.mu.Unlock()
 	w.forcePoll = true
 }
+
+// SetMaxSkillDirs sets the folder bound of skill discovery; the returned
+// function restores it.
+func SetMaxSkillDirs(n int) func() {
+	old := maxSkillDirs
+	maxSkillDirs = n
+	return func() { maxSkillDirs = old }
+}

@@ -32,3 +32,8 @@ func Copy(src, dst string, opts CopyOptions) error { return errors.ErrUnsupporte
 
 // Canonicalize is unsupported on this platform.
 func Canonicalize(path string) (string, error) { return "", errors.ErrUnsupported }
+
+// Walk is unsupported on this platform.
+func Walk(root string, opts WalkOptions) (WalkResult, error) {
+	return WalkResult{}, errors.ErrUnsupported
+}

@@ -3,6 +3,8 @@ package fshelper
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"os"
 	"time"
 
 	"github.com/codexec/codex/rpc"
@@ -223,4 +225,129 @@ func ConnHandlers(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc {
 			return wire.WatchMissingResult{Watching: w.Watch(p.WatchID, missing, present)}, nil
 		},
 	}
+}
+
+// GatedHandlers returns the fs/* handlers that check the handshake
+// themselves, after decoding their params (a decoding error wins over the
+// handshake's, as in the reference): fs/walk. gate is the connection's
+// handshake check; env is as for Handlers. Call it from the connection's
+// Bind, as ConnHandlers; the handlers keep no state.
+//
+// A walk whose sandbox must be enforced runs in a sandboxed `--fs-helper`
+// child, as the other fs calls do (docs/protocol.md §8.3): what its sandbox
+// cannot read comes back as errors items, never as entries.
+func GatedHandlers(env []string, gate func() error) map[string]rpc.HandlerFunc {
+	env = helperEnv(env)
+	return map[string]rpc.HandlerFunc{
+		wire.MethodFSWalk: func(ctx context.Context, req *rpc.Request) (any, error) {
+			p, err := wire.DecodeWalkParams(req.Params)
+			if err != nil {
+				return nil, err
+			}
+			if err := gate(); err != nil {
+				return nil, err
+			}
+			if err := p.Options.CheckWalkLimits(); err != nil {
+				return nil, err // before a helper is started for nothing
+			}
+			if res, handled, err := sandboxedCall(ctx, req.Method, req.Params, env); handled {
+				return res, err
+			}
+			return walk(&p)
+		},
+		wire.MethodCapabilitiesDiscoverV2: func(ctx context.Context, req *rpc.Request) (any, error) {
+			p, err := wire.DecodeDiscoverV2Params(req.Params)
+			if err != nil {
+				return nil, err
+			}
+			if err := regate(gate(), "capability discovery"); err != nil {
+				return nil, err
+			}
+			// The roots are the server's; a sandboxed discovery reads them
+			// in the fs helper, under the request's sandbox.
+			hp, err := json.Marshal(discoverHelperParams{Roots: SkillRoots(os.Getenv), Sandbox: p.Sandbox})
+			if err != nil {
+				return nil, rpc.Errorf(rpc.CodeInternalError, "%v", err)
+			}
+			if res, handled, err := sandboxedCall(ctx, req.Method, hp, env); handled {
+				return res, err
+			}
+			return discoverDirect(context.Background(), &rpc.Request{Params: hp})
+		},
+	}
+}
+
+// regate words a handshake error of the "filesystem" family (the gate a
+// connection's extra methods get) for family instead.
+func regate(err error, family string) error {
+	if err == nil {
+		return nil
+	}
+	switch rpc.ToWire(err).Message {
+	case wire.ErrBeforeInitialize("filesystem").Message:
+		return wire.ErrBeforeInitialize(family)
+	case wire.ErrBeforeInitialized("filesystem").Message:
+		return wire.ErrBeforeInitialized(family)
+	}
+	return err
+}
+
+// discoverHelperParams is what capabilities/discoverV2 runs on, in this
+// process or in the fs helper: the roots the server chose.
+type discoverHelperParams struct {
+	Roots   []SkillRootDir  `json:"roots"`
+	Sandbox json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// discoverDirect lists the skills of the roots in the params.
+func discoverDirect(_ context.Context, req *rpc.Request) (any, error) {
+	var p discoverHelperParams
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "%v", err)
+	}
+	skills, incomplete := DiscoverSkills(p.Roots)
+	res := wire.DiscoverV2Result{Plugins: []json.RawMessage{}, Skills: skills, Warnings: []string{}}
+	if incomplete {
+		res.Warnings = append(res.Warnings, wire.DiscoverWarningIncomplete)
+	}
+	return res, nil
+}
+
+// walkDirect is fs/walk in this process: the helper's binding.
+func walkDirect(_ context.Context, req *rpc.Request) (any, error) {
+	p, err := wire.DecodeWalkParams(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	return walk(&p)
+}
+
+func walk(p *wire.WalkParams) (any, error) {
+	if err := p.Options.CheckWalkLimits(); err != nil {
+		return nil, err
+	}
+	o := p.Options
+	r, err := Walk(p.Path.Native, WalkOptions{
+		MaxDepth: o.MaxDepth, MaxDirectories: o.MaxDirectories, MaxEntries: o.MaxEntries,
+		FollowDirectorySymlinks: o.FollowDirectorySymlinks, PruneHiddenDirectories: o.PruneHiddenDirectories,
+	})
+	if err != nil {
+		return nil, WireError(err)
+	}
+	res := wire.WalkResult{
+		Entries:   make([]wire.WalkEntry, len(r.Entries)),
+		Errors:    make([]wire.WalkError, len(r.Errors)),
+		Truncated: r.Truncated,
+	}
+	for i, e := range r.Entries {
+		kind := wire.WalkKindFile
+		if e.Directory {
+			kind = wire.WalkKindDirectory
+		}
+		res.Entries[i] = wire.WalkEntry{Path: p.Path.WithNative(e.Path), Kind: kind}
+	}
+	for i, e := range r.Errors {
+		res.Errors[i] = wire.WalkError{Path: p.Path.WithNative(e.Path), Message: WireError(e.Err).Message}
+	}
+	return res, nil
 }

@@ -79,14 +79,42 @@ func (p *Path) UnmarshalJSON(b []byte) error {
 func (p Path) MarshalJSON() ([]byte, error) { return json.Marshal(p.String()) }
 
 // FileURI turns an absolute native path into a `file://` URI, percent-encoding
-// as URL paths do and keeping '/' unescaped.
+// the bytes the reference's URL library encodes in a file path (its path
+// segment set): C0 controls, space, `"#%<>?\`{}`, DEL and every byte
+// above 0x7F; '/' and the other printable ASCII characters stay as they are.
 func FileURI(native string) string {
-	u := url.URL{Scheme: "file", Path: native}
-	s := u.String()
-	if !strings.HasPrefix(s, "file://") { // url omits "//" for empty hosts
-		s = "file://" + strings.TrimPrefix(s, "file:")
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len("file://")+len(native)+8)
+	b = append(b, "file://"...)
+	for i := 0; i < len(native); i++ {
+		c := native[i]
+		if uriEscaped(c) {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+			continue
+		}
+		b = append(b, c)
 	}
-	return s
+	return string(b)
+}
+
+// FileURILen is len(FileURI(native)), without building it.
+func FileURILen(native string) int {
+	n := len("file://") + len(native)
+	for i := 0; i < len(native); i++ {
+		if uriEscaped(native[i]) {
+			n += 2
+		}
+	}
+	return n
+}
+
+// uriEscaped reports whether FileURI percent-encodes c.
+func uriEscaped(c byte) bool {
+	switch c {
+	case ' ', '"', '#', '%', '<', '>', '?', '\\', '`', '{', '}':
+		return true
+	}
+	return c < 0x20 || c >= 0x7F
 }
 
 // Bytes is a byte string carried as standard padded base64.

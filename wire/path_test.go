@@ -38,6 +38,23 @@ func TestParsePath(t *testing.T) {
 	if got := wire.FileURI("/tmp/a b%/é"); got != "file:///tmp/a%20b%25/%C3%A9" {
 		t.Errorf("FileURI: %s", got)
 	}
+	// The names and their URIs as the reference's fs/walk listed them
+	// (e2e/testdata/walk_record.py, case "names-percent-encoding").
+	for name, want := range map[string]string{
+		"amp&": "amp&", "ap'": "ap'", "at@": "at@", "br[]": "br[]", "bs\\": "bs%5C", "bt`": "bt%60",
+		"ca^": "ca^", "col:": "col:", "com,": "com,", "cu{}": "cu%7B%7D", "del\x7f": "del%7F", "dol$": "dol$",
+		"dq\"": "dq%22", "eq=": "eq=", "ex!": "ex!", "hash#": "hash%23", "lt<>": "lt%3C%3E", "par()": "par()",
+		"pct%41": "pct%2541", "pi|": "pi|", "plus+": "plus+", "q?": "q%3F", "semi;": "semi;", "sp ace": "sp%20ace",
+		"st*": "st*", "tl~": "tl~", "é": "%C3%A9", "c\x01": "c%01", "trail ": "trail%20",
+		"a\xff": "a%FF", // [ours]: the reference lists no name that is not UTF-8 (protocol.md §6.11.2)
+	} {
+		if got := wire.FileURI("/n/" + name); got != "file:///n/"+want {
+			t.Errorf("FileURI(%q) = %s, want file:///n/%s", name, got, want)
+		}
+		if back, err := wire.ParsePath(wire.FileURI("/n/" + name)); err != nil || back.Native != "/n/"+name {
+			t.Errorf("ParsePath(FileURI(%q)) = %q, %v", name, back.Native, err)
+		}
+	}
 	p, _ := wire.ParsePath("file:///x/y")
 	if p.WithNative("/z").String() != "file:///z" {
 		t.Errorf("WithNative keeps the URI form")

@@ -131,6 +131,8 @@ func Methods() []MethodSpec {
 		request[CanonicalizeParams, CanonicalizeResult](MethodFSCanonicalize),
 		positional(request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing)),
 		notification[MissingChangedParams](MethodFSMissingChanged, ServerToClient),
+		request[WalkParams, WalkResult](MethodFSWalk),
+		request[DiscoverV2Params, DiscoverV2Result](MethodCapabilitiesDiscoverV2),
 
 		request[CommandExecParams, CommandExecResult](MethodCommandExec),
 		request[CommandExecWriteParams, EmptyResult](MethodCommandExecWrite),

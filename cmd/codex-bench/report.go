@@ -250,6 +250,7 @@ func buildRows(cfg Config, b *Bench) []Row {
 		latRow("#11 sandboxed completion p50", o.SandboxClosed, r.SandboxClosed, nil),
 		latRow("#11 sandboxed fs/writeFile p50", o.SandboxWrite, r.SandboxWrite, nil),
 		latRow("#12 codex exec run -- /bin/true p50", o.ExecRun, nil, f.ExecRunRaw),
+		latRow("#16 fs/walk of 100,000 entries (5 calls of 20,000) p50", o.Walk, r.Walk, nil),
 	)
 	rows = append(append(rows, clientRows(*o)...), cmdExecRows(*o, *r, f)...)
 	rows = append(rows, robustRows(*o, *r)...)
@@ -472,6 +473,7 @@ func (rep *Report) markdown() string {
 		{"sandboxed spawn", o.SandboxSpawn, r.SandboxSpawn, nil},
 		{"sandboxed completion", o.SandboxClosed, r.SandboxClosed, nil},
 		{"sandboxed fs/writeFile", o.SandboxWrite, r.SandboxWrite, nil},
+		{"fs/walk, 100,000 entries", o.Walk, r.Walk, nil},
 	} {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", l.name, fmtLat(l.ou), fmtLat(l.re), fmtLat(l.fl))
 	}

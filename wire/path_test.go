@@ -46,7 +46,7 @@ func TestParsePath(t *testing.T) {
 		"dq\"": "dq%22", "eq=": "eq=", "ex!": "ex!", "hash#": "hash%23", "lt<>": "lt%3C%3E", "par()": "par()",
 		"pct%41": "pct%2541", "pi|": "pi|", "plus+": "plus+", "q?": "q%3F", "semi;": "semi;", "sp ace": "sp%20ace",
 		"st*": "st*", "tl~": "tl~", "é": "%C3%A9", "c\x01": "c%01", "trail ": "trail%20",
-		"a\xff": "a%FF", // [ours]: the reference lists no name that is not UTF-8 (protocol.md §6.11.2)
+		"a\xff": "a%FF", // [ours]: the reference lists no name that is not UTF-8 (docs/protocol.md §6.11.2)
 	} {
 		if got := wire.FileURI("/n/" + name); got != "file:///n/"+want {
 			t.Errorf("FileURI(%q) = %s, want file:///n/%s", name, got, want)

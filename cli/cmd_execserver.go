@@ -382,8 +382,8 @@ func runExecServer(c *cli.Context) error {
 		ShutdownGrace:  grace,
 		MaxConnections: maxConns, // --max-connections (fleetFlags)
 	}
-	cfg.Extra = fshelper.Handlers(cfg.Sessions.BaseEnv) // fs calls: the children's env (docs/sandbox.md §3.1)
-	cfg.ConnExtra = fshelper.ConnHandlers               // fs/watchMissing: one watch slot per connection
+	cfg.Extra = fshelper.Handlers(cfg.Sessions.BaseEnv)         // fs calls: the children's env (docs/sandbox.md §3.1)
+	cfg.ConnExtra = fshelper.ConnHandlers(cfg.Sessions.BaseEnv) // fs/watchMissing and the file handles, per connection
 	if target.stdio {
 		in, restore := pollableStdin()
 		defer restore()

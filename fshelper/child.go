@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/wire"
 )
 
 // The sandboxed filesystem helper (docs/protocol.md §8.3): for a filesystem call
@@ -51,6 +52,15 @@ func serveHelper(in io.Reader, out io.Writer) int {
 	if err := json.Unmarshal(line, &req); err != nil {
 		fmt.Fprintf(os.Stderr, "fs helper: decoding the request: %v\n", err)
 		return 1
+	}
+	if req.Operation == wire.MethodFSOpen {
+		// The opened descriptor goes back with the response line.
+		f, ok := out.(*os.File)
+		if !ok {
+			fmt.Fprintln(os.Stderr, "fs helper: fs/open needs a socket as its output")
+			return 1
+		}
+		return helperOpen(req.Params, f)
 	}
 	resp, streamed := runHelperRequest(req)
 	if streamed != nil {

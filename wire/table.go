@@ -122,6 +122,10 @@ func Methods() []MethodSpec {
 		request[CanonicalizeParams, CanonicalizeResult](MethodFSCanonicalize),
 		request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing),
 		notification[MissingChangedParams](MethodFSMissingChanged, ServerToClient),
+		request[OpenParams, OpenResult](MethodFSOpen),
+		request[ReadBlockParams, ReadBlockResult](MethodFSReadBlock),
+		request[WriteBlockParams, EmptyResult](MethodFSWriteBlock),
+		request[CloseParams, EmptyResult](MethodFSClose),
 
 		request[CommandExecParams, CommandExecResult](MethodCommandExec),
 		request[CommandExecWriteParams, EmptyResult](MethodCommandExecWrite),

@@ -35,7 +35,7 @@ func startStdioEnv(t *testing.T, env []string, args ...string) *stdioServer {
 	s := &stdioServer{cmd: cmd, in: in, lines: make(chan string, 100)}
 	go func() {
 		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 1<<20)
+		sc.Buffer(nil, 8<<20) // a 1 MiB fs/readBlock answer is 1.4 MB of base64
 		for sc.Scan() {
 			s.lines <- sc.Text()
 		}

@@ -112,6 +112,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"tail", b.runTail},
 		{"slow", b.runSlow},
 		{"robust", b.runRobust},
+		{"handles", b.runHandles},
 		{"mcp", b.runMCP},
 	}
 	for _, s := range steps {

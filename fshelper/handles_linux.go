@@ -158,24 +158,45 @@ func (hs *Handles) drop(id string, h *handle) {
 	_ = h.f.Close()
 }
 
+// blockBuffers are the buffers of blocks in flight: a read block until
+// its answer is written, a written block while it is written. Each holds
+// a largest block, and the few bytes more a padded base64 decodes to.
+var blockBuffers = sync.Pool{New: func() any {
+	b := make([]byte, wire.MaxFileBlock+3)
+	return &b
+}}
+
 // ReadBlock reads up to n bytes (1…wire.MaxFileBlock) at offset from
 // handle id. eof is true when fewer than n bytes came back. A failed read
 // closes the handle (a replace handle gives EBADF, and is gone after it),
-// as in the reference.
-func (hs *Handles) ReadBlock(id string, offset uint64, n uint64) (data []byte, eof bool, err error) {
+// as in the reference. data is lent: the caller calls release once it is
+// done with it (release is never nil).
+func (hs *Handles) ReadBlock(id string, offset uint64, n uint64) (data []byte, eof bool, release func(), err error) {
+	data, eof, bp, err := hs.readBlock(id, offset, n)
+	if err != nil {
+		if bp != nil {
+			blockBuffers.Put(bp)
+		}
+		return nil, false, func() {}, err
+	}
+	return data, eof, func() { blockBuffers.Put(bp) }, nil
+}
+
+func (hs *Handles) readBlock(id string, offset uint64, n uint64) (data []byte, eof bool, bp *[]byte, err error) {
 	if n < 1 || n > wire.MaxFileBlock {
-		return nil, false, wire.ErrReadBlockLen()
+		return nil, false, nil, wire.ErrReadBlockLen()
 	}
 	h := hs.lookup(id)
 	if h == nil {
-		return nil, false, wire.ErrUnknownFileHandle(id)
+		return nil, false, nil, wire.ErrUnknownFileHandle(id)
 	}
-	buf := make([]byte, n)
+	bp = blockBuffers.Get().(*[]byte)
+	buf := (*bp)[:n]
 	got := 0
 	rc, err := h.f.SyscallConn()
 	if err != nil {
 		hs.drop(id, h)
-		return nil, false, err
+		return nil, false, bp, err
 	}
 	var rerr error
 	cerr := rc.Read(func(fd uintptr) bool {
@@ -202,9 +223,9 @@ func (hs *Handles) ReadBlock(id string, offset uint64, n uint64) (data []byte, e
 	}
 	if rerr != nil {
 		hs.drop(id, h)
-		return nil, false, rerr
+		return nil, false, bp, rerr
 	}
-	return buf[:got], got < len(buf), nil
+	return buf[:got], got < len(buf), bp, nil
 }
 
 // WriteBlock writes data (1…wire.MaxFileBlock bytes) at offset to handle

@@ -286,19 +286,22 @@ func handleBindings(hs *Handles) map[string]func(ctx context.Context, raw json.R
 				return nil, err
 			}
 			return func() (any, error) {
-				data, eof, err := hs.ReadBlock(p.HandleID, p.Offset, p.Len)
+				data, eof, release, err := hs.ReadBlock(p.HandleID, p.Offset, p.Len)
 				if err != nil {
 					return nil, wireErr(err)
 				}
-				return wire.ReadBlockChunk{Chunk: data, EOF: eof}, nil
+				return wire.ReadBlockChunk{Chunk: data, EOF: eof, Release: release}, nil
 			}, nil
 		},
 		wire.MethodFSWriteBlock: func(_ context.Context, raw json.RawMessage) (func() (any, error), error) {
-			p, err := wire.DecodeWriteBlock(raw)
+			bp := blockBuffers.Get().(*[]byte)
+			p, err := wire.DecodeWriteBlock(raw, *bp)
 			if err != nil {
+				blockBuffers.Put(bp)
 				return nil, err
 			}
 			return func() (any, error) {
+				defer blockBuffers.Put(bp) // p.Chunk is in it, or new memory
 				if err := hs.WriteBlock(p.HandleID, p.Offset, p.Chunk); err != nil {
 					return nil, wireErr(err)
 				}

@@ -79,10 +79,16 @@ type ReadBlockResult struct {
 type ReadBlockChunk struct {
 	Chunk []byte
 	EOF   bool
+	// Release, when set, is called once WriteJSON has written the chunk:
+	// the server lends Chunk from a pool.
+	Release func()
 }
 
 // WriteJSON implements rpc.StreamedResult.
 func (r ReadBlockChunk) WriteJSON(w io.Writer) error {
+	if r.Release != nil {
+		defer r.Release()
+	}
 	if err := writeBase64Open(w, "chunk", r.Chunk); err != nil {
 		return err
 	}
@@ -455,8 +461,9 @@ func DecodeReadBlock(raw json.RawMessage) (ReadBlockParams, error) {
 
 // DecodeWriteBlock decodes fs/writeBlock params, the chunk's base64
 // included (its errors are -32602, with the texts of the reference's
-// decoder: DecodeBase64).
-func DecodeWriteBlock(raw json.RawMessage) (WriteBlockParams, error) {
+// decoder: DecodeBase64). The chunk is decoded into buf when it fits
+// there (a caller's reused buffer), else into new memory.
+func DecodeWriteBlock(raw json.RawMessage, buf []byte) (WriteBlockParams, error) {
 	var p WriteBlockParams
 	ms, short, err := structMembers(raw, "FsWriteBlockParams", []string{"handleId", "offset", "chunk"})
 	if err != nil {
@@ -477,7 +484,7 @@ func DecodeWriteBlock(raw json.RawMessage) (WriteBlockParams, error) {
 				}
 				text = []byte(s)
 			}
-			b, msg := DecodeBase64(text)
+			b, msg := decodeBase64Into(text, buf)
 			if msg != "" {
 				return rpc.Errorf(rpc.CodeInvalidParams, "%s", msg)
 			}
@@ -504,10 +511,16 @@ func DecodeClose(raw json.RawMessage) (CloseParams, error) {
 // DecodeBase64 decodes standard base64 with padding strictly, as the
 // reference's decoder (Rust's base64 crate) does; a failure returns that
 // decoder's text ("Invalid symbol 33, offset 0.", "Invalid padding", …).
-func DecodeBase64(s []byte) ([]byte, string) {
+func DecodeBase64(s []byte) ([]byte, string) { return decodeBase64Into(s, nil) }
+
+// decodeBase64Into is DecodeBase64 into buf when it has the room.
+func decodeBase64Into(s, buf []byte) ([]byte, string) {
 	// Go's decoder skips CR and LF, which the reference refuses.
 	if bytes.IndexByte(s, '\n') < 0 && bytes.IndexByte(s, '\r') < 0 {
-		out := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+		out := buf[:cap(buf)]
+		if n := base64.StdEncoding.DecodedLen(len(s)); n > len(out) {
+			out = make([]byte, n)
+		}
 		if n, err := base64.StdEncoding.Strict().Decode(out, s); err == nil {
 			return out[:n], ""
 		}

@@ -15,7 +15,7 @@ func TestDecodeWriteBlockEscapes(t *testing.T) {
 		{`{"chunk":"` + long + `","handleId":"\\\"","offset":7}`, `\"`},
 		{`{"x":"\\\\\"}","chunk":"` + long + `","offset":7,"handleId":"h\u00e9"}`, "hé"},
 	} {
-		p, err := DecodeWriteBlock([]byte(tc.raw))
+		p, err := DecodeWriteBlock([]byte(tc.raw), nil)
 		if err != nil {
 			t.Fatalf("%.60s: %v", tc.raw, err)
 		}

@@ -193,3 +193,32 @@ func clipText(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// TestFileHandlesPerConnection: a handle is seen only by the connection
+// that opened it, which may reuse an id another connection holds; a new
+// connection does not inherit a closed one's handles. The answers were
+// recorded from the reference 0.169.0 over WebSocket with the same steps.
+func TestFileHandlesPerConnection(t *testing.T) {
+	s := startServer(t)
+	path := filepath.Join(t.TempDir(), "f.txt")
+	if err := os.WriteFile(path, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, b := dial(t, s.URL, nil), dial(t, s.URL, nil)
+	a.handshake()
+	b.handshake()
+	open := map[string]any{"handleId": "h", "path": "file://" + path}
+	read := map[string]any{"handleId": "h", "offset": 0, "len": 4}
+	a.ok("fs/open", open, nil)
+	b.fail("fs/readBlock", read, -32004, "unknown file handle `h`")
+	b.ok("fs/open", open, nil)
+	var res map[string]any
+	a.ok("fs/readBlock", read, &res)
+	if res["chunk"] != "aGVsbA==" || res["eof"] != false {
+		t.Fatalf("read on the opening connection: %v", res)
+	}
+	a.close()
+	c := dial(t, s.URL, nil)
+	c.handshake()
+	c.fail("fs/readBlock", read, -32004, "unknown file handle `h`")
+}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -18,7 +17,6 @@ import (
 	"github.com/codexec/codex/internal/reap"
 	"github.com/codexec/codex/metrics"
 	"github.com/codexec/codex/proc"
-	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wsserve"
 	"github.com/urfave/cli/v2"
@@ -384,13 +382,8 @@ func runExecServer(c *cli.Context) error {
 		ShutdownGrace:  grace,
 		MaxConnections: maxConns, // --max-connections (fleetFlags)
 	}
-	cfg.Extra = fshelper.Handlers(cfg.Sessions.BaseEnv) // fs calls: the children's env (docs/sandbox.md §3.1)
-	fsEnv := cfg.Sessions.BaseEnv
-	cfg.ConnExtra = func(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc {
-		hs := fshelper.ConnHandlers(c, gate) // fs/watchMissing: one watch slot per connection
-		maps.Copy(hs, fshelper.GatedHandlers(fsEnv, gate))
-		return hs
-	}
+	cfg.Extra = fshelper.Handlers(cfg.Sessions.BaseEnv)         // fs calls: the children's env (docs/sandbox.md §3.1)
+	cfg.ConnExtra = fshelper.ConnHandlers(cfg.Sessions.BaseEnv) // fs/watchMissing, the file handles, fs/walk, capabilities/discoverV2
 	if target.stdio {
 		in, restore := pollableStdin()
 		defer restore()

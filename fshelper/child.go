@@ -53,6 +53,15 @@ func serveHelper(in io.Reader, out io.Writer) int {
 		fmt.Fprintf(os.Stderr, "fs helper: decoding the request: %v\n", err)
 		return 1
 	}
+	if req.Operation == wire.MethodFSOpen {
+		// The opened descriptor goes back with the response line.
+		f, ok := out.(*os.File)
+		if !ok {
+			fmt.Fprintln(os.Stderr, "fs helper: fs/open needs a socket as its output")
+			return 1
+		}
+		return helperOpen(req.Params, f)
+	}
 	resp, streamed := runHelperRequest(req)
 	if streamed != nil {
 		if err := writeStreamedOK(out, req.Operation, streamed); err != nil {

@@ -59,4 +59,12 @@
 // connection and ended with it. A watch walks each path from the root
 // without following symbolic links, puts inotify on the folders it opened
 // (or polls, beyond MaxWatchedDirs or without inotify) and notifies once.
+//
+// # File handles
+//
+// Handles is a connection's table of file handles (fs/open, fs/readBlock,
+// fs/writeBlock, fs/close; docs/protocol.md §6.11.3), also bound by
+// ConnHandlers. A handle is an open descriptor, read and written with pread
+// and pwrite, never by path. A sandboxed open runs in the fs helper, which
+// sends the descriptor back over a socket (handles_sandboxed_linux.go).
 package fshelper

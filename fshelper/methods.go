@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"os"
 	"time"
 
 	"github.com/codexec/codex/rpc"
+	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
 )
 
@@ -189,40 +191,135 @@ func boolOr(b *bool, def bool) bool {
 	return *b
 }
 
-// ConnHandlers returns the fs/* handlers that keep state for one
-// connection: fs/watchMissing and its single watch slot, whose
-// fs/missingChanged notification goes out through c.Notify (ordered with the
-// connection's other messages, blocking while the peer does not read). The
-// watch ends with the connection: a goroutine owned by c closes the slot,
-// which stops the watch's goroutine and closes its inotify fd. Call it from
-// the connection's Bind. gate is the handshake check, called after the params
-// decoded (a decoding error wins over it, as in the reference).
-func ConnHandlers(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc {
-	w := NewMissingWatcher(func(ctx context.Context, id uint64) {
-		_ = c.Notify(ctx, wire.MethodFSMissingChanged, wire.MissingChangedParams{WatchID: id})
-	})
-	c.Go(func(ctx context.Context) {
-		<-ctx.Done()
-		w.Close()
-	})
-	return map[string]rpc.HandlerFunc{
-		wire.MethodFSWatchMissing: func(_ context.Context, req *rpc.Request) (any, error) {
-			p, err := wire.DecodeWatchMissing(req.Params)
+// ConnHandlers returns the maker of the fs/* handlers bound per connection
+// (execserver's Config.ConnExtra): fs/watchMissing and its single watch
+// slot, the file handles (fs/open, fs/readBlock, fs/writeBlock, fs/close),
+// and the stateless GatedHandlers (fs/walk, capabilities/discoverV2). env is the environment the server gives its
+// children, for the fs helper of a sandboxed fs/open (as in Handlers).
+//
+// The maker is called from the connection's Bind. fs/missingChanged goes
+// out through c.Notify (ordered with the connection's other messages,
+// blocking while the peer does not read). The watch and the handles end
+// with the connection: a goroutine owned by c closes the slot, which stops
+// the watch's goroutine and closes its inotify fd, and closes every handle.
+// gate is the handshake check, called after the params decoded (a decoding
+// error wins over it, as in the reference).
+func ConnHandlers(env []string) func(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc {
+	return func(c *rpc.Conn, gate func() error) map[string]rpc.HandlerFunc {
+		w := NewMissingWatcher(func(ctx context.Context, id uint64) {
+			_ = c.Notify(ctx, wire.MethodFSMissingChanged, wire.MissingChangedParams{WatchID: id})
+		})
+		hs := NewHandles(env)
+		c.Go(func(ctx context.Context) {
+			<-ctx.Done()
+			w.Close()
+			hs.Close()
+		})
+		m := map[string]rpc.HandlerFunc{
+			wire.MethodFSWatchMissing: func(_ context.Context, req *rpc.Request) (any, error) {
+				p, err := wire.DecodeWatchMissing(req.Params)
+				if err != nil {
+					return nil, err
+				}
+				if err := gate(); err != nil {
+					return nil, err
+				}
+				missing := make([]string, len(p.Missing))
+				for i, m := range p.Missing {
+					missing[i] = m.Native
+				}
+				present := ""
+				if p.Present != nil {
+					present = p.Present.Native
+				}
+				return wire.WatchMissingResult{Watching: w.Watch(p.WatchID, missing, present)}, nil
+			},
+		}
+		for method, h := range handleBindings(hs) {
+			m[method] = gated(gate, h)
+		}
+		maps.Copy(m, GatedHandlers(env, gate))
+		return m
+	}
+}
+
+// gated runs h after its params decoded and the handshake check passed:
+// h returns its decoded params' runner, or the decoding error.
+func gated(gate func() error, h func(ctx context.Context, raw json.RawMessage) (func() (any, error), error)) rpc.HandlerFunc {
+	return func(ctx context.Context, req *rpc.Request) (any, error) {
+		run, err := h(ctx, req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if err := gate(); err != nil {
+			return nil, err
+		}
+		return run()
+	}
+}
+
+// handleBindings are the file-handle methods on hs: each decodes its
+// params (the reference's texts) and returns what runs after the gate.
+func handleBindings(hs *Handles) map[string]func(ctx context.Context, raw json.RawMessage) (func() (any, error), error) {
+	wireErr := func(err error) error {
+		if err == nil {
+			return nil
+		}
+		return WireError(err)
+	}
+	return map[string]func(ctx context.Context, raw json.RawMessage) (func() (any, error), error){
+		wire.MethodFSOpen: func(ctx context.Context, raw json.RawMessage) (func() (any, error), error) {
+			p, err := wire.DecodeOpen(raw)
 			if err != nil {
 				return nil, err
 			}
-			if err := gate(); err != nil {
+			if _, err := sandbox.ParseSandbox(p.Sandbox); err != nil {
+				return nil, fsSandboxError(err)
+			}
+			return func() (any, error) {
+				if err := hs.Open(ctx, &p); err != nil {
+					return nil, wireErr(err)
+				}
+				return wire.OpenResult{HandleID: p.HandleID}, nil
+			}, nil
+		},
+		wire.MethodFSReadBlock: func(_ context.Context, raw json.RawMessage) (func() (any, error), error) {
+			p, err := wire.DecodeReadBlock(raw)
+			if err != nil {
 				return nil, err
 			}
-			missing := make([]string, len(p.Missing))
-			for i, m := range p.Missing {
-				missing[i] = m.Native
+			return func() (any, error) {
+				data, eof, release, err := hs.ReadBlock(p.HandleID, p.Offset, p.Len)
+				if err != nil {
+					return nil, wireErr(err)
+				}
+				return wire.ReadBlockChunk{Chunk: data, EOF: eof, Release: release}, nil
+			}, nil
+		},
+		wire.MethodFSWriteBlock: func(_ context.Context, raw json.RawMessage) (func() (any, error), error) {
+			bp := blockBuffers.Get().(*[]byte)
+			p, err := wire.DecodeWriteBlock(raw, *bp)
+			if err != nil {
+				blockBuffers.Put(bp)
+				return nil, err
 			}
-			present := ""
-			if p.Present != nil {
-				present = p.Present.Native
+			return func() (any, error) {
+				defer blockBuffers.Put(bp) // p.Chunk is in it, or new memory
+				if err := hs.WriteBlock(p.HandleID, p.Offset, p.Chunk); err != nil {
+					return nil, wireErr(err)
+				}
+				return wire.EmptyResult{}, nil
+			}, nil
+		},
+		wire.MethodFSClose: func(_ context.Context, raw json.RawMessage) (func() (any, error), error) {
+			p, err := wire.DecodeClose(raw)
+			if err != nil {
+				return nil, err
 			}
-			return wire.WatchMissingResult{Watching: w.Watch(p.WatchID, missing, present)}, nil
+			return func() (any, error) {
+				hs.CloseHandle(p.HandleID)
+				return wire.EmptyResult{}, nil
+			}, nil
 		},
 	}
 }

@@ -30,18 +30,9 @@ func sandboxedCall(ctx context.Context, method string, params json.RawMessage, e
 	if json.Unmarshal(params, &p) != nil {
 		return nil, false, nil // the method's own decoding reports it
 	}
-	sb, err := sandbox.ParseSandbox(p.Sandbox)
-	if err != nil {
-		return nil, true, fsSandboxError(err)
-	}
-	// An fs call has no cwd of its own: its helper runs in the server's.
-	cwd, _ := os.Getwd()
-	plan, err := sandbox.Prepare(sb, sandbox.Request{Cwd: cwd, Env: env, Purpose: sandbox.PurposeFSHelper})
-	if err != nil {
-		return nil, true, fsSandboxError(err)
-	}
-	if plan == nil {
-		return nil, false, nil
+	plan, cwd, err := fsPlan(p.Sandbox, env)
+	if err != nil || plan == nil {
+		return nil, err != nil, err
 	}
 	// The missing protected names stay missing and watched, but the
 	// placeholders other runs hold are shared for the operation and
@@ -51,6 +42,24 @@ func sandboxedCall(ctx context.Context, method string, params json.RawMessage, e
 	defer guard.Release()
 	res, err := runHelper(ctx, method, params, *plan, cwd, env)
 	return res, true, err
+}
+
+// fsPlan resolves the sandbox member of an fs request: a nil plan when the
+// operation should run directly (no sandbox, or one that is not restricted
+// or grants full-disk write), the plan and the helper's cwd otherwise. The
+// error is the method's wire error.
+func fsPlan(raw json.RawMessage, env []string) (*sandbox.Plan, string, error) {
+	sb, err := sandbox.ParseSandbox(raw)
+	if err != nil {
+		return nil, "", fsSandboxError(err)
+	}
+	// An fs call has no cwd of its own: its helper runs in the server's.
+	cwd, _ := os.Getwd()
+	plan, err := sandbox.Prepare(sb, sandbox.Request{Cwd: cwd, Env: env, Purpose: sandbox.PurposeFSHelper})
+	if err != nil {
+		return nil, "", fsSandboxError(err)
+	}
+	return plan, cwd, nil
 }
 
 // fsSandboxError maps a sandbox parse or resolution failure of an fs

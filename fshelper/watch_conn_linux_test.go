@@ -40,7 +40,7 @@ func TestConnHandlersWatchThroughConn(t *testing.T) {
 	aR, aW := io.Pipe()
 	bR, bW := io.Pipe()
 	server := rpc.NewConn(rpc.NewStdioFramer(aR, bW, pipeClosers{aR, bW}, "s", 1<<20), rpc.Options{Bind: func(c *rpc.Conn) rpc.Handler {
-		hs := fshelper.ConnHandlers(c, gate)
+		hs := fshelper.ConnHandlers(nil)(c, gate)
 		return rpc.HandlerFunc(func(ctx context.Context, req *rpc.Request) (any, error) {
 			return hs[req.Method](ctx, req)
 		})

@@ -116,7 +116,7 @@ func DecodeMessage(data []byte) (any, error) {
 		return nil, errNotObject
 	}
 	var env envelope
-	if err := json.Unmarshal(data, &env); err != nil {
+	if err := unmarshalEnvelope(data, &env); err != nil {
 		return nil, err
 	}
 	var id ID

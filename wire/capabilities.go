@@ -86,7 +86,7 @@ func DecodeDiscoverV2Params(raw json.RawMessage) (DiscoverV2Params, error) {
 	var cwd, sb json.RawMessage
 	switch raw[0] {
 	case '{':
-		m, err := objectMembers(raw)
+		m, err := objectMap(raw)
 		if err != nil {
 			return p, err
 		}

@@ -21,22 +21,28 @@ type Base64Result struct {
 
 // WriteJSON implements rpc.StreamedResult.
 func (b Base64Result) WriteJSON(w io.Writer) error {
-	if _, err := io.WriteString(w, `{"`+b.Field+`":"`); err != nil {
+	if err := writeBase64Open(w, b.Field, b.Data); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, `"}`)
+	return err
+}
+
+// writeBase64Open writes {"<field>":"<base64 of data>, leaving the string
+// and the object open.
+func writeBase64Open(w io.Writer, field string, data []byte) error {
+	if _, err := io.WriteString(w, `{"`+field+`":"`); err != nil {
 		return err
 	}
 	enc := base64.NewEncoder(base64.StdEncoding, w)
-	for p := b.Data; len(p) > 0; {
+	for p := data; len(p) > 0; {
 		n := min(len(p), base64Piece)
 		if _, err := enc.Write(p[:n]); err != nil {
 			return err
 		}
 		p = p[n:]
 	}
-	if err := enc.Close(); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, `"}`)
-	return err
+	return enc.Close()
 }
 
 // MarshalJSON implements json.Marshaler.

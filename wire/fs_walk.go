@@ -121,7 +121,7 @@ func DecodeWalkParams(raw json.RawMessage) (WalkParams, error) {
 	var path, options, sb json.RawMessage
 	switch raw[0] {
 	case '{':
-		m, err := objectMembers(raw)
+		m, err := objectMap(raw)
 		if err != nil {
 			return p, err
 		}
@@ -176,7 +176,7 @@ func decodeWalkOptions(raw json.RawMessage) (WalkOptions, error) {
 	var vals [5]json.RawMessage
 	switch raw[0] {
 	case '{':
-		m, err := objectMembers(raw)
+		m, err := objectMap(raw)
 		if err != nil {
 			return o, err
 		}
@@ -239,9 +239,9 @@ func decodeUsize(raw json.RawMessage, v *uint64) error {
 	return rpc.Errorf(rpc.CodeInvalidParams, "invalid type: %s, expected usize", paramKind(raw))
 }
 
-// objectMembers is a JSON object's members by name (the last of a repeated
+// objectMap is a JSON object's members by name (the last of a repeated
 // name wins).
-func objectMembers(raw json.RawMessage) (map[string]json.RawMessage, error) {
+func objectMap(raw json.RawMessage) (map[string]json.RawMessage, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "%v", err)
@@ -261,14 +261,6 @@ func arrayItems(raw json.RawMessage) ([]json.RawMessage, error) {
 		a[i] = bytes.TrimSpace(v)
 	}
 	return a, nil
-}
-
-// paramKind is serdeKind, with numbers said as serde says them of a struct.
-func paramKind(raw json.RawMessage) string {
-	if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
-		return "number"
-	}
-	return serdeKind(raw)
 }
 
 // WriteJSON writes the result as JSON: by hand, because an answer holds

@@ -133,6 +133,10 @@ func Methods() []MethodSpec {
 		notification[MissingChangedParams](MethodFSMissingChanged, ServerToClient),
 		request[WalkParams, WalkResult](MethodFSWalk),
 		request[DiscoverV2Params, DiscoverV2Result](MethodCapabilitiesDiscoverV2),
+		request[OpenParams, OpenResult](MethodFSOpen),
+		request[ReadBlockParams, ReadBlockResult](MethodFSReadBlock),
+		request[WriteBlockParams, EmptyResult](MethodFSWriteBlock),
+		request[CloseParams, EmptyResult](MethodFSClose),
 
 		request[CommandExecParams, CommandExecResult](MethodCommandExec),
 		request[CommandExecWriteParams, EmptyResult](MethodCommandExecWrite),

@@ -100,6 +100,18 @@ func (c *Client) handle(frame []byte, now time.Time, scratch []byte) []byte {
 	if bytes.Contains(frame, keyOutput) {
 		return c.handleOutput(frame, now, scratch)
 	}
+	if len(frame) > bigFrame {
+		if id, res, ok := bigResult(frame); ok {
+			c.mu.Lock()
+			ch := c.pending[id]
+			delete(c.pending, id)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- &Response{Result: append(json.RawMessage(nil), res...), At: now}
+			}
+			return scratch
+		}
+	}
 	var env struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -126,6 +138,44 @@ func (c *Client) handle(frame []byte, now time.Time, scratch []byte) []byte {
 		ch <- &Response{Result: env.Result, Err: env.Error, At: now}
 	}
 	return scratch
+}
+
+// bigFrame is the size from which a response is scanned, not decoded.
+const bigFrame = 256 << 10
+
+var (
+	keyID     = []byte(`"id":`)
+	keyResult = []byte(`"result":{`)
+)
+
+// bigResult takes a large result apart without a JSON decoder: a flat
+// result object whose only large value is a base64 string (fs/readBlock,
+// fs/readFile), which holds no quote or brace. ok is false for anything
+// else (then it is decoded as usual).
+func bigResult(frame []byte) (id int64, result []byte, ok bool) {
+	i := bytes.Index(frame, keyResult)
+	if i < 0 || bytes.Contains(frame[i:], []byte(`"error"`)) {
+		return 0, nil, false
+	}
+	res := frame[i+len(keyResult)-1:]
+	end := bytes.IndexByte(res, '}')
+	if end < 0 || bytes.IndexByte(res[1:end], '{') >= 0 {
+		return 0, nil, false
+	}
+	j := bytes.Index(frame, keyID)
+	if j < 0 {
+		return 0, nil, false
+	}
+	digits := frame[j+len(keyID):]
+	n := 0
+	for n < len(digits) && digits[n] >= '0' && digits[n] <= '9' {
+		n++
+	}
+	id, err := strconv.ParseInt(string(digits[:n]), 10, 64)
+	if err != nil {
+		return 0, nil, false
+	}
+	return id, res[:end+1], true
 }
 
 // stringAfter returns the JSON string value that follows key (which ends in

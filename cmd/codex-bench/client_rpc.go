@@ -68,6 +68,39 @@ func (c *Client) Send(ctx context.Context, method string, params any) (<-chan *R
 	return ch, sent, nil
 }
 
+// CallRaw sends a request whose params are the JSON text params, as
+// they are (no encoding in the client: the large rows measure the server),
+// and waits for its result.
+func (c *Client) CallRaw(ctx context.Context, method string, params []byte) (*Response, error) {
+	id := c.nextID.Add(1)
+	data := make([]byte, 0, len(params)+64)
+	data = fmt.Appendf(data, `{"id":%d,"method":%q,"params":`, id, method)
+	data = append(append(data, params...), '}')
+	ch := make(chan *Response, 1)
+	c.mu.Lock()
+	if c.readErr != nil {
+		err := c.readErr
+		c.mu.Unlock()
+		return nil, fmt.Errorf("connection is down: %w", err)
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	if err := c.conn.Write(ctx, websocket.MessageText, data); err != nil {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		return nil, fmt.Errorf("write %s: %w", method, err)
+	}
+	r, err := c.Await(ctx, ch)
+	if err != nil {
+		return nil, err
+	}
+	if r.Err != nil {
+		return r, r.Err
+	}
+	return r, nil
+}
+
 // Await waits for a response from Send.
 func (c *Client) Await(ctx context.Context, ch <-chan *Response) (*Response, error) {
 	select {

@@ -43,6 +43,8 @@ type Metrics struct {
 	ReadFileMem          *ReadFileMem    `json:"readfile_memory,omitempty"`           // robustness: 200 MiB fs/readFile
 	ReadFileMemSandboxed *ReadFileMem    `json:"readfile_memory_sandboxed,omitempty"` // the same through the sandboxed fs helper
 	Cycles               *Cycles         `json:"connect_cycles,omitempty"`            // robustness: connect → start → drop (ours only)
+	HandleRead           *HandleStream   `json:"handle_read,omitempty"`               // 256 MiB through fs/readBlock
+	HandleWrite          *HandleStream   `json:"handle_write,omitempty"`              // 256 MiB through fs/writeBlock
 	CmdExec              *CmdExecMetrics `json:"command_exec,omitempty"`              // command/exec over stdio (ours: exec-server, ref: app-server)
 	Walk                 *Latency        `json:"fs_walk,omitempty"`                   // #16 fs/walk of 100,000 entries in five calls
 }

@@ -254,6 +254,7 @@ func buildRows(cfg Config, b *Bench) []Row {
 	)
 	rows = append(append(rows, clientRows(*o)...), cmdExecRows(*o, *r, f)...)
 	rows = append(rows, robustRows(*o, *r)...)
+	rows = append(rows, handleRows(*o, *r)...)
 	return append(rows, mcpRows(b.mcp)...)
 }
 
@@ -331,6 +332,7 @@ func evalTargets(rows []Row, b *Bench) []TargetCheck {
 	t = append(t, sc)
 	t = append(append(t, clientTargets(rows)...), cmdExecTargets(rows)...)
 	t = append(t, robustTargets(o)...)
+	t = append(t, handleTargets(rows)...)
 	t = append(t, mcpTargets(rows)...)
 	for _, tl := range []struct {
 		name string

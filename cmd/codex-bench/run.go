@@ -113,6 +113,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"slow", b.runSlow},
 		{"robust", b.runRobust},
 		{"walk", b.runWalk},
+		{"handles", b.runHandles},
 		{"mcp", b.runMCP},
 	}
 	for _, s := range steps {

@@ -66,3 +66,30 @@ func BenchmarkUnmarshalEnvelopeWriteBlock(b *testing.B) {
 		}
 	}
 }
+
+// FuzzUnmarshalEnvelope: around a long plain string, whatever the fuzzer
+// puts before and after it (structure, escapes, keys, garbage), the fast
+// path decodes exactly as encoding/json does, errors included.
+func FuzzUnmarshalEnvelope(f *testing.F) {
+	f.Add(`{"id":5,"method":"fs/writeBlock","params":{"handleId":"w","offset":0,"chunk":"`, `"}}`)
+	f.Add(`{"id":5,"method":"m","params":["`, `","x",1]}`)
+	f.Add(`{"params":{"a":"\"`, `"},"Params":1}`)
+	f.Add(`{"id":"`, `","method":"m","params":{}}`)
+	f.Add(`{"id":5,"method":"m","params":{"a":"`, `\u0041"}}`)
+	long := strings.Repeat("QUJD", 2<<10) // 8 KiB, beyond longString
+	f.Fuzz(func(t *testing.T, before, after string) {
+		msg := []byte(before + long + after)
+		for len(msg) < bigMessage {
+			msg = append(msg, ' ')
+		}
+		var fast, slow envelope
+		ef := unmarshalEnvelope(msg, &fast)
+		es := json.Unmarshal(msg, &slow)
+		if (ef == nil) != (es == nil) || (ef != nil && ef.Error() != es.Error()) {
+			t.Fatalf("%q…%q: error %v, want %v", before, after, ef, es)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q…%q: decoded differently", before, after)
+		}
+	})
+}

@@ -123,6 +123,9 @@ func Methods() []MethodSpec {
 		request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing),
 		notification[MissingChangedParams](MethodFSMissingChanged, ServerToClient),
 
+		request[HTTPRequestParams, HTTPRequestResult](MethodHTTPRequest),
+		notification[HTTPBodyDeltaParams](MethodHTTPBodyDelta, ServerToClient),
+
 		request[CommandExecParams, CommandExecResult](MethodCommandExec),
 		request[CommandExecWriteParams, EmptyResult](MethodCommandExecWrite),
 		request[CommandExecResizeParams, EmptyResult](MethodCommandExecResize),

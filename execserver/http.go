@@ -178,8 +178,9 @@ func parseHTTPURL(s string) (*url.URL, error) {
 // notifications, sent through the connection's ordered send path, which
 // blocks while the peer does not read: the body is read no faster than
 // the client takes it, one read buffer at a time.
-func (h *connHandler) runHTTP(ctx context.Context, id rpc.ID, p *wire.HTTPRequestParams, r *httpreq.Request) {
+func (h *connHandler) runHTTP(connCtx context.Context, id rpc.ID, p *wire.HTTPRequestParams, r *httpreq.Request) {
 	hc := &h.http
+	ctx := connCtx // the request's: the connection's, bounded by timeoutMs
 	if p.StreamResponse {
 		defer func() {
 			hc.mu.Lock()
@@ -210,6 +211,7 @@ func (h *connHandler) runHTTP(ctx context.Context, id rpc.ID, p *wire.HTTPReques
 		select {
 		case hc.buffer <- struct{}{}:
 		case <-ctx.Done():
+			_ = h.c.Respond(id, nil, rpc.Errorf(rpc.CodeInternalError, "failed to read http/request response body: %s", httpreq.ErrBody))
 			return
 		}
 		body, err := readBounded(resp.Body, MaxHTTPBufferedBody)
@@ -233,7 +235,7 @@ func (h *connHandler) runHTTP(ctx context.Context, id rpc.ID, p *wire.HTTPReques
 		if n > 0 {
 			seq++
 			frame := wire.AppendHTTPBodyDelta(rpc.AcquireFrameSize(wire.OutputFrameSize(n)), qid, seq, buf[:n], false, nil)
-			if h.c.Send(ctx, frame, true) != nil {
+			if h.c.Send(connCtx, frame, true) != nil {
 				return
 			}
 		}
@@ -246,7 +248,7 @@ func (h *connHandler) runHTTP(ctx context.Context, id rpc.ID, p *wire.HTTPReques
 			text = &t
 		}
 		seq++
-		_ = h.c.Send(ctx, wire.AppendHTTPBodyDelta(rpc.AcquireFrameSize(256), qid, seq, nil, true, text), true)
+		_ = h.c.Send(connCtx, wire.AppendHTTPBodyDelta(rpc.AcquireFrameSize(256), qid, seq, nil, true, text), true)
 		return
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -31,6 +32,8 @@ type httpTestServer struct {
 	mu   sync.Mutex
 	conn map[net.Conn]struct{}
 	reqs []string
+	// bigWritten counts the body bytes /big/N handed to the kernel.
+	bigWritten atomic.Int64
 }
 
 func newHTTPTestServer(t *testing.T) *httpTestServer {
@@ -73,6 +76,13 @@ func newHTTPTestServer(t *testing.T) *httpTestServer {
 		s.wg.Wait()
 	})
 	return s
+}
+
+// open is how many connections are open.
+func (s *httpTestServer) open() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conn)
 }
 
 // requests returns the request heads and bodies read so far.
@@ -145,6 +155,18 @@ func (s *httpTestServer) answer(c net.Conn, path string, raw []byte) bool {
 		w("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab")
 		time.Sleep(1500 * time.Millisecond)
 		w("cdefghij")
+	case strings.HasPrefix(path, "/big/"): // N bytes of a known pattern, written as fast as they are taken
+		n, _ := strconv.ParseInt(path[len("/big/"):], 10, 64)
+		w(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", n))
+		chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096)
+		for n > 0 {
+			k, err := c.Write(chunk[:min(int64(len(chunk)), n)])
+			s.bigWritten.Add(int64(k))
+			if err != nil {
+				return false
+			}
+			n -= int64(k)
+		}
 	case strings.HasPrefix(path, "/hold"): // a stream that stays open until the connection ends
 		w("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab")
 		var b [1]byte

@@ -13,6 +13,7 @@ import (
 	"github.com/codexec/codex/httpreq"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/wire"
+	"go.uber.org/zap"
 )
 
 // Bounds of http/request (docs/protocol.md §6.15) [ours].
@@ -122,6 +123,13 @@ func (h *connHandler) httpRequest(p *wire.HTTPRequestParams) (*httpreq.Request, 
 	return r, nil
 }
 
+// redactedURL is u for a log: without its user and password.
+func redactedURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return httpreq.Display(&c)
+}
+
 // lookupEnv finds name in env, the server's environment as its commands
 // inherit it (SessionConfig.BaseEnv).
 func lookupEnv(env []string, name string) (string, bool) {
@@ -199,9 +207,13 @@ func (h *connHandler) runHTTP(connCtx context.Context, id rpc.ID, p *wire.HTTPRe
 	}
 	resp, err := httpreq.Do(ctx, r)
 	if err != nil {
+		// The log names the method, the URL without credentials and the
+		// cause; never a header (valueEnvVar puts secrets there).
+		h.b.log.Debug("http request failed", zap.String("method", r.Method), zap.String("url", redactedURL(r.URL)), zap.NamedError("cause", errors.Unwrap(err)), zap.String("error", err.Error()))
 		_ = h.c.Respond(id, nil, rpc.Errorf(rpc.CodeInternalError, "http/request failed: %s", err))
 		return
 	}
+	h.b.log.Debug("http request", zap.String("method", r.Method), zap.String("url", redactedURL(r.URL)), zap.Int("status", resp.Status), zap.Bool("stream", p.StreamResponse))
 	defer resp.Body.Close()
 	res := wire.HTTPRequestResult{Status: resp.Status, Headers: make([]wire.HTTPResponseHeader, len(resp.Headers)), BodyBase64: wire.Bytes{}}
 	for i, hd := range resp.Headers {

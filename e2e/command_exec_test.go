@@ -49,8 +49,13 @@ func cxWS(t *testing.T) *cx { return cxWSEnv(t, nil) }
 // cxWSEnv is cxWS with env added to the server's environment.
 func cxWSEnv(t *testing.T, env []string) *cx {
 	s := startServerWith(t, binary, func(cmd *exec.Cmd) { cmd.Env = append(cmd.Env, env...) })
+	return cxDial(t, s.URL)
+}
+
+// cxDial connects a cx to the WebSocket server at url.
+func cxDial(t *testing.T, url string) *cx {
 	ctx, cancel := context.WithCancel(context.Background())
-	ws, _, err := websocket.Dial(ctx, s.URL, nil)
+	ws, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

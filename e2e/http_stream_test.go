@@ -10,8 +10,8 @@ import (
 )
 
 // TestHTTPRequestStreamIDs holds the requestId rules of streamed
-// requests to the reference's (reference-methods.md §6.2, probe
-// http.stream_duplicate_requestId), over stdio and WebSocket: while a
+// requests to the reference's (probe http.stream_duplicate_requestId of
+// the shared spec's §6.2), over stdio and WebSocket: while a
 // stream is open its requestId is refused for another stream, a buffered
 // request may use it, and once the stream is done (here by its timeout,
 // with the read error) the id is free again.

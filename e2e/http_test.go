@@ -378,3 +378,29 @@ func latin1(b []byte) string {
 	}
 	return string(r)
 }
+
+// TestHTTPRequestProxyFromEnvironment holds the proxy use to the
+// reference's (probed with HTTP_PROXY and HTTPS_PROXY naming a loopback
+// server): an http URL is asked of the proxy in absolute form, an https
+// one through CONNECT, with the same request lines and headers. The proxy
+// here is the test's server, so nothing leaves loopback; the TLS
+// handshake through its tunnel fails, as it did for the reference.
+func TestHTTPRequestProxyFromEnvironment(t *testing.T) {
+	srv := newHTTPTestServer(t)
+	c := cxWSEnv(t, []string{"HTTP_PROXY=" + srv.URL, "HTTPS_PROXY=" + srv.URL})
+	result(t, c.call("initialize", map[string]any{"clientName": "e2e"}))
+	c.write(`{"method":"initialized"}`)
+	r := c.call("http/request", map[string]any{"method": "GET", "url": "http://example.invalid/echo", "requestId": "a"})
+	if r["error"] != nil {
+		t.Fatalf("through the proxy: %v", r["error"])
+	}
+	got := errorOf(c.call("http/request", map[string]any{"method": "GET", "url": "https://example.invalid/echo", "requestId": "a", "timeoutMs": 5000}))
+	if want := "-32603 http/request failed: error sending request for url (https://example.invalid/echo)"; got != want {
+		t.Errorf("https through the proxy: %s, want %s", got, want)
+	}
+	want := []string{"GET http://example.invalid/echo HTTP/1.1\r\naccept: */*\r\nhost: example.invalid\r\n\r\n",
+		"CONNECT example.invalid:443 HTTP/1.1\r\nHost: example.invalid:443\r\n\r\n"}
+	if reqs := srv.requests(); !reflect.DeepEqual(reqs, want) {
+		t.Errorf("the proxy got %q, want the reference's %q", reqs, want)
+	}
+}

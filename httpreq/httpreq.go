@@ -397,7 +397,7 @@ func tunnel(ctx context.Context, conn net.Conn, u, proxy *url.URL) error {
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	hp := hostPort(u)
-	req := "CONNECT " + hp + " HTTP/1.1\r\nhost: " + hp + "\r\n"
+	req := "CONNECT " + hp + " HTTP/1.1\r\nHost: " + hp + "\r\n"
 	if proxy.User != nil {
 		pw, _ := proxy.User.Password()
 		req += "proxy-authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(proxy.User.Username()+":"+pw)) + "\r\n"

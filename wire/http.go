@@ -32,9 +32,9 @@ type HTTPRequestParams struct {
 	// Headers are sent in this order, repeated names kept (grouped by
 	// name, as the reference's header map does).
 	Headers    []HTTPHeader `json:"headers,omitempty"`
-	BodyBase64 *Bytes       `json:"bodyBase64,omitempty"`
+	BodyBase64 *Bytes       `json:"bodyBase64,omitempty" schema:"nullable"`
 	// TimeoutMs bounds the whole request, body included; nil is none.
-	TimeoutMs      *uint64 `json:"timeoutMs,omitempty"`
+	TimeoutMs      *uint64 `json:"timeoutMs,omitempty" schema:"nullable"`
 	StreamResponse bool    `json:"streamResponse,omitempty"`
 	// RedirectPolicy is "follow" (the default) or "stop".
 	RedirectPolicy string `json:"redirectPolicy,omitempty" jsonschema:"enum=follow,enum=stop"`
@@ -45,7 +45,7 @@ type HTTPRequestParams struct {
 type HTTPHeader struct {
 	Name        string  `json:"name" rpc:"required"`
 	Value       string  `json:"value" rpc:"required"`
-	ValueEnvVar *string `json:"valueEnvVar,omitempty"`
+	ValueEnvVar *string `json:"valueEnvVar,omitempty" schema:"nullable"`
 }
 
 // HTTPResponseHeader is one response header, its name lower-cased.

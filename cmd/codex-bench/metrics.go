@@ -44,6 +44,7 @@ type Metrics struct {
 	ReadFileMemSandboxed *ReadFileMem    `json:"readfile_memory_sandboxed,omitempty"` // the same through the sandboxed fs helper
 	Cycles               *Cycles         `json:"connect_cycles,omitempty"`            // robustness: connect → start → drop (ours only)
 	CmdExec              *CmdExecMetrics `json:"command_exec,omitempty"`              // command/exec over stdio (ours: exec-server, ref: app-server)
+	HTTP                 *HTTPMetrics    `json:"http_request,omitempty"`              // http/request of a 100 MiB body over stdio
 }
 
 // Checks are the correctness observations made on every run (docs/benchmarking.md §3, end).

@@ -252,6 +252,7 @@ func buildRows(cfg Config, b *Bench) []Row {
 		latRow("#12 codex exec run -- /bin/true p50", o.ExecRun, nil, f.ExecRunRaw),
 	)
 	rows = append(append(rows, clientRows(*o)...), cmdExecRows(*o, *r, f)...)
+	rows = append(rows, httpRows(*o, *r, f)...)
 	rows = append(rows, robustRows(*o, *r)...)
 	return append(rows, mcpRows(b.mcp)...)
 }
@@ -329,6 +330,7 @@ func evalTargets(rows []Row, b *Bench) []TargetCheck {
 	}
 	t = append(t, sc)
 	t = append(append(t, clientTargets(rows)...), cmdExecTargets(rows)...)
+	t = append(t, httpTargets(rows, o)...)
 	t = append(t, robustTargets(o)...)
 	t = append(t, mcpTargets(rows)...)
 	for _, tl := range []struct {

@@ -160,3 +160,43 @@ func TestHTTPRequestStreamBackpressure(t *testing.T) {
 		t.Errorf("got %d bytes, want %d", got, size)
 	}
 }
+
+// TestHTTPRequestBounds holds the [ours] bounds of http/request
+// (docs/protocol.md §6.15): a buffered body of 16 MiB is returned whole,
+// one byte more is refused with a text that names streamResponse; 64
+// requests may be in flight on a connection, the 65th is refused until
+// one ends.
+func TestHTTPRequestBounds(t *testing.T) {
+	srv := newHTTPTestServer(t)
+	c := cxWSEnv(t, nil)
+	result(t, c.call("initialize", map[string]any{"clientName": "e2e"}))
+	c.write(`{"method":"initialized"}`)
+	get := func(path, id string, stream bool) map[string]any {
+		return c.wait(c.send("http/request", map[string]any{"method": "GET", "url": srv.URL + path, "requestId": id, "streamResponse": stream}), 60*time.Second)
+	}
+	r := get(fmt.Sprintf("/big/%d", 16<<20), "b", false)
+	if res, _ := r["result"].(map[string]any); res == nil || len(res["bodyBase64"].(string)) != 4*(16<<20)/3+1 && len(res["bodyBase64"].(string)) != (16<<20+2)/3*4 {
+		t.Errorf("16 MiB buffered: %v", errorOf(r))
+	}
+	if got, want := errorOf(get(fmt.Sprintf("/big/%d", 16<<20+1), "b", false)), "-32603 failed to read http/request response body: the body is larger than the 16777216 bytes http/request buffers; ask for streamResponse"; got != want {
+		t.Errorf("16 MiB + 1 buffered: %s, want %s", got, want)
+	}
+	for i := range 64 {
+		result(t, get("/hold", fmt.Sprint("h", i), true))
+	}
+	full := "-32603 http/request has 64 requests in flight on this connection, the most it may have; wait for one to end"
+	if got := errorOf(get("/echo", "x", true)); got != full {
+		t.Errorf("65th stream: %s, want %s", got, full)
+	}
+	if got := errorOf(get("/echo", "x", false)); got != full {
+		t.Errorf("65th request, buffered: %s, want %s", got, full)
+	}
+	c.close()
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.open() != 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := srv.open(); n != 0 {
+		t.Errorf("%d HTTP connections outlived the client's", n)
+	}
+}

@@ -24,20 +24,24 @@ const (
 	// maxHTTPBuffering is how many requests of one connection may buffer a
 	// body at once; others wait for a place.
 	maxHTTPBuffering = 4
-	// MaxHTTPStreams bounds the streams open at once on a connection.
-	MaxHTTPStreams = 64
+	// MaxHTTPRequests bounds the requests of a connection in flight at
+	// once, streams included: each holds a connection to its server and
+	// up to httpreq.MaxHeaderBytes of response headers.
+	MaxHTTPRequests = 64
 	// httpDeltaBytes is the largest read of a streamed body: one
 	// notification's payload.
 	httpDeltaBytes = 64 << 10
 )
 
 // httpConn is a connection's http/request state: the requestIds of its
-// open streams and the places for buffered bodies. It ends with the
-// connection, whose context stops every request.
+// open streams, the count of requests in flight and the places for
+// buffered bodies. It ends with the connection, whose context stops every
+// request.
 type httpConn struct {
-	mu      sync.Mutex
-	streams map[string]struct{}
-	buffer  chan struct{}
+	mu       sync.Mutex
+	streams  map[string]struct{}
+	inflight int
+	buffer   chan struct{}
 }
 
 func (hc *httpConn) init() {
@@ -66,20 +70,22 @@ func httpRequestDecoded(_ context.Context, h *connHandler, req *rpc.Request) (an
 	}
 	hc := &h.http
 	hc.init()
-	if p.StreamResponse {
-		hc.mu.Lock()
-		_, busy := hc.streams[p.RequestID]
-		full := len(hc.streams) >= MaxHTTPStreams
-		if !busy && !full {
+	hc.mu.Lock()
+	_, busy := hc.streams[p.RequestID]
+	busy = busy && p.StreamResponse
+	full := hc.inflight >= MaxHTTPRequests
+	if !busy && !full {
+		hc.inflight++
+		if p.StreamResponse {
 			hc.streams[p.RequestID] = struct{}{}
 		}
-		hc.mu.Unlock()
-		if busy {
-			return nil, rpc.Errorf(rpc.CodeInvalidParams, "http/request streamResponse requestId `%s` is already active", rpc.Clip(p.RequestID))
-		}
-		if full {
-			return nil, rpc.Errorf(rpc.CodeInvalidParams, "http/request has %d streams open on this connection, the most it may have", MaxHTTPStreams)
-		}
+	}
+	hc.mu.Unlock()
+	if busy {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "http/request streamResponse requestId `%s` is already active", rpc.Clip(p.RequestID))
+	}
+	if full {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "http/request has %d requests in flight on this connection, the most it may have; wait for one to end", MaxHTTPRequests)
 	}
 	h.c.Go(func(ctx context.Context) { h.runHTTP(ctx, req.ID, p, r) })
 	return nil, rpc.ErrAsync
@@ -189,16 +195,26 @@ func parseHTTPURL(s string) (*url.URL, error) {
 func (h *connHandler) runHTTP(connCtx context.Context, id rpc.ID, p *wire.HTTPRequestParams, r *httpreq.Request) {
 	hc := &h.http
 	ctx := connCtx // the request's: the connection's, bounded by timeoutMs
-	if p.StreamResponse {
-		defer func() {
-			hc.mu.Lock()
+	// release ends the request's place before its last message goes out,
+	// so that a client that read it may reuse the requestId at once.
+	var released bool
+	release := func() {
+		if released {
+			return
+		}
+		released = true
+		hc.mu.Lock()
+		hc.inflight--
+		if p.StreamResponse {
 			delete(hc.streams, p.RequestID)
-			hc.mu.Unlock()
-		}()
+		}
+		hc.mu.Unlock()
 	}
+	defer release()
+	respond := func(res any, err error) { release(); _ = h.c.Respond(id, res, err) }
 	if p.TimeoutMs != nil {
 		if *p.TimeoutMs == 0 {
-			_ = h.c.Respond(id, nil, rpc.Errorf(rpc.CodeInternalError, "http/request failed: route-aware request timed out"))
+			respond(nil, rpc.Errorf(rpc.CodeInternalError, "http/request failed: route-aware request timed out"))
 			return
 		}
 		var cancel context.CancelFunc
@@ -210,7 +226,7 @@ func (h *connHandler) runHTTP(connCtx context.Context, id rpc.ID, p *wire.HTTPRe
 		// The log names the method, the URL without credentials and the
 		// cause; never a header (valueEnvVar puts secrets there).
 		h.b.log.Debug("http request failed", zap.String("method", r.Method), zap.String("url", redactedURL(r.URL)), zap.NamedError("cause", errors.Unwrap(err)), zap.String("error", err.Error()))
-		_ = h.c.Respond(id, nil, rpc.Errorf(rpc.CodeInternalError, "http/request failed: %s", err))
+		respond(nil, rpc.Errorf(rpc.CodeInternalError, "http/request failed: %s", err))
 		return
 	}
 	h.b.log.Debug("http request", zap.String("method", r.Method), zap.String("url", redactedURL(r.URL)), zap.Int("status", resp.Status), zap.Bool("stream", p.StreamResponse))
@@ -223,17 +239,17 @@ func (h *connHandler) runHTTP(connCtx context.Context, id rpc.ID, p *wire.HTTPRe
 		select {
 		case hc.buffer <- struct{}{}:
 		case <-ctx.Done():
-			_ = h.c.Respond(id, nil, rpc.Errorf(rpc.CodeInternalError, "failed to read http/request response body: %s", httpreq.ErrBody))
+			respond(nil, rpc.Errorf(rpc.CodeInternalError, "failed to read http/request response body: %s", httpreq.ErrBody))
 			return
 		}
 		body, err := readBounded(resp.Body, MaxHTTPBufferedBody)
 		<-hc.buffer
 		if err != nil {
-			_ = h.c.Respond(id, nil, rpc.Errorf(rpc.CodeInternalError, "failed to read http/request response body: %s", err))
+			respond(nil, rpc.Errorf(rpc.CodeInternalError, "failed to read http/request response body: %s", err))
 			return
 		}
 		res.BodyBase64 = body
-		_ = h.c.Respond(id, res, nil)
+		respond(res, nil)
 		return
 	}
 	if h.c.Respond(id, res, nil) != nil {
@@ -260,6 +276,7 @@ func (h *connHandler) runHTTP(connCtx context.Context, id rpc.ID, p *wire.HTTPRe
 			text = &t
 		}
 		seq++
+		release()
 		_ = h.c.Send(connCtx, wire.AppendHTTPBodyDelta(rpc.AcquireFrameSize(256), qid, seq, nil, true, text), true)
 		return
 	}

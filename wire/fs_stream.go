@@ -21,7 +21,16 @@ type Base64Result struct {
 
 // WriteJSON implements rpc.StreamedResult.
 func (b Base64Result) WriteJSON(w io.Writer) error {
-	if _, err := io.WriteString(w, `{"`+b.Field+`":"`); err != nil {
+	if _, err := io.WriteString(w, "{"); err != nil {
+		return err
+	}
+	return b.writeMember(w)
+}
+
+// writeMember writes `"<Field>":"<base64>"}`: the member and the end of
+// the object it closes.
+func (b Base64Result) writeMember(w io.Writer) error {
+	if _, err := io.WriteString(w, `"`+b.Field+`":"`); err != nil {
 		return err
 	}
 	enc := base64.NewEncoder(base64.StdEncoding, w)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 
@@ -289,4 +290,26 @@ func AppendHTTPBodyDelta(b, quotedID []byte, seq uint64, data []byte, done bool,
 		b = append(b, q...)
 	}
 	return append(b, `}}`...)
+}
+
+// WriteJSON implements rpc.StreamedResult: the body is base64-encoded into
+// the message piecewise, so a buffered body is held once, not three times
+// (bytes, base64, frame). The JSON is what encoding/json writes.
+func (r HTTPRequestResult) WriteJSON(w io.Writer) error {
+	hs := r.Headers
+	if hs == nil {
+		hs = []HTTPResponseHeader{}
+	}
+	head, err := json.Marshal(hs)
+	if err != nil {
+		return err
+	}
+	b := append([]byte(`{"status":`), strconv.Itoa(r.Status)...)
+	b = append(b, `,"headers":`...)
+	b = append(b, head...)
+	b = append(b, ',')
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	return Base64Result{Field: "bodyBase64", Data: r.BodyBase64}.writeMember(w)
 }

@@ -3,9 +3,13 @@ package httpreq
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -327,5 +331,32 @@ func TestDisplay(t *testing.T) {
 		if got := Display(mustURL(t, in)); got != want {
 			t.Errorf("Display(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestTLS makes a request over TLS to a loopback server whose certificate
+// the client trusts, with the request head ours and HTTP/1.1 offered; the
+// same without that trust is a send error.
+func TestTLS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Proto", r.Proto)
+		io.WriteString(w, r.Header.Get("X-Order")+" "+r.Host)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	u := mustURL(t, srv.URL+"/p")
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	resp, body, err := do(t, &Request{Method: "GET", URL: u, Headers: []Header{{"X-Order", "1"}}, TLS: &tls.Config{RootCAs: roots}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != 200 || body != "1 "+u.Host || headerValue(resp.Headers, "x-proto") != "HTTP/1.1" {
+		t.Errorf("over TLS: %d %q %v", resp.Status, body, resp.Headers)
+	}
+	_, _, err = do(t, &Request{Method: "GET", URL: u})
+	if !errors.As(err, new(*SendError)) || err.Error() != "error sending request for url ("+srv.URL+"/p)" {
+		t.Errorf("untrusted certificate: %v, want a SendError", err)
 	}
 }

@@ -56,7 +56,7 @@ func TestHTTPRequestEnvVarNeverEchoed(t *testing.T) {
 		want string
 	}{
 		{"invalid value", map[string]any{"method": "GET", "url": srv.URL, "requestId": "r", "headers": []map[string]any{{"name": "X-Bad", "value": "v", "valueEnvVar": "RM_BAD_SECRET"}}},
-			"-32602 http/request header value is invalid for x-bad: failed to parse header value"},
+			"-32602 http/request header value is invalid for X-Bad: failed to parse header value"},
 		{"refused", req("http://127.0.0.1:1/", nil), "-32603 http/request failed: error sending request for url (http://127.0.0.1:1/)"},
 		{"timeout", req(srv.URL+"/slow", map[string]any{"timeoutMs": 100}), "-32603 http/request failed: error sending request for url (" + srv.URL + "/slow)"},
 		{"malformed", req(srv.URL+"/garbage", nil), "-32603 http/request failed: error sending request for url (" + srv.URL + "/garbage)"},

@@ -37,13 +37,39 @@ func TestHTTPRequestStreamIDs(t *testing.T) {
 			if r := result(t, c.call("http/request", req("/hold", "s1", true, 1500))); !strings.Contains(r, `"status":200`) {
 				t.Fatalf("hold: %s", r)
 			}
-			if got, want := errorOf(c.call("http/request", req("/chunked", "s1", true, 0))), "-32602 http/request streamResponse requestId `s1` is already active"; got != want {
-				t.Errorf("second stream s1: %s, want %s", got, want)
+			active := "-32602 http/request streamResponse requestId `s1` is already active"
+			if got := errorOf(c.call("http/request", req("/chunked", "s1", true, 0))); got != active {
+				t.Errorf("second stream s1: %s, want %s", got, active)
+			}
+			// The id is checked before the method (probed on the reference).
+			bad := req("/chunked", "s1", true, 0)
+			bad["method"] = "GE T"
+			if got := errorOf(c.call("http/request", bad)); got != active {
+				t.Errorf("second stream s1 with a bad method: %s, want %s", got, active)
+			}
+			// A stream refused by its checks, or failing before its
+			// headers, reserves nothing.
+			bad["requestId"] = "z"
+			if got, want := errorOf(c.call("http/request", bad)), "-32602 http/request method is invalid: invalid HTTP method"; got != want {
+				t.Errorf("bad method: %s, want %s", got, want)
+			}
+			refused := req("/", "y", true, 0)
+			refused["url"] = "http://127.0.0.1:1/"
+			if got, want := errorOf(c.call("http/request", refused)), "-32603 http/request failed: error sending request for url (http://127.0.0.1:1/)"; got != want {
+				t.Errorf("refused: %s, want %s", got, want)
+			}
+			for _, id := range []string{"z", "y"} {
+				if r := c.call("http/request", req("/status/200", id, true, 0)); r["error"] != nil {
+					t.Errorf("stream %s after its failure: %v", id, r["error"])
+				}
 			}
 			if r := c.call("http/request", req("/echo", "s1", false, 0)); r["error"] != nil {
 				t.Errorf("a buffered request with an active stream's id: %v", r["error"])
 			}
-			notes := c.bodyDeltas(t, 10*time.Second)
+			var notes []map[string]any
+			for len(notes) == 0 || notes[len(notes)-1]["params"].(map[string]any)["requestId"] != "s1" {
+				notes = append(notes, c.bodyDeltas(t, 10*time.Second)...)
+			}
 			last := notes[len(notes)-1]["params"].(map[string]any)
 			if last["error"] != "error decoding response body" || last["deltaBase64"] != "" {
 				t.Errorf("the held stream ended with %v, want the read error", last)

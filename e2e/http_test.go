@@ -348,12 +348,13 @@ func (c *cx) bodyDeltas(t *testing.T, timeout time.Duration) []map[string]any {
 		out = append(out, m)
 		return m["params"].(map[string]any)["done"] == true
 	}
-	for _, m := range c.notifs {
+	for len(c.notifs) > 0 {
+		m := c.notifs[0]
+		c.notifs = c.notifs[1:]
 		if take(m) {
 			return out
 		}
 	}
-	c.notifs = nil
 	deadline := time.After(timeout)
 	for {
 		select {

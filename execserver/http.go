@@ -64,14 +64,23 @@ func httpRequestDecoded(_ context.Context, h *connHandler, req *rpc.Request) (an
 	if err := h.check("http"); err != nil {
 		return nil, err
 	}
+	hc := &h.http
+	hc.init()
+	// An open stream's requestId is refused before anything else is
+	// checked, as the reference does; a request that fails its checks
+	// reserves nothing.
+	hc.mu.Lock()
+	_, busy := hc.streams[p.RequestID]
+	hc.mu.Unlock()
+	if busy && p.StreamResponse {
+		return nil, errStreamActive(p.RequestID)
+	}
 	r, err := h.httpRequest(p)
 	if err != nil {
 		return nil, err
 	}
-	hc := &h.http
-	hc.init()
 	hc.mu.Lock()
-	_, busy := hc.streams[p.RequestID]
+	_, busy = hc.streams[p.RequestID]
 	busy = busy && p.StreamResponse
 	full := hc.inflight >= MaxHTTPRequests
 	if !busy && !full {
@@ -82,13 +91,17 @@ func httpRequestDecoded(_ context.Context, h *connHandler, req *rpc.Request) (an
 	}
 	hc.mu.Unlock()
 	if busy {
-		return nil, rpc.Errorf(rpc.CodeInvalidParams, "http/request streamResponse requestId `%s` is already active", rpc.Clip(p.RequestID))
+		return nil, errStreamActive(p.RequestID)
 	}
 	if full {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "http/request has %d requests in flight on this connection, the most it may have; wait for one to end", MaxHTTPRequests)
 	}
 	h.c.Go(func(ctx context.Context) { h.runHTTP(ctx, req.ID, p, r) })
 	return nil, rpc.ErrAsync
+}
+
+func errStreamActive(id string) error {
+	return rpc.Errorf(rpc.CodeInvalidParams, "http/request streamResponse requestId `%s` is already active", rpc.Clip(id))
 }
 
 // httpRequest validates p into a request, in the reference's order:
@@ -116,7 +129,7 @@ func (h *connHandler) httpRequest(p *wire.HTTPRequestParams) (*httpreq.Request, 
 			value += v
 		}
 		if !httpreq.ValidHeaderValue(value) {
-			return nil, rpc.Errorf(rpc.CodeInvalidParams, "http/request header value is invalid for %s: failed to parse header value", strings.ToLower(hd.Name))
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "http/request header value is invalid for %s: failed to parse header value", hd.Name)
 		}
 		if strings.EqualFold(hd.Name, "transfer-encoding") {
 			continue // the body is sent with its length
@@ -184,6 +197,11 @@ func parseHTTPURL(s string) (*url.URL, error) {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams, "http/request only supports http and https URLs, got %s", rpc.Clip(u.Scheme))
 	case u.Host == "" || u.Hostname() == "":
 		return nil, bad("empty host")
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n > 65535 {
+			return nil, bad("invalid port number")
+		}
 	}
 	return u, nil
 }

@@ -260,7 +260,7 @@ func (h *connHandler) runHTTP(connCtx context.Context, id rpc.ID, p *wire.HTTPRe
 			respond(nil, rpc.Errorf(rpc.CodeInternalError, "failed to read http/request response body: %s", httpreq.ErrBody))
 			return
 		}
-		body, err := readBounded(resp.Body, MaxHTTPBufferedBody)
+		body, err := readBounded(resp.Body, resp.Length, MaxHTTPBufferedBody)
 		<-hc.buffer
 		if err != nil {
 			respond(nil, rpc.Errorf(rpc.CodeInternalError, "failed to read http/request response body: %s", err))
@@ -303,9 +303,16 @@ func (h *connHandler) runHTTP(connCtx context.Context, id rpc.ID, p *wire.HTTPRe
 // errBodyTooLarge is the answer for a buffered body above the bound.
 var errBodyTooLarge = errors.New("the body is larger than the " + strconv.Itoa(MaxHTTPBufferedBody) + " bytes http/request buffers; ask for streamResponse")
 
-// readBounded reads r whole, up to limit bytes.
-func readBounded(r io.Reader, limit int) ([]byte, error) {
+// readBounded reads r whole, up to limit bytes; length is its stated
+// length (-1: unknown), which sizes the buffer once.
+func readBounded(r io.Reader, length int64, limit int) ([]byte, error) {
+	if length > int64(limit) {
+		return nil, errBodyTooLarge
+	}
 	var out []byte
+	if length >= 0 {
+		out = make([]byte, 0, length)
+	}
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(buf)

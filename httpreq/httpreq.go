@@ -60,6 +60,8 @@ type Response struct {
 	Status  int
 	Headers []Header // names lower-cased, in wire order
 	Body    io.ReadCloser
+	// Length is the body's length when the response states it, else -1.
+	Length int64
 }
 
 // ErrBody is the error of a body that could not be read whole: the
@@ -321,7 +323,14 @@ func roundTrip(ctx context.Context, r *Request, method string, u *url.URL, heade
 	if err != nil {
 		return fail(err)
 	}
-	return &Response{Status: status, Headers: hs, Body: &bodyCloser{r: rb, conn: conn, stop: stop, ctx: ctx}}, nil
+	length := int64(-1)
+	switch r := rb.(type) {
+	case eofReader:
+		length = 0
+	case *exact:
+		length = r.left
+	}
+	return &Response{Status: status, Headers: hs, Length: length, Body: &bodyCloser{r: rb, conn: conn, stop: stop}}, nil
 }
 
 // writeHead writes the request line and the headers: the caller's, then
@@ -561,7 +570,6 @@ type bodyCloser struct {
 	r    io.Reader
 	conn net.Conn
 	stop func() bool
-	ctx  context.Context
 }
 
 func (b *bodyCloser) Read(p []byte) (int, error) {

@@ -175,6 +175,22 @@ func TestResponseFraming(t *testing.T) {
 			if resp.Status != tc.status || strings.Join(hs, ",") != tc.headers || body != tc.body {
 				t.Errorf("got %d %q %q, want %d %q %q", resp.Status, hs, body, tc.status, tc.headers, tc.body)
 			}
+			wantLen := int64(-1)
+			switch tc.name {
+			case "length":
+				wantLen = 3
+			case "short length":
+				wantLen = 100
+			case "head", "204", "304":
+				wantLen = 0
+			case "interim":
+				wantLen = 2
+			case "repeats in order":
+				wantLen = 0
+			}
+			if resp.Length != wantLen {
+				t.Errorf("Length %d, want %d", resp.Length, wantLen)
+			}
 			if tc.bodyErr != errors.Is(err, ErrBody) || !tc.bodyErr && err != nil {
 				t.Errorf("body error %v, want ErrBody: %v", err, tc.bodyErr)
 			}

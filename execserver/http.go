@@ -280,7 +280,7 @@ func (h *connHandler) runHTTP(connCtx context.Context, id rpc.ID, p *wire.HTTPRe
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			seq++
-			frame := wire.AppendHTTPBodyDelta(rpc.AcquireFrameSize(wire.OutputFrameSize(n)), qid, seq, buf[:n], false, nil)
+			frame := wire.AppendHTTPBodyDelta(rpc.AcquireFrameSize(wire.OutputFrameSize(n)+len(qid)), qid, seq, buf[:n], false, nil)
 			if h.c.Send(connCtx, frame, true) != nil {
 				return
 			}
@@ -295,7 +295,7 @@ func (h *connHandler) runHTTP(connCtx context.Context, id rpc.ID, p *wire.HTTPRe
 		}
 		seq++
 		release()
-		_ = h.c.Send(connCtx, wire.AppendHTTPBodyDelta(rpc.AcquireFrameSize(256), qid, seq, nil, true, text), true)
+		_ = h.c.Send(connCtx, wire.AppendHTTPBodyDelta(rpc.AcquireFrameSize(160+len(qid)), qid, seq, nil, true, text), true)
 		return
 	}
 }

@@ -54,9 +54,12 @@ func cxWSEnv(t *testing.T, env []string) *cx {
 }
 
 // cxOverWS is a cx on a started WebSocket server.
-func cxOverWS(t *testing.T, s *server) *cx {
+func cxOverWS(t *testing.T, s *server) *cx { return cxDial(t, s.URL) }
+
+// cxDial connects a cx to the WebSocket server at url.
+func cxDial(t *testing.T, url string) *cx {
 	ctx, cancel := context.WithCancel(context.Background())
-	ws, _, err := websocket.Dial(ctx, s.URL, nil)
+	ws, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

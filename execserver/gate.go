@@ -101,6 +101,7 @@ type connHandler struct {
 
 	experimental atomic.Bool // initialize carried capabilities.experimentalApi
 	cmds         cmdExecs    // the connection's command/exec runs
+	http         httpConn    // the connection's http/request streams
 
 	startsMu sync.Mutex
 	starts   map[string]int // guarded by startsMu: ids of process/start requests received, not yet handled

@@ -21,7 +21,16 @@ type Base64Result struct {
 
 // WriteJSON implements rpc.StreamedResult.
 func (b Base64Result) WriteJSON(w io.Writer) error {
-	if err := writeBase64Open(w, b.Field, b.Data); err != nil {
+	if _, err := io.WriteString(w, "{"); err != nil {
+		return err
+	}
+	return b.writeMember(w)
+}
+
+// writeMember writes `"<Field>":"<base64>"}`: the member and the end of
+// the object it closes.
+func (b Base64Result) writeMember(w io.Writer) error {
+	if err := writeBase64Member(w, b.Field, b.Data); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, `"}`)
@@ -31,7 +40,16 @@ func (b Base64Result) WriteJSON(w io.Writer) error {
 // writeBase64Open writes {"<field>":"<base64 of data>, leaving the string
 // and the object open.
 func writeBase64Open(w io.Writer, field string, data []byte) error {
-	if _, err := io.WriteString(w, `{"`+field+`":"`); err != nil {
+	if _, err := io.WriteString(w, "{"); err != nil {
+		return err
+	}
+	return writeBase64Member(w, field, data)
+}
+
+// writeBase64Member writes "<field>":"<base64 of data>, leaving the string
+// open.
+func writeBase64Member(w io.Writer, field string, data []byte) error {
+	if _, err := io.WriteString(w, `"`+field+`":"`); err != nil {
 		return err
 	}
 	enc := base64.NewEncoder(base64.StdEncoding, w)

@@ -138,6 +138,9 @@ func Methods() []MethodSpec {
 		request[WriteBlockParams, EmptyResult](MethodFSWriteBlock),
 		request[CloseParams, EmptyResult](MethodFSClose),
 
+		request[HTTPRequestParams, HTTPRequestResult](MethodHTTPRequest),
+		notification[HTTPBodyDeltaParams](MethodHTTPBodyDelta, ServerToClient),
+
 		request[CommandExecParams, CommandExecResult](MethodCommandExec),
 		request[CommandExecWriteParams, EmptyResult](MethodCommandExecWrite),
 		request[CommandExecResizeParams, EmptyResult](MethodCommandExecResize),

@@ -27,6 +27,7 @@ type Floors struct {
 	ConcurrencyKs []int                 `json:"concurrency_k_values,omitempty"`    // the K values measured
 	ExecRunRaw    *Latency              `json:"exec_run_raw_true,omitempty"`       // os/exec Run of /bin/true, interleaved with exec run
 	CmdExecTrue   *Latency              `json:"command_exec_raw_true,omitempty"`   // os/exec Run of /bin/true, interleaved with command/exec
+	HTTPBody      *Throughput           `json:"http_body,omitempty"`               // net/http GET of the 100 MiB http/request body
 	CmdExecOutput *Throughput           `json:"command_exec_raw_output,omitempty"` // os/exec of the 64 MiB command, stdout read to the end
 }
 

@@ -47,6 +47,7 @@ type Metrics struct {
 	HandleWrite          *HandleStream   `json:"handle_write,omitempty"`              // 256 MiB through fs/writeBlock
 	CmdExec              *CmdExecMetrics `json:"command_exec,omitempty"`              // command/exec over stdio (ours: exec-server, ref: app-server)
 	Walk                 *Latency        `json:"fs_walk,omitempty"`                   // #16 fs/walk of 100,000 entries in five calls
+	HTTP                 *HTTPMetrics    `json:"http_request,omitempty"`              // http/request of a 100 MiB body over stdio
 }
 
 // Checks are the correctness observations made on every run (docs/benchmarking.md §3, end).

@@ -253,6 +253,7 @@ func buildRows(cfg Config, b *Bench) []Row {
 		latRow("#16 fs/walk of 100,000 entries (5 calls of 20,000) p50", o.Walk, r.Walk, nil),
 	)
 	rows = append(append(rows, clientRows(*o)...), cmdExecRows(*o, *r, f)...)
+	rows = append(rows, httpRows(*o, *r, f)...)
 	rows = append(rows, robustRows(*o, *r)...)
 	rows = append(rows, handleRows(*o, *r)...)
 	return append(rows, mcpRows(b.mcp)...)
@@ -331,6 +332,7 @@ func evalTargets(rows []Row, b *Bench) []TargetCheck {
 	}
 	t = append(t, sc)
 	t = append(append(t, clientTargets(rows)...), cmdExecTargets(rows)...)
+	t = append(t, httpTargets(rows, o)...)
 	t = append(t, robustTargets(o)...)
 	t = append(t, handleTargets(rows)...)
 	t = append(t, mcpTargets(rows)...)

@@ -106,6 +106,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"sandbox", b.runSandbox},
 		{"execrun", b.runExecRun},
 		{"cmdexec", b.runCmdExec},
+		{"http", b.runHTTP},
 		{"throughput", b.runThroughput},
 		{"clientthroughput", b.runClientThroughput},
 		{"concurrency", b.runConcurrency},

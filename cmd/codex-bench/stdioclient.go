@@ -35,6 +35,8 @@ type StdioClient struct {
 	nextID atomic.Int64
 	done   chan struct{} // closed when the reader has returned and the process was reaped
 
+	onNotify atomic.Pointer[func(line []byte)] // sees every notification line, when set
+
 	mu      sync.Mutex
 	pending map[int64]chan *Response // guarded by mu
 	readErr error                    // guarded by mu
@@ -132,6 +134,10 @@ func (c *StdioClient) fail(err error) {
 // a large one is a command/exec result, kept raw, its id found at either
 // end (servers order the members differently).
 func (c *StdioClient) handle(line []byte, now time.Time) {
+	if f := c.onNotify.Load(); f != nil && bytes.HasPrefix(line, []byte(`{"method":`)) {
+		(*f)(line)
+		return
+	}
 	var env struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`

@@ -36,6 +36,8 @@ var rules = []rule{
 	{Pkg: "rpc", Only: []string{}},
 	{Pkg: "wire", Only: []string{"rpc"}},
 	{Pkg: "wsserve", Only: []string{"rpc", "wire", "internal/zapslog"}},
+	// The HTTP client of http/request is mechanics only, like rpc.
+	{Pkg: "httpreq", Only: []string{}},
 	{Pkg: "sandbox", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "cmd/codex-bench", "wsserve")},
 	{Pkg: "fshelper", Forbid: ours("proc", "execserver", "unifiedexec", "cmd/codex-bench")},
 	// proc spawns what it is given (a Launcher it declares; execserver

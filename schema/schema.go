@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/codexec/codex/wire"
@@ -64,7 +65,7 @@ func Generate() (map[string][]byte, error) {
 			kind, suffix = "notification", notificationSuffix
 		}
 		title := fmt.Sprintf("%s %s params (%s)", m.Name, kind, arrow)
-		b, err := document(m.Params, m.From, title, m.Extension, m.Positional)
+		b, err := document(m.Params, m.From, title, m.Extension)
 		if err != nil {
 			return nil, fmt.Errorf("%s params: %w", m.Name, err)
 		}
@@ -73,7 +74,7 @@ func Generate() (map[string][]byte, error) {
 			continue
 		}
 		title = fmt.Sprintf("%s result (server → client)", m.Name)
-		if b, err = document(m.Result, wire.ServerToClient, title, m.Extension, false); err != nil {
+		if b, err = document(m.Result, wire.ServerToClient, title, m.Extension); err != nil {
 			return nil, fmt.Errorf("%s result: %w", m.Name, err)
 		}
 		out[FileName(m.Name, resultSuffix)] = b
@@ -133,9 +134,8 @@ func Existing(dir string) (map[string][]byte, error) {
 
 // document is the schema of t (nil: no params) as indented JSON with sorted
 // keys and a final newline. ext, for an extension, is its section of
-// docs/protocol.md, which the description names. positional accepts an
-// array of the members too (wire.MethodSpec.Positional).
-func document(t reflect.Type, from wire.Direction, title, ext string, positional bool) ([]byte, error) {
+// docs/protocol.md, which the description names.
+func document(t reflect.Type, from wire.Direction, title, ext string) ([]byte, error) {
 	var s *jsonschema.Schema
 	if t == nil {
 		s = noParams()
@@ -144,9 +144,7 @@ func document(t reflect.Type, from wire.Direction, title, ext string, positional
 		if s, err = reflectType(t, from); err != nil {
 			return nil, err
 		}
-		if positional {
-			s = objectOrArray(s)
-		}
+
 	}
 	if ext != "" {
 		note := "An extension of this server (docs/protocol.md " + ext + "): the reference answers -32601."
@@ -175,22 +173,23 @@ func document(t reflect.Type, from wire.Direction, title, ext string, positional
 	return buf.Bytes(), nil
 }
 
-// objectOrArray accepts obj, or an array of exactly its members in the
-// order of its properties (the Go fields' order), each as its property
-// says.
-func objectOrArray(obj *jsonschema.Schema) *jsonschema.Schema {
+// objectOrArray accepts obj, or an array of its members in the order of
+// its properties (the Go fields' order), each as its property says, at
+// least min of them (serde's sequence form of a struct).
+func objectOrArray(obj *jsonschema.Schema, min int) *jsonschema.Schema {
+	o := *obj
 	var items []*jsonschema.Schema
-	for p := obj.Properties.Oldest(); p != nil; p = p.Next() {
+	for p := o.Properties.Oldest(); p != nil; p = p.Next() {
 		items = append(items, p.Value)
 	}
-	n := uint64(len(items))
-	defs := obj.Definitions
-	obj.Definitions, obj.Version = nil, ""
+	lo, hi := uint64(min), uint64(len(items))
+	defs := o.Definitions
+	o.Definitions, o.Version = nil, ""
 	return &jsonschema.Schema{
-		Description: "The params are an object, or an array of all its members in order.",
+		Description: "An object, or an array of its members in order (at least the first " + strconv.Itoa(min) + ").",
 		AnyOf: []*jsonschema.Schema{
-			obj,
-			{Type: "array", PrefixItems: items, MinItems: &n, MaxItems: &n},
+			&o,
+			{Type: "array", PrefixItems: items, MinItems: &lo, MaxItems: &hi},
 		},
 		Definitions: defs,
 	}
@@ -373,6 +372,19 @@ func fixStructs(t reflect.Type, from wire.Direction, lookup func(reflect.Type) *
 			// a variable with one).
 			prop.AdditionalProperties = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{prop.AdditionalProperties, {Type: "null"}}}
 		}
+		if prop, ok := s.Properties.Get(name); ok && f.Tag.Get("schema") == "variantmap" && len(prop.Enum) > 0 {
+			// An enum also given as a map of one member, the variant's
+			// name, whose value is null ({"replace":null}), as serde takes it.
+			var maps []*jsonschema.Schema
+			one := uint64(1)
+			for _, v := range prop.Enum {
+				name, _ := v.(string)
+				props := jsonschema.NewProperties()
+				props.Set(name, &jsonschema.Schema{Type: "null"})
+				maps = append(maps, &jsonschema.Schema{Type: "object", Properties: props, Required: []string{name}, MinProperties: &one, MaxProperties: &one})
+			}
+			s.Properties.Set(name, &jsonschema.Schema{AnyOf: append([]*jsonschema.Schema{prop}, maps...)})
+		}
 		if prop, ok := s.Properties.Get(name); ok && nullable {
 			s.Properties.Set(name, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{prop, {Type: "null"}}})
 		}
@@ -380,4 +392,7 @@ func fixStructs(t reflect.Type, from wire.Direction, lookup func(reflect.Type) *
 	}
 	sort.Strings(required)
 	s.Required = required
+	if p, ok := reflect.Zero(t).Interface().(wire.Positional); ok && from == wire.ClientToServer {
+		*s = *objectOrArray(s, p.PositionalMin())
+	}
 }

@@ -45,7 +45,7 @@ type OpenParams struct {
 	Path     Path   `json:"path" rpc:"required"`
 	// Mode is "read" (the default) or "replace"; the decoder also takes the
 	// one-member map form {"replace": null}.
-	Mode    *string         `json:"mode,omitempty" jsonschema:"enum=read,enum=replace"`
+	Mode    *string         `json:"mode,omitempty" jsonschema:"enum=read,enum=replace" schema:"variantmap"`
 	Sandbox json.RawMessage `json:"sandbox"`
 }
 

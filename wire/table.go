@@ -63,9 +63,14 @@ type MethodSpec struct {
 	Params       reflect.Type
 	Result       reflect.Type
 	Extension    string
-	// Positional: the params may also be an array of all the members in
-	// the order of Params's fields, which the reference takes too.
-	Positional bool
+}
+
+// Positional is implemented by a params struct (or one nested in params)
+// that is also accepted as an array of its members in field order, as
+// serde takes a struct: at least PositionalMin of them (the members after
+// those have defaults). The JSON Schema describes both forms.
+type Positional interface {
+	PositionalMin() int
 }
 
 // ReadFileResult is the JSON shape of the fs/readFile result. The server
@@ -88,12 +93,6 @@ func extension(m MethodSpec, section string) MethodSpec {
 	return m
 }
 
-// positional marks m's params as accepted in array form as well.
-func positional(m MethodSpec) MethodSpec {
-	m.Positional = true
-	return m
-}
-
 func notification[P any](name string, from Direction) MethodSpec {
 	return MethodSpec{Name: name, Notification: true, From: from, Params: reflect.TypeFor[P]()}
 }
@@ -107,7 +106,7 @@ func Methods() []MethodSpec {
 		{Name: MethodInitialized, Notification: true, From: ClientToServer},
 		requestNoParams[EnvironmentInfo](MethodEnvironmentInfo),
 		requestNoParams[StatusResult](MethodEnvironmentStatus),
-		positional(request[EnvironmentConfigReadParams, EnvironmentConfigReadResult](MethodEnvironmentConfigRead)),
+		request[EnvironmentConfigReadParams, EnvironmentConfigReadResult](MethodEnvironmentConfigRead),
 
 		request[StartParams, StartResult](MethodProcessStart),
 		request[ReadParams, ReadResult](MethodProcessRead),
@@ -129,7 +128,7 @@ func Methods() []MethodSpec {
 		request[RemoveParams, EmptyResult](MethodFSRemove),
 		request[CopyParams, EmptyResult](MethodFSCopy),
 		request[CanonicalizeParams, CanonicalizeResult](MethodFSCanonicalize),
-		positional(request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing)),
+		request[WatchMissingParams, WatchMissingResult](MethodFSWatchMissing),
 		notification[MissingChangedParams](MethodFSMissingChanged, ServerToClient),
 		request[WalkParams, WalkResult](MethodFSWalk),
 		request[DiscoverV2Params, DiscoverV2Result](MethodCapabilitiesDiscoverV2),

@@ -184,9 +184,15 @@ func TestSandboxMissingCodexNeverAppears(t *testing.T) {
 			}
 			polls++
 			// An empty directory is the read-only placeholder, there only
-			// while the command runs; anything else is the command's.
-			if fi, err := os.Lstat(codex); err == nil && !(fi.IsDir() && emptyDir(codex)) {
-				seen++
+			// while the command runs; anything else is the command's. The
+			// placeholder may go between the Lstat and the listing (the
+			// run ended): that is no content.
+			if fi, err := os.Lstat(codex); err == nil {
+				ents, lerr := os.ReadDir(codex)
+				if !fi.IsDir() || (lerr == nil && len(ents) > 0) || (lerr != nil && !os.IsNotExist(lerr)) {
+					seen++
+					t.Logf("poll %d: %s mode %v, entries %d, listing error %v", polls, codex, fi.Mode(), len(ents), lerr)
+				}
 			}
 			time.Sleep(time.Millisecond)
 		}

@@ -31,11 +31,11 @@ const (
 // drainState is the part of a Registry that the drain uses.
 type drainState struct {
 	once    sync.Once
-	started chan struct{} // closed when the drain begins
-	on      atomic.Bool   // the drain began: nothing new is admitted
-	running atomic.Int64  // processes not yet closed, of both families
-	killed  atomic.Int64  // processes the drain SIGKILLed at the end of its grace
-	changed chan struct{} // 1-buffered: running went down
+	started chan struct{}                // closed when the drain begins
+	on      atomic.Bool                  // the drain began: nothing new is admitted
+	running atomic.Int64                 // processes not yet closed, of both families
+	killed  atomic.Pointer[map[int]bool] // the processes the drain SIGKILLed at the end of its grace
+	changed chan struct{}                // 1-buffered: running went down
 }
 
 func newDrainState() drainState {
@@ -81,9 +81,9 @@ func (r *Registry) Drain(grace time.Duration, hurry <-chan struct{}) {
 			ps = append(ps, p)
 		}
 	}
-	killed := proc.CountTrees(ps, nil)
-	r.drain.killed.Store(int64(killed))
-	r.log.Info("drain grace over; killing what is left", zap.Int("processes", int(r.drain.running.Load())), zap.Int("processes_killed", killed))
+	killed := proc.TreePids(ps, nil)
+	r.drain.killed.Store(&killed)
+	r.log.Info("drain grace over; killing what is left", zap.Int("processes", int(r.drain.running.Load())), zap.Int("processes_killed", len(killed)))
 	// Only the exits of processes that were still running, or that ended
 	// just now, are worth the wait: one that exited earlier and is not
 	// yet published is held up by a client that does not read, which gets

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/codexec/codex/config"
+	"maps"
 	"net"
 	"sync"
 	"time"
@@ -263,8 +264,13 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	}
 	r.sessions = map[string]*Session{}
 	r.mu.Unlock()
-	// The drain's kill and this one's, descendants and leftovers included.
-	killed := int(r.drain.killed.Load()) + countTrees(sessions)
+	// The drain's kill and this one's, descendants and leftovers included;
+	// a process the drain killed that is still exiting counts once.
+	pids := treePids(sessions)
+	if d := r.drain.killed.Load(); d != nil {
+		maps.Copy(pids, *d)
+	}
+	killed := len(pids)
 	r.log.Info("shutting down", zap.Int("sessions", len(sessions)), zap.Int("processes_killed", killed))
 	for _, s := range sessions {
 		s.end(errShutdown)

@@ -136,14 +136,21 @@ func (s *Session) trees() ([]*proc.Process, []*proc.Leftovers) {
 }
 
 // countTrees is treeSize of several sessions at once (one /proc scan).
-func countTrees(sessions []*Session) int {
+func countTrees(sessions []*Session) int { return len(treePids(sessions)) }
+
+// treePids is the set of the processes countTrees counts.
+func treePids(sessions []*Session) map[int]bool {
 	var ps []*proc.Process
 	var ls []*proc.Leftovers
 	for _, s := range sessions {
 		p, l := s.trees()
 		ps, ls = append(ps, p...), append(ls, l...)
 	}
-	return proc.CountTrees(ps, ls)
+	pids := proc.TreePids(ps, ls)
+	if pids == nil {
+		pids = map[int]bool{}
+	}
+	return pids
 }
 
 // adopt takes what a closed process of the session left running (nil:

@@ -184,7 +184,10 @@ type treeRef struct {
 // in ls: the sum of their TreeSize and Len, a process found twice counted
 // once, with one /proc scan for all the trees without a cgroup leaf. For
 // the logs of a session's end, which can cover many processes.
-func CountTrees(ps []*Process, ls []*Leftovers) int {
+func CountTrees(ps []*Process, ls []*Leftovers) int { return len(TreePids(ps, ls)) }
+
+// TreePids is the set of the processes CountTrees counts.
+func TreePids(ps []*Process, ls []*Leftovers) map[int]bool {
 	refs := make([]treeRef, 0, len(ps)+len(ls))
 	for _, p := range ps {
 		if r, ok := p.ref(); ok {
@@ -196,11 +199,14 @@ func CountTrees(ps []*Process, ls []*Leftovers) int {
 			refs = append(refs, r)
 		}
 	}
-	return countRefs(refs)
+	return refPids(refs)
 }
 
 // countRefs is CountTrees of refs.
-func countRefs(refs []treeRef) int {
+func countRefs(refs []treeRef) int { return len(refPids(refs)) }
+
+// refPids is TreePids of refs.
+func refPids(refs []treeRef) map[int]bool {
 	seen := make(map[int]bool)
 	var x *procIndex
 	for _, r := range refs {
@@ -219,7 +225,7 @@ func countRefs(refs []treeRef) int {
 			}
 		}
 	}
-	return len(seen)
+	return seen
 }
 
 // orphanIn reports whether a child of the server (in subreaper mode,

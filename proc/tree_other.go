@@ -97,3 +97,6 @@ func (p *Process) TreeSize() int { return 0 }
 
 // CountTrees is 0 outside Linux.
 func CountTrees([]*Process, []*Leftovers) int { return 0 }
+
+// TreePids is empty outside Linux.
+func TreePids([]*Process, []*Leftovers) map[int]bool { return nil }

@@ -90,24 +90,9 @@ func DecodeEnvironmentConfigReadParams(raw json.RawMessage) (*EnvironmentConfigR
 	var order []string
 	switch raw[0] {
 	case '{':
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if _, err := dec.Token(); err != nil {
-			return nil, rpc.Errorf(rpc.CodeInvalidParams, "%s", err)
-		}
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return nil, rpc.Errorf(rpc.CodeInvalidParams, "%s", err)
-			}
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				return nil, rpc.Errorf(rpc.CodeInvalidParams, "%s", err)
-			}
-			key, _ := tok.(string)
-			if _, seen := members[key]; !seen {
-				order = append(order, key)
-			}
-			members[key] = v
+		var err error
+		if order, err = objectMembersInto(raw, members); err != nil {
+			return nil, err
 		}
 	case '[':
 		var elems []json.RawMessage

@@ -207,14 +207,16 @@ func TestDrainTrappedCommandsStalledClient(t *testing.T) {
 
 // exitSlack is what the exit may take beyond the grace: 100 ms with
 // CODEX_E2E_STRICT_TIMING=1 (the bound, met by an idle machine),
-// 400 ms otherwise: the race-built server on a loaded two-core machine
-// (make test) may spend over 100 ms after the grace; a normal build spends
-// 36-50 ms (docs/operations.md §5).
+// 1 s otherwise: the race-built server spends 70-100 ms after the grace
+// when this test runs alone on a two-core machine, but 437 ms in a
+// fresh-clone make test, where every package runs at once; a normal build
+// spends 36-50 ms (docs/operations.md §5). A drain that waited for the
+// stalled client would take seconds more, which 1 s still catches.
 func exitSlack() time.Duration {
 	if os.Getenv("CODEX_E2E_STRICT_TIMING") == "1" {
 		return 100 * time.Millisecond
 	}
-	return 400 * time.Millisecond
+	return time.Second
 }
 
 // allReady reports whether every trapped command has set its trap.

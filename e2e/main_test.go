@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"testing"
 
 	"github.com/codexec/codex/internal/testbin"
@@ -13,4 +14,9 @@ var binary string
 // race-detector build otherwise sleeps one second at each process exit.
 const raceEnv = "GORACE=atexit_sleep_ms=0"
 
-func TestMain(m *testing.M) { testbin.Main(m, &binary, "..", "-race") }
+func TestMain(m *testing.M) {
+	if os.Getenv(bedEnv) != "" {
+		os.Exit(bedMain()) // the network test bed (netbed_test.go)
+	}
+	testbin.Main(m, &binary, "..", "-race")
+}

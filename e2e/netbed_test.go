@@ -54,6 +54,10 @@ const (
 	bedULA     = "fd00::7"
 )
 
+// bedAbstract is the name of the bed's abstract Unix greeter, which lives
+// in the bed's network namespace.
+const bedAbstract = "codex-e2e-greeter"
+
 // bedHosts is the bed's /etc/hosts.
 const bedHosts = `127.0.0.1 localhost
 ::1 localhost
@@ -74,9 +78,10 @@ type bedConfig struct {
 }
 
 // bedServer starts `codex exec-server --listen stdio` (plus args) inside a
-// fresh test bed and returns it as a stdio server. The test is skipped
-// when namespaces cannot be made (not root).
-func bedServer(t *testing.T, env []string, args ...string) *stdioServer {
+// fresh test bed and returns it as a stdio server, with the path of the
+// bed's Unix greeter socket. The test is skipped when namespaces cannot be
+// made (not root).
+func bedServer(t *testing.T, env []string, args ...string) (*stdioServer, string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the network test bed needs root to make its namespaces")
@@ -103,7 +108,7 @@ func bedServer(t *testing.T, env []string, args ...string) *stdioServer {
 			Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS,
 			Pdeathsig:  syscall.SIGKILL,
 		}
-	})
+	}), cfg.Unix
 }
 
 // bedMain is the bed process (TestMain calls it when bedEnv is set); it
@@ -160,7 +165,8 @@ func bedMain() int {
 // bedServe starts the bed's destinations, which live as long as the bed
 // process: HTTP on :80 and :8080 (every address of the bed), HTTPS with a
 // self-signed certificate on :443, a raw greeter on :7000 that writes
-// "greeter\n" and closes, and the same greeter on the Unix socket.
+// "greeter\n" and closes, and the same greeter on the Unix socket and
+// on the abstract socket bedAbstract.
 //
 // The HTTP handler answers "hello <host> <method> <path>\n", except
 // /bytes/N, which sends N zero bytes.
@@ -216,6 +222,11 @@ func bedServe(cfg bedConfig) error {
 		}
 		go greet(ul)
 	}
+	al, err := net.Listen("unix", "@"+bedAbstract)
+	if err != nil {
+		return err
+	}
+	go greet(al)
 	return nil
 }
 
@@ -250,9 +261,7 @@ func selfSigned() (tls.Certificate, error) {
 // TestNetBed: the bed's destinations answer a command that has the full
 // network, by name and by address, and its /etc/hosts is the bed's.
 func TestNetBed(t *testing.T) {
-	c := cxOverStdio(t, bedServer(t, nil))
-	c.call("initialize", map[string]any{"clientName": "e2e", "capabilities": map[string]any{"experimentalApi": true}})
-	c.write(`{"method":"initialized","params":{}}`)
+	c, _ := bedCx(t, nil)
 	probe := `curl -sS --max-time 5 http://api.example.com/a; curl -sS --max-time 5 http://` + bedPrivate + `:8080/b; ` +
 		`curl -sS --max-time 5 -g "http://[` + bedPublic6 + `]/c"; curl -sSk --max-time 5 https://other.org/d; ` +
 		`exec 3<>/dev/tcp/` + bedLink + `/7000 && cat <&3`

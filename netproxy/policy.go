@@ -211,7 +211,7 @@ func allDigits(s string) bool {
 // normalizeHost lower-cases a request's host and drops a trailing dot
 // and IPv6 brackets.
 func normalizeHost(h string) string {
-	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	h = strings.ToLower(strings.TrimRight(h, "."))
 	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
 		h = h[1 : len(h)-1]
 	}

@@ -3,6 +3,7 @@ package netproxy
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -134,4 +135,35 @@ func TestGlobLabel(t *testing.T) {
 	if strings.Contains("x", "y") {
 		t.Fatal()
 	}
+}
+
+// FuzzCompilePattern: the compiler never panics, refuses with a
+// SettingsError only, and a compiled pattern matches hosts without
+// panicking; an exact pattern matches its own normalised text.
+func FuzzCompilePattern(f *testing.F) {
+	for _, s := range []string{"api.example.com", "*.example.com", "**.example.com", "*", "**", "", "exa*mple.com", "*.*.other.org",
+		"api.other.org:8080", "[::1]:443", "10.231.0.1", "http://example.com", "a.**.b", "*.", "a*b*c.d", "API.Example.COM."} {
+		f.Add(s, "api.example.com")
+	}
+	f.Fuzz(func(t *testing.T, pat, host string) {
+		pt, err := compilePattern(pat)
+		if err != nil {
+			var se *SettingsError
+			if !errors.As(err, &se) || se.Text == "" {
+				t.Fatalf("%q: %v", pat, err)
+			}
+			return
+		}
+		h := normalizeHost(host)
+		a, _ := netip.ParseAddr(h)
+		pt.match(h, a.Unmap())
+		if pt.kind == exactHost && !pt.addr.IsValid() && !strings.Contains(pat, "*") {
+			self := strings.Join(pt.labels, ".")
+			if !pt.match(self, netip.Addr{}) {
+				if _, err := netip.ParseAddr(self); err != nil {
+					t.Fatalf("%q does not match its own host %q", pat, self)
+				}
+			}
+		}
+	})
 }

@@ -85,7 +85,7 @@ const (
 )
 
 type bed struct {
-	t         *testing.T
+	t         testing.TB
 	p         *Proxy
 	httpAddr  string
 	socksAddr string
@@ -153,6 +153,13 @@ func (s *rawServer) addr() string { return s.l.Addr().String() }
 // webHandler answers what it was asked, so a test sees what the proxy
 // relayed.
 func webHandler(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/bulk" {
+		w.Header().Set("Content-Length", fmt.Sprint(bulkSize))
+		for n := 0; n < bulkSize; n += len(bigBody) {
+			w.Write(bigBody)
+		}
+		return
+	}
 	if r.URL.Path == "/big" {
 		w.Header().Set("Content-Length", fmt.Sprint(len(bigBody)))
 		w.Write(bigBody)
@@ -170,9 +177,11 @@ func webHandler(w http.ResponseWriter, r *http.Request) {
 
 var bigBody = make([]byte, 1<<20)
 
+const bulkSize = 100 << 20 // a multiple of len(bigBody)
+
 type bedOption func(*Settings, *Options)
 
-func newBed(t *testing.T, s Settings, opts ...bedOption) *bed {
+func newBed(t testing.TB, s Settings, opts ...bedOption) *bed {
 	t.Helper()
 	b := &bed{t: t}
 	b.web = httptest.NewServer(http.HandlerFunc(webHandler))

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -200,9 +201,13 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, client 
 	if chunked {
 		resp.TransferEncoding = []string{"chunked"}
 	}
-	err = resp.Write(bw)
-	if err == nil {
-		err = bw.Flush()
+	if !chunked && resp.ContentLength > 0 && bodyAllowed(req.Method, resp.StatusCode) {
+		err = relaySized(c, bw, resp, upr, up)
+	} else {
+		err = resp.Write(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
 	}
 	if endWriter(c, up, werr) != nil {
 		// The upstream answered before the whole request body went
@@ -249,6 +254,34 @@ func readFinal(upr *bufio.Reader, req *http.Request, bw *bufio.Writer) (*http.Re
 			return nil, err
 		}
 	}
+}
+
+// relaySized relays a response whose body has a known length: the head
+// through bw, then the body straight from the upstream connection, so
+// that between two *net.TCPConn the copy splices.
+func relaySized(c net.Conn, bw *bufio.Writer, resp *http.Response, upr *bufio.Reader, up net.Conn) error {
+	fmt.Fprintf(bw, "HTTP/%d.%d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.Status)
+	resp.Header.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	if err := resp.Header.Write(bw); err != nil {
+		return err
+	}
+	bw.WriteString("\r\n")
+	n := min(int64(upr.Buffered()), resp.ContentLength)
+	if _, err := io.CopyN(bw, upr, n); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if rest := resp.ContentLength - n; rest > 0 {
+		if m, err := io.Copy(c, io.LimitReader(up, rest)); err != nil || m != rest {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // bodyAllowed reports whether a response to method with status may carry

@@ -236,3 +236,24 @@ func TestCloseEndsTunnels(t *testing.T) {
 		t.Error("the listener is still open")
 	}
 }
+
+// TestBadTargets: targets no host name carries are refused before any
+// decision.
+func TestBadTargets(t *testing.T) {
+	b := newBed(t, Settings{Domains: map[string]Action{"*": Allow}})
+	for _, req := range []string{
+		"CONNECT a/b:443 HTTP/1.1\r\nHost: x\r\n\r\n",
+		"CONNECT api.example.com:0 HTTP/1.1\r\nHost: x\r\n\r\n",
+		"CONNECT api.example.com HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET https://api.example.com/ HTTP/1.1\r\nHost: api.example.com\r\n\r\n",
+		"GET http://api.example.com:99999/ HTTP/1.1\r\nHost: api.example.com\r\n\r\n",
+		"GET / HTTP/1.1\r\n\r\n",
+	} {
+		if got := raw(t, b.httpAddr, req); !strings.HasPrefix(got, "HTTP/1.1 400 Bad Request\r\n") {
+			t.Errorf("%q: %q", req, got)
+		}
+	}
+	if len(b.events) != 0 || len(b.dialled()) != 0 {
+		t.Errorf("decided %v, dialled %v", b.events, b.dialled())
+	}
+}

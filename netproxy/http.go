@@ -116,7 +116,7 @@ func target(req *http.Request) (host string, port int, ok bool) {
 		host, port = auth[:i], n
 	}
 	host = normalizeHost(host)
-	if host == "" || strings.ContainsRune(host, ':') {
+	if !validHost(host) || strings.ContainsRune(host, ':') {
 		return "", 0, false
 	}
 	return host, port, true
@@ -312,7 +312,7 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, client 
 	host, portStr, err := net.SplitHostPort(req.RequestURI)
 	port, perr := strconv.Atoi(portStr)
 	host = normalizeHost(host)
-	if err != nil || perr != nil || port <= 0 || port > 65535 || host == "" {
+	if err != nil || perr != nil || port <= 0 || port > 65535 || !validHost(host) {
 		writePlain(c, 400, "Bad Request", "", "invalid CONNECT target")
 		return
 	}

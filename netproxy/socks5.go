@@ -118,14 +118,15 @@ func readSocksRequest(r io.Reader) (socksRequest, error) {
 	if req.cmd != 1 {
 		return req, socksReplyError(socksCmdNotSupported)
 	}
-	if !validSocksHost(req.host) {
+	if !validHost(req.host) {
 		return req, socksReplyError(socksHostUnreachable)
 	}
 	return req, nil
 }
 
-// validSocksHost refuses an empty name and bytes no host name carries.
-func validSocksHost(h string) bool {
+// validHost refuses an empty host and bytes no host name or address
+// literal carries.
+func validHost(h string) bool {
 	if h == "" {
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -255,5 +256,37 @@ func TestBadTargets(t *testing.T) {
 	}
 	if len(b.events) != 0 || len(b.dialled()) != 0 {
 		t.Errorf("decided %v, dialled %v", b.events, b.dialled())
+	}
+}
+
+// flakyListener fails its first Accept, as a listener out of descriptors
+// does.
+type flakyListener struct {
+	net.Listener
+	failed atomic.Bool
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	if !l.failed.Swap(true) {
+		return nil, syscall.EMFILE
+	}
+	return l.Listener.Accept()
+}
+
+// TestAcceptRetry: a failed Accept does not stop the proxy serving.
+func TestAcceptRetry(t *testing.T) {
+	pol, err := Compile(Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(Options{Policy: pol})
+	defer p.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ServeHTTP(&flakyListener{Listener: l})
+	if got := undate(raw(t, l.Addr().String(), "GET http://other.org/ HTTP/1.1\r\nHost: other.org\r\n\r\n")); got != recNotAllowed {
+		t.Errorf("after a failed Accept: %q", got)
 	}
 }

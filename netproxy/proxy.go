@@ -156,18 +156,28 @@ func (p *Proxy) serve(l net.Listener, handle func(net.Conn)) {
 	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
+		var backoff time.Duration
 		for {
 			c, err := l.Accept()
 			if err != nil {
-				var ne net.Error
-				if errors.As(err, &ne) && ne.Timeout() {
-					continue
+				if p.isClosed() || errors.Is(err, net.ErrClosed) {
+					if !p.isClosed() {
+						p.log.Warn("network proxy listener closed under the proxy", "addr", l.Addr().String())
+					}
+					return
 				}
-				if !p.isClosed() {
-					p.log.Warn("network proxy listener failed", "addr", l.Addr().String(), "err", err)
+				// Out of descriptors or the like: wait and try again,
+				// as net/http does, rather than stop serving.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				p.log.Warn("network proxy accept failed", "addr", l.Addr().String(), "err", err, "retry_in", backoff)
+				select {
+				case <-time.After(backoff):
+				case <-p.ctx.Done():
+					return
 				}
-				return
+				continue
 			}
+			backoff = 0
 			if !p.admit(c) {
 				c.Close()
 				continue

@@ -27,14 +27,12 @@ func (e *SettingsError) Error() string { return e.Text }
 // the switches the proxy acts on. It is immutable and safe for concurrent
 // use.
 type Policy struct {
-	allow, deny  []pattern
-	limited      bool
-	allowLocal   bool
-	unixSockets  []string // allowed absolute paths, sorted
-	allUnix      bool
-	socks5       bool
-	socks5UDP    bool
-	upstreamProx bool
+	allow, deny []pattern
+	limited     bool
+	allowLocal  bool
+	unixSockets []string // allowed absolute paths, sorted
+	allUnix     bool
+	socks5      bool
 }
 
 // Limited reports whether the method policy is "limited".
@@ -75,12 +73,10 @@ type pattern struct {
 // reference's (docs/sandbox.md, "Network").
 func Compile(s Settings) (*Policy, error) {
 	p := &Policy{
-		limited:      s.Mode == ModeLimited,
-		allowLocal:   s.AllowLocalBinding,
-		allUnix:      s.DangerouslyAllowAllUnixSockets,
-		socks5:       s.EnableSOCKS5,
-		socks5UDP:    s.EnableSOCKS5UDP,
-		upstreamProx: s.AllowUpstreamProxy,
+		limited:    s.Mode == ModeLimited,
+		allowLocal: s.AllowLocalBinding,
+		allUnix:    s.DangerouslyAllowAllUnixSockets,
+		socks5:     s.EnableSOCKS5,
 	}
 	switch s.Mode {
 	case "", ModeFull, ModeLimited:

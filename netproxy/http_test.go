@@ -360,3 +360,13 @@ func TestHTTPBounds(t *testing.T) {
 		t.Errorf("silent client: %v after %v", err, time.Since(start))
 	}
 }
+
+// TestHTTPContinue: an interim 100 Continue from the upstream is passed
+// on before the final answer.
+func TestHTTPContinue(t *testing.T) {
+	b := newBed(t, Settings{Domains: map[string]Action{"api.example.com": Allow}})
+	got := raw(t, b.httpAddr, "POST http://api.example.com/c HTTP/1.1\r\nHost: api.example.com\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi")
+	if !strings.HasPrefix(got, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, `body="hi"`) {
+		t.Errorf("%q", got)
+	}
+}

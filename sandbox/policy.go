@@ -1,6 +1,10 @@
 package sandbox
 
-import "path/filepath"
+import (
+	"path/filepath"
+
+	"github.com/codexec/codex/netproxy"
+)
 
 // ProfileType is the `type` tag of a PermissionProfile (docs/sandbox.md §2.1).
 type ProfileType string
@@ -141,6 +145,8 @@ type Profile struct {
 	// Network is informational for external profiles and "enabled" for
 	// disabled ones.
 	Network Network
+	// Proxy, when set, runs the command behind its own network proxy.
+	Proxy *netproxy.Settings `json:"-"`
 }
 
 // fsMode is the effective file-system policy of a profile.

@@ -176,8 +176,8 @@ func TestNetworkGateOn(t *testing.T) {
 			t.Errorf("%q: %v", tc.body, err)
 			continue
 		}
-		if r.Profile.Network != sandbox.NetworkRestricted || r.Profile.FullNetwork() || r.Profile.Proxy == nil || !reflect.DeepEqual(*r.Profile.Proxy, tc.want) {
-			t.Errorf("%q: network %v proxy %+v, want restricted and %+v", tc.body, r.Profile.Network, r.Profile.Proxy, tc.want)
+		if r.Profile.Network != sandbox.NetworkEnabled || r.Profile.Proxy == nil || !reflect.DeepEqual(*r.Profile.Proxy, tc.want) {
+			t.Errorf("%q: network %v proxy %+v, want enabled and %+v", tc.body, r.Profile.Network, r.Profile.Proxy, tc.want)
 		}
 		if f, err := p.ResolveFilesystem("a", "/w"); err != nil || f.Profile.Proxy != nil {
 			t.Errorf("%q: ResolveFilesystem %+v %v", tc.body, f.Profile.Proxy, err)

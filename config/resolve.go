@@ -45,8 +45,8 @@ func resolveErrorf(format string, args ...any) error {
 // names the key or its position.
 //
 // With `[features] network_proxy = true`, a profile whose network is
-// enabled resolves to a restricted network with Proxy set: the command's
-// only way out is its own proxy. The built-in :danger-full-access keeps
+// enabled resolves to an enabled network with Proxy set, which the
+// sandbox narrows to the command's own proxy (its only way out). The built-in :danger-full-access keeps
 // the whole network and no sandbox (the Codex CLI gives it a proxy with
 // nothing allowed: no network at all); :read-only and :workspace have no
 // network.
@@ -119,10 +119,9 @@ func (p *Permissions) resolve(name, cwd string, withNetwork bool) (Resolved, err
 		}
 	}
 	if proxy != nil {
-		// The command's only way out is its proxy: its direct network
-		// stays restricted (a sandbox that did not know Proxy would give
-		// it no network at all, never the whole network).
-		network = sandbox.NetworkRestricted
+		// The network is on, narrowed to the command's own proxy
+		// (sandbox.Profile.Proxy): a proxied command has no other way out.
+		network = sandbox.NetworkEnabled
 	}
 	out := sandbox.Managed(network, entries...)
 	out.GlobScanMaxDepth = c.depth

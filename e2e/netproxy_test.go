@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -308,5 +310,77 @@ func TestNetworkProxyReview(t *testing.T) {
 		if !strings.Contains(strings.Join(decisions, " "), want) {
 			t.Errorf("no policyDecision %s in %v", want, decisions)
 		}
+	}
+}
+
+// TestNetworkProxyCommandExecConfig: command/exec under a config.toml
+// profile whose network goes through the proxy ([features] network_proxy):
+// allowed hosts answer, others get the proxy's refusal, nothing else gets
+// out; a bad pattern is the reference's error; :danger-full-access keeps the
+// whole network; without the feature a narrowing profile is refused.
+func TestNetworkProxyCommandExecConfig(t *testing.T) {
+	profiles := `
+[permissions.net.filesystem]
+":root" = "read"
+[permissions.net.network]
+enabled = true
+domains = { "api.example.com" = "allow", "*.other.org" = "allow", "sub.other.org" = "deny" }
+
+[permissions.star.filesystem]
+":root" = "read"
+[permissions.star.network]
+enabled = true
+domains = { "*" = "deny" }
+
+[permissions.empty.filesystem]
+":root" = "read"
+[permissions.empty.network]
+enabled = true
+`
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("[features]\nnetwork_proxy = true\n"+profiles), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := bedCx(t, []string{"CODEX_HOME=" + home})
+	probe := `curl -sS --max-time 5 http://api.example.com/e; ` +
+		`curl -s --max-time 5 -o /dev/null -w '%{http_code} %header{x-proxy-error}' http://sub.other.org/; echo; ` +
+		`curl -s --max-time 5 -o /dev/null -w '%{http_code} %header{x-proxy-error}' http://example.com/; echo; ` +
+		`(exec 3<>/dev/tcp/` + bedPublic + `/80) 2>&1 | tail -1 | sed 's/.*: //'`
+	run := func(profile string) map[string]any {
+		return c.call("command/exec", map[string]any{"command": []string{"/bin/bash", "-c", probe}, "permissionProfile": profile})
+	}
+	var r struct{ Stdout string }
+	if err := json.Unmarshal([]byte(result(t, run("net"))), &r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "hello api.example.com GET /e\n403 blocked-by-denylist\n403 blocked-by-allowlist\nNetwork is unreachable\n"; r.Stdout != want {
+		t.Errorf("net profile:\n got %q\nwant %q", r.Stdout, want)
+	}
+	if err := json.Unmarshal([]byte(result(t, run("empty"))), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Stdout, "curl: (56)") && !strings.Contains(r.Stdout, "403 blocked-by-allowlist\n403 blocked-by-allowlist\nNetwork is unreachable") {
+		t.Errorf("a profile with no domains reaches something: %q", r.Stdout)
+	}
+	if got, want := errorOf(run("star")), "-32600 invalid permission profile: network proxy constraints are invalid: invalid value for network.denied_domains: * (allowed exact hosts or scoped wildcards like *.example.com or **.example.com)"; got != want {
+		t.Errorf("\"*\" = \"deny\":\n got %s\nwant %s", got, want)
+	}
+	if err := json.Unmarshal([]byte(result(t, run(":danger-full-access"))), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Stdout, "hello api.example.com GET /e\n200 \n200 \n") {
+		t.Errorf(":danger-full-access lost the network: %q", r.Stdout)
+	}
+
+	// The same profile without the feature is refused, never run with the
+	// whole network.
+	off := t.TempDir()
+	if err := os.WriteFile(filepath.Join(off, "config.toml"), []byte(profiles), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c2, _ := bedCx(t, []string{"CODEX_HOME=" + off})
+	got := errorOf(c2.call("command/exec", map[string]any{"command": []string{"true"}, "permissionProfile": "net"}))
+	if !strings.HasPrefix(got, "-32600 invalid permission profile: ") || !strings.Contains(got, "network_proxy") {
+		t.Errorf("without the feature: %s", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -109,6 +110,36 @@ func bedServer(t *testing.T, env []string, args ...string) (*stdioServer, string
 			Pdeathsig:  syscall.SIGKILL,
 		}
 	}), cfg.Unix
+}
+
+// bedRun runs argv to its end inside a fresh test bed with env added to
+// the environment, and returns its stdout, stderr and exit status.
+func bedRun(t *testing.T, env []string, argv ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the network test bed needs root to make its namespaces")
+	}
+	dir := t.TempDir()
+	cfg := bedConfig{Hosts: filepath.Join(dir, "hosts"), Argv: argv}
+	if err := os.WriteFile(cfg.Hosts, []byte(bedHosts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(cfg)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(append([]string{raceEnv, "PATH=/usr/bin:/bin"}, env...), bedEnv+"="+string(data))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }
 
 // bedMain is the bed process (TestMain calls it when bedEnv is set); it

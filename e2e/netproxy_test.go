@@ -384,3 +384,35 @@ enabled = true
 		t.Errorf("without the feature: %s", got)
 	}
 }
+
+// TestNetworkProxyCLISandbox: `codex sandbox --allow-domain` tries a
+// domain-filtered network by hand, printing the decisions on stderr, and
+// `--permissions-profile` runs a config.toml profile with its proxy.
+func TestNetworkProxyCLISandbox(t *testing.T) {
+	probe := `curl -sS --max-time 5 http://api.example.com/c; curl -s --max-time 5 -o /dev/null -w '%{http_code}\n' http://other.org/; ` +
+		`(exec 3<>/dev/tcp/` + bedPublic + `/80) 2>&1 | tail -1 | sed 's/.*: //'`
+	out, errOut, code := bedRun(t, nil, binary, "sandbox", "--allow-domain", "*.example.com", "--deny-domain", "evil.example.com", "--", "/bin/bash", "-c", probe)
+	if want := "hello api.example.com GET /c\n403\nNetwork is unreachable\n"; code != 0 || out != want {
+		t.Errorf("codex sandbox --allow-domain: exit %d\n got %q\nwant %q\nstderr: %s", code, out, want, errOut)
+	}
+	for _, want := range []string{"codex sandbox: network: http api.example.com:80 allowed", "codex sandbox: network: http other.org:80 blocked (not_allowed)"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q: %s", want, errOut)
+		}
+	}
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(`
+[permissions.p.filesystem]
+":root" = "read"
+[permissions.p.network]
+enabled = true
+domains = { "other.org" = "allow" }
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	probe = `curl -sS --max-time 5 http://other.org/p; curl -s --max-time 5 -o /dev/null -w '%{http_code}\n' http://api.example.com/`
+	out, errOut, code = bedRun(t, []string{"CODEX_HOME=" + home}, binary, "sandbox", "--enable", "network_proxy", "--permissions-profile", "p", "--", "/bin/bash", "-c", probe)
+	if want := "hello other.org GET /p\n403\n"; code != 0 || out != want {
+		t.Errorf("codex sandbox --permissions-profile: exit %d\n got %q\nwant %q\nstderr: %s", code, out, want, errOut)
+	}
+}

@@ -85,9 +85,14 @@ func (c *proxyControl) listeners(ctx context.Context) ([]ProxyListener, error) {
 		}
 	}
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case err != nil && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)):
+		// The read deadline is ctx's (it may fire before ctx says so).
 		closeAll()
-		return nil, fmt.Errorf("sandbox: waiting for the proxy listeners: %w", ctx.Err())
+		cause := ctx.Err()
+		if cause == nil {
+			cause = context.DeadlineExceeded
+		}
+		return nil, fmt.Errorf("sandbox: waiting for the proxy listeners: %w", cause)
 	case err != nil:
 		closeAll()
 		return nil, fmt.Errorf("sandbox: waiting for the proxy listeners: %w", err)

@@ -769,3 +769,50 @@ func forkLocked(path string, argv []string, attr *syscall.ProcAttr) (int, error)
 	defer runtime.UnlockOSThread()
 	return syscall.ForkExec(path, argv, attr)
 }
+
+// BenchmarkHelperStart measures one sandboxed `true` to its exit, plain
+// (network on) and proxied (listeners opened, sent and received): the
+// start-up cost of the proxied network.
+func BenchmarkHelperStart(b *testing.B) {
+	if err := sandbox.Available(); err != nil {
+		b.Skip(err)
+	}
+	root, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, proxied := range []bool{false, true} {
+		name := "plain"
+		plan := workspacePlan(root, true, "/bin/true")
+		if proxied {
+			name, plan = "proxied", proxiedPlan(root, true, "/bin/true")
+		}
+		plan.RecordIdentities()
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				w, err := sandbox.Wrap(plan)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cmd := w.Command(context.Background())
+				err = cmd.Start()
+				w.Close()
+				if proxied {
+					ls, lerr := w.ProxyListeners(context.Background())
+					if lerr != nil && err == nil {
+						b.Fatal(lerr)
+					}
+					for _, l := range ls {
+						l.Listener.Close()
+					}
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -26,7 +26,8 @@ type Plan struct {
 	// SysProcAttr.Cloneflags; recorded here so the helper knows it is PID 1
 	// and whether it must bring up loopback). Every sandboxed command gets
 	// mount, PID, IPC and cgroup namespaces, and a network namespace when
-	// the network is off (Resolve and Wrap; docs/sandbox.md §4.2): the
+	// the network is off or proxied (Resolve and Wrap; docs/sandbox.md
+	// §4.2, §4.9): the
 	// helper refuses a plan without mount and PID namespaces, since it
 	// could not take the kernel's knobs out of the command's reach, unless
 	// the plan is Unsandboxed.

@@ -85,9 +85,14 @@ func (c *proxyControl) listeners(ctx context.Context) ([]ProxyListener, error) {
 		}
 	}
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case err != nil && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)):
+		// The read deadline is ctx's (it may fire before ctx says so).
 		closeAll()
-		return nil, fmt.Errorf("sandbox: waiting for the proxy listeners: %w", ctx.Err())
+		cause := ctx.Err()
+		if cause == nil {
+			cause = context.DeadlineExceeded
+		}
+		return nil, fmt.Errorf("sandbox: waiting for the proxy listeners: %w", cause)
 	case err != nil:
 		closeAll()
 		return nil, fmt.Errorf("sandbox: waiting for the proxy listeners: %w", err)
@@ -241,15 +246,22 @@ func checkUnixSocket(fd int) error {
 }
 
 // onlyLoopback checks that the helper's network namespace is a fresh one:
-// it has no interface but lo, so nothing but the proxy leads out.
+// no interface but lo is up or has an address, so nothing but the proxy
+// leads out. (A fresh namespace may hold the kernel's fallback tunnel
+// devices, tunl0, sit0 and the like, down and without addresses; the
+// command, without CAP_NET_ADMIN and netlink, cannot bring them up.)
 func onlyLoopback() error {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return fmt.Errorf("listing interfaces: %w", err)
 	}
 	for _, i := range ifs {
-		if i.Name != "lo" {
-			return fmt.Errorf("the network namespace has interface %s: not a fresh one", i.Name)
+		if i.Name == "lo" {
+			continue
+		}
+		addrs, err := i.Addrs()
+		if err != nil || i.Flags&net.FlagUp != 0 || len(addrs) > 0 {
+			return fmt.Errorf("the network namespace has interface %s up or with addresses: not a fresh one", i.Name)
 		}
 	}
 	return nil

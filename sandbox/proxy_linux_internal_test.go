@@ -261,3 +261,23 @@ func TestProxyControlBounded(t *testing.T) {
 		t.Errorf("open fds %d, before %d", after, before)
 	}
 }
+
+// TestOnlyLoopbackRefusesHostNamespace: the helper's check that its
+// namespace is a fresh one fails in the host's (here the test's own),
+// which has an interface up besides lo.
+func TestOnlyLoopbackRefusesHostNamespace(t *testing.T) {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := false
+	for _, i := range ifs {
+		up = up || (i.Name != "lo" && i.Flags&net.FlagUp != 0)
+	}
+	if !up {
+		t.Skip("no interface up besides lo here")
+	}
+	if err := onlyLoopback(); err == nil {
+		t.Error("onlyLoopback passed in the host's network namespace")
+	}
+}

@@ -10,7 +10,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,6 +94,14 @@ func runProxyTestHelper(args []string) (code int, ok bool) {
 		return 0, true
 	case "proxyecho": // proxyecho VAR: send "ping" to the host:port of $VAR, expect "pong"
 		return report("proxyecho", proxyEcho(os.Getenv(args[1]))), true
+	case "unixsendto": // unixsendto PATH: a datagram from a socketpair to a named socket
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Sendto(fds[0], []byte("escaped"), 0, &unix.SockaddrUnix{Name: args[1]})
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return report("unixsendto", err), true
 	case "innerloop": // listen on the namespace's loopback and talk to ourselves
 		return report("innerloop", innerLoop()), true
 	}
@@ -192,6 +202,13 @@ type proxiedRun struct {
 // "pong" to "ping" on each until the command ends, then closes them.
 func runProxied(t *testing.T, plan sandbox.Plan) proxiedRun {
 	t.Helper()
+	return runProxiedWith(t, plan, nil)
+}
+
+// runProxiedWith is runProxied with prep called on the command before
+// its start.
+func runProxiedWith(t *testing.T, plan sandbox.Plan, prep func(*exec.Cmd)) proxiedRun {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	plan.RecordIdentities()
@@ -203,6 +220,9 @@ func runProxied(t *testing.T, plan sandbox.Plan) proxiedRun {
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if prep != nil {
+		prep(cmd)
+	}
 	startErr := cmd.Start()
 	w.Close()
 	ls, lerr := w.ProxyListeners(ctx)
@@ -629,5 +649,170 @@ func TestProxiedRefusals(t *testing.T) {
 	noProxy.Seccomp = sandbox.SeccompProxied
 	if _, err := sandbox.Wrap(noProxy); err == nil {
 		t.Error("Wrap took the proxied filter without a proxy")
+	}
+}
+
+// TestProxiedUnixSendGuard is the attack test of the unix-send guard on a
+// proxied command: sendto is allowed (UDP needs it), so a datagram
+// socketpair could name a host datagram socket by path; the cgroup's
+// sendmsg_unix program refuses it (root, Linux 6.7). Not parallel: the
+// command cgroup's name is per process.
+func TestProxiedUnixSendGuard(t *testing.T) {
+	requireSandbox(t)
+	root := testDir(t)
+	hostSock := filepath.Join(root, "host.dgram")
+	pc, err := net.ListenPacket("unixgram", hostSock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	cg, err := sandbox.NewCommandCgroup()
+	if err != nil {
+		t.Skipf("no cgroup with the unix send filter here: %v", err)
+	}
+	defer cg.Remove()
+	w, err := sandbox.Wrap(proxiedPlan(root, true, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	_, _ = w.ProxyListeners(t.Context()) // never started: closes the control socket
+	if !w.DenyNamedUnixSends {
+		t.Fatal("a proxied command without the unix-send guard")
+	}
+	r := runProxiedWith(t, helperPlan(t, proxiedPlan(root, true), "unixsendto", hostSock), func(cmd *exec.Cmd) { cg.Apply(cmd.SysProcAttr) })
+	if r.stdout != "unixsendto errno=EPERM\n" {
+		t.Errorf("sendto a host datagram socket: %v", r.runResult)
+	}
+	_ = pc.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if n, _, err := pc.ReadFrom(make([]byte, 16)); err == nil {
+		t.Errorf("the host socket got %d bytes", n)
+	}
+}
+
+// TestLauncherProxiedPTY runs a proxied command the way proc does
+// (Launcher: OpenPTY, Apply, fork, Close, then ProxyListeners), with a
+// terminal of its own, so the helper gets the plan on 3, the devpts mount
+// on 4 and the control socket on 5; the command reaches the server's
+// listener through HTTP_PROXY.
+func TestLauncherProxiedPTY(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	plan := helperPlan(t, proxiedPlan(testDir(t), true), "proxyecho", "HTTP_PROXY")
+	plan.RecordIdentities()
+	l := sandbox.NewLauncher(&plan, nil)
+	master, slave, err := l.OpenPTY()
+	if err != nil && os.Geteuid() != 0 {
+		t.Skipf("no devpts instance of our own without root: %v", err)
+	}
+	if err != nil || master == nil {
+		t.Fatalf("OpenPTY: %v", err)
+	}
+	defer master.Close()
+	attr := &syscall.ProcAttr{Dir: plan.Dir, Env: plan.Env, Files: []uintptr{slave.Fd(), slave.Fd(), slave.Fd()},
+		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: true}}
+	path, argv, err := l.Apply(plan.Argv[0], append([]string{plan.Arg0}, plan.Argv[1:]...), attr, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(attr.Files) != 6 {
+		t.Fatalf("helper files %v, want 0-2, plan, devpts, control", attr.Files)
+	}
+	pid, err := forkLocked(path, argv, attr)
+	slave.Close()
+	l.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	ls, lerr := l.ProxyListeners(ctx)
+	if err != nil {
+		t.Fatalf("fork: %v (%v)", err, lerr)
+	}
+	var ws syscall.WaitStatus
+	reaped := false
+	defer func() {
+		if !reaped {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_, _ = syscall.Wait4(pid, &ws, 0, nil)
+		}
+	}()
+	if lerr != nil || len(ls) != 2 {
+		t.Fatalf("ProxyListeners: %v, %v", ls, lerr)
+	}
+	defer func() {
+		for _, pl := range ls {
+			pl.Listener.Close()
+		}
+	}()
+	c, err := ls[0].Listener.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("read %q, %v", buf, err)
+	}
+	_, _ = c.Write([]byte("pong"))
+	c.Close()
+	out := readUntil(t, master, "ok")
+	_, err = syscall.Wait4(pid, &ws, 0, nil)
+	reaped = err == nil
+	if err != nil || ws.ExitStatus() != 0 {
+		t.Errorf("exit %v, %v; output %q", ws, err, out)
+	}
+}
+
+// forkLocked forks with the OS thread locked (Pdeathsig follows the
+// forking thread).
+func forkLocked(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return syscall.ForkExec(path, argv, attr)
+}
+
+// BenchmarkHelperStart measures one sandboxed `true` to its exit, plain
+// (network on) and proxied (listeners opened, sent and received): the
+// start-up cost of the proxied network.
+func BenchmarkHelperStart(b *testing.B) {
+	if err := sandbox.Available(); err != nil {
+		b.Skip(err)
+	}
+	root, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, proxied := range []bool{false, true} {
+		name := "plain"
+		plan := workspacePlan(root, true, "/bin/true")
+		if proxied {
+			name, plan = "proxied", proxiedPlan(root, true, "/bin/true")
+		}
+		plan.RecordIdentities()
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				w, err := sandbox.Wrap(plan)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cmd := w.Command(context.Background())
+				err = cmd.Start()
+				w.Close()
+				if proxied {
+					ls, lerr := w.ProxyListeners(context.Background())
+					if lerr != nil && err == nil {
+						b.Fatal(lerr)
+					}
+					for _, l := range ls {
+						l.Listener.Close()
+					}
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -117,7 +117,8 @@ func (p *Plan) proxied(s *netproxy.Settings) {
 // §4.3): mount and PID namespaces, so that the helper hides the cgroup
 // filesystems, makes the kernel's knobs read-only, mounts a /proc and a
 // small /dev of the command's own and stays PID 1 of everything the
-// command starts; a network namespace when the network is off; a user
+// command starts; a network namespace when the network is off (a
+// proxied plan adds one too: Plan.proxied); a user
 // namespace when the server is not root. The helper drops every
 // capability in every plan. Wrap adds the IPC and cgroup namespaces.
 func (p *Plan) kernelLayer(network bool, euid int) {

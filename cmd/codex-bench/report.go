@@ -256,6 +256,7 @@ func buildRows(cfg Config, b *Bench) []Row {
 	rows = append(rows, httpRows(*o, *r, f)...)
 	rows = append(rows, robustRows(*o, *r)...)
 	rows = append(rows, handleRows(*o, *r)...)
+	rows = append(rows, proxyRows(*o, *r, f)...)
 	return append(rows, mcpRows(b.mcp)...)
 }
 
@@ -335,6 +336,7 @@ func evalTargets(rows []Row, b *Bench) []TargetCheck {
 	t = append(t, httpTargets(rows, o)...)
 	t = append(t, robustTargets(o)...)
 	t = append(t, handleTargets(rows)...)
+	t = append(t, proxyTargets(rows, o)...)
 	t = append(t, mcpTargets(rows)...)
 	for _, tl := range []struct {
 		name string

@@ -250,7 +250,9 @@ func (s *proxyServer) run(ctx context.Context, argv []string, sandbox any, proxi
 	select {
 	case <-p.closed:
 	case <-ctx.Done():
-		_, _, _ = s.c.Call(context.Background(), "process/terminate", map[string]any{"processId": params.ProcessID})
+		tctx, tcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _, _ = s.c.Call(tctx, "process/terminate", map[string]any{"processId": params.ProcessID})
+		tcancel()
 		return nil, fmt.Errorf("%v: no process/closed within %v", argv, proxyTimeout)
 	}
 	s.mu.Lock()

@@ -142,7 +142,7 @@ func main() {
 		os.Exit(netBedMain())
 	}
 	if len(os.Args) > 1 && os.Args[1] == netClientCommand {
-		os.Exit(netClientMain(os.Args[2:]))
+		os.Exit(netClientMain(os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
 	}
 	cfg := parseFlags()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"time"
 )
 
@@ -36,10 +35,12 @@ type NetClientResult struct {
 	Seconds float64   `json:"seconds,omitempty"` // bulk mode: request to the body's end
 }
 
-// netClientMain runs the client with args (after the command word) and
+// netClientMain runs the client with args (after the command word),
+// HTTP_PROXY from getenv, its line on stdout and complaints on stderr, and
 // returns the exit status.
-func netClientMain(args []string) int {
+func netClientMain(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(netClientCommand, flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	target := fs.String("url", "", "the URL to fetch")
 	n := fs.Int("n", 0, "latency mode: measured requests, each on a new connection")
 	warm := fs.Int("warm", 5, "latency mode: unmeasured requests first")
@@ -49,7 +50,7 @@ func netClientMain(args []string) int {
 		return 2
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(os.Stderr, "netclient: %v\n", err)
+		fmt.Fprintf(stderr, "netclient: %v\n", err)
 		return 1
 	}
 	u, err := url.Parse(*target)
@@ -59,9 +60,9 @@ func netClientMain(args []string) int {
 	var res NetClientResult
 	tr := &http.Transport{DisableKeepAlives: true, DisableCompression: true}
 	if !*direct {
-		res.Proxy = os.Getenv("HTTP_PROXY")
+		res.Proxy = getenv("HTTP_PROXY")
 		if res.Proxy == "" {
-			fmt.Fprintln(os.Stderr, "netclient: HTTP_PROXY is not set: the server gave the command no proxy")
+			fmt.Fprintln(stderr, "netclient: HTTP_PROXY is not set: the server gave the command no proxy")
 			return netClientNoProxy
 		}
 		pu, err := url.Parse(res.Proxy)
@@ -121,7 +122,7 @@ func netClientMain(args []string) int {
 	default:
 		return fail(errors.New("give -n or -bulk"))
 	}
-	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
+	if err := json.NewEncoder(stdout).Encode(res); err != nil {
 		return fail(err)
 	}
 	return 0

@@ -611,3 +611,31 @@ func proxyTargets(rows []Row, o Metrics) []TargetCheck {
 	}
 	return append(t, st)
 }
+
+// proxyDetail adds the proxy group's latency detail and what the proxied
+// command saw to the Markdown report.
+func proxyDetail(b *strings.Builder, o, r *ProxyMetrics, f *Floors) {
+	if o == nil && r == nil {
+		return
+	}
+	pl := func(l *ProxyLatency) string {
+		if l == nil || l.N == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f / %.2f / %.2f / %.2f (n=%d)", l.Min, l.P50, l.P90, l.Max, l.N)
+	}
+	side := func(p *ProxyMetrics) (string, string) {
+		switch {
+		case p == nil:
+			return "not run", "–"
+		case !p.Served:
+			return "not served: " + p.NotServed, "–"
+		}
+		return pl(p.Request), p.DirectFromSandbox
+	}
+	ol, od := side(o)
+	rl, rd := side(r)
+	fmt.Fprintf(b, "\nProxy group, #P1 GET on a new connection, ms (min / p50 / p90 / max):\n\n| | ours | reference | direct |\n|---|---|---|---|\n")
+	fmt.Fprintf(b, "| through the proxy | %s | %s | %s |\n", ol, rl, pl(f.ProxyDirect))
+	fmt.Fprintf(b, "| a direct connect from the proxied command | %s | %s | |\n", od, rd)
+}

@@ -484,6 +484,7 @@ func (rep *Report) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", l.name, fmtLat(l.ou), fmtLat(l.re), fmtLat(l.fl))
 	}
 	cmdExecDetail(&b, o.CmdExec, r.CmdExec, f)
+	proxyDetail(&b, o.Proxy, r.Proxy, f)
 	fmt.Fprintf(&b, "\nTargets (docs/benchmarking.md §6), ours:\n\n| target | measured | result |\n|---|---|---|\n")
 	for _, t := range rep.Targets {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.Target, t.Measured, fmtPass(t.Pass))

@@ -38,13 +38,17 @@ var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGH
 // (SysProcAttr.Setsid), and waits for it. Meanwhile each of
 // forwardedSignals this process receives is sent to the command's process
 // group instead of ending this process; signals that arrive before the
-// start are delivered once it started.
-func runForwardingSignals(cmd *exec.Cmd) error {
+// start are delivered once it started. started, when not nil, runs right
+// after the start.
+func runForwardingSignals(cmd *exec.Cmd, started func()) error {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwardedSignals...)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		return err
+	}
+	if started != nil {
+		started()
 	}
 	pgid := cmd.Process.Pid // a session leader leads its process group
 	done := make(chan struct{})

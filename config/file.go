@@ -10,49 +10,49 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// readFile decodes the file at path: an empty document when path is "" or
-// the file does not exist. A file that cannot be read, or is not TOML,
+// readFile decodes the file at path, and returns its text too: an empty
+// document when path is "" or the file does not exist. A file that cannot be read, or is not TOML,
 // is an *Error; with strict, so is a key the Codex CLI does not know.
-func readFile(path string, strict bool) (map[string]any, error) {
+func readFile(path string, strict bool) (map[string]any, string, error) {
 	raw := map[string]any{}
 	if path == "" {
-		return raw, nil
+		return raw, "", nil
 	}
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return raw, nil
+		return raw, "", nil
 	case errors.Is(err, fs.ErrPermission):
 		// Whether the file exists is unknown: never run without the
 		// permissions the operator may have written there.
 		uid := os.Geteuid()
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: permission denied (the server runs as uid %d); "+
+		return nil, "", &Error{File: path, Msg: fmt.Sprintf("cannot read it: permission denied (the server runs as uid %d); "+
 			"make it and its directories readable by uid %d, or set CODEX_HOME to a directory that uid can read", uid, uid)}
 	case err != nil:
-		return nil, &Error{File: path, Msg: err.Error()}
+		return nil, "", &Error{File: path, Msg: err.Error()}
 	}
 	var top map[string]toml.Primitive // the values, with their positions
 	md, err := toml.Decode(string(data), &top)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: path, Line: pe.Position.Line, Msg: pe.Message}
+			return nil, "", &Error{File: path, Line: pe.Position.Line, Msg: pe.Message}
 		}
-		return nil, &Error{File: path, Msg: err.Error()}
+		return nil, "", &Error{File: path, Msg: err.Error()}
 	}
 	if strict {
 		if err := checkStrictFile(path, string(data), &md, top); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	for k, prim := range top {
 		var v any
 		if err := md.PrimitiveDecode(prim, &v); err != nil {
-			return nil, &Error{File: path, Key: k, Msg: err.Error()}
+			return nil, "", &Error{File: path, Key: k, Msg: err.Error()}
 		}
 		raw[k] = v
 	}
-	return raw, nil
+	return raw, string(data), nil
 }
 
 // unknownKey is the first part of key the Codex CLI does not know, as a
@@ -165,6 +165,7 @@ func (p *Permissions) noteOverrides(overrides []Override) {
 	for _, o := range overrides {
 		switch {
 		case o.Path[0] == "default_permissions" || o.Path[0] == "permissions":
+		case o.Key() == "features.network_proxy" || len(o.Path) == 1 && o.Path[0] == "features":
 		case o.Path[0] == "features":
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: feature `%s` has no effect on the exec-server, ignored", o.raw, strings.Join(o.Path[1:], ".")))
 		default:

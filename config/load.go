@@ -38,8 +38,9 @@ type Error struct {
 	Key  string
 	Msg  string
 	// Unsupported marks a setting that the Codex CLI accepts but this
-	// executor cannot honour: it makes the profile that holds it unusable
-	// instead of stopping start-up.
+	// executor cannot honour, or a wrong network value that the CLI's
+	// app-server loads and refuses on the requests that use it: it makes
+	// the profile that holds it unusable instead of stopping start-up.
 	Unsupported bool
 }
 
@@ -66,6 +67,12 @@ type Permissions struct {
 	home        string
 	tmpdir      string          // the server's $TMPDIR, which `:tmpdir` also names
 	unusable    map[string]bool // profiles validate warned about
+	// proxyGate is `[features] network_proxy = true`: an enabled network
+	// runs through a proxy of its own.
+	proxyGate bool
+	// permLine and permCol are where the file defines the permissions
+	// table (0 when it does not), where a wrong network value is placed.
+	permLine, permCol int
 	// Warnings are things the file asks for that have no effect here
 	// (unknown keys, unknown special paths).
 	Warnings []string
@@ -97,11 +104,12 @@ func LoadWith(path string, opts Options) (*Permissions, error) {
 			return nil, err
 		}
 	}
-	raw, err := readFile(path, opts.Strict)
+	raw, text, err := readFile(path, opts.Strict)
 	if err != nil {
 		return nil, err
 	}
 	p := &Permissions{file: path}
+	p.permLine, p.permCol = permissionsPos(text)
 	p.noteOverrides(opts.Overrides)
 	applyOverrides(raw, opts.Overrides)
 	p.home, _ = os.UserHomeDir()
@@ -167,6 +175,7 @@ func (p *Permissions) warnf(key, format string, args ...any) {
 // read takes default_permissions and the permissions tables out of the
 // decoded document.
 func (p *Permissions) read(raw map[string]any) error {
+	p.readGate(raw)
 	if v, ok := raw["default_permissions"]; ok {
 		s, ok := v.(string)
 		if !ok {
@@ -200,6 +209,29 @@ func (p *Permissions) read(raw map[string]any) error {
 		p.profiles[name] = prof
 	}
 	return nil
+}
+
+// ProxyGate reports `[features] network_proxy = true` (in the file, a -c
+// override or --enable network_proxy): a profile with an enabled network
+// runs it through a proxy of its own.
+func (p *Permissions) ProxyGate() bool { return p != nil && p.proxyGate }
+
+// readGate reads the network_proxy feature; a value that is not a boolean
+// leaves it off (a narrowed network is then refused, never widened).
+func (p *Permissions) readGate(raw map[string]any) {
+	f, ok := raw["features"].(map[string]any)
+	if !ok {
+		return
+	}
+	v, ok := f["network_proxy"]
+	if !ok {
+		return
+	}
+	b, ok := v.(bool)
+	if !ok {
+		p.warnf("features.network_proxy", "must be a boolean, not %s: the feature stays off", typeName(v))
+	}
+	p.proxyGate = b
 }
 
 // sortedKeys returns m's keys in order, so errors and warnings are stable.

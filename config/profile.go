@@ -2,7 +2,6 @@ package config
 
 import (
 	"maps"
-	"slices"
 
 	"github.com/codexec/codex/sandbox"
 )
@@ -21,15 +20,9 @@ type profileTOML struct {
 	workspaceRoots map[string]bool
 	fs             map[string]fsValue
 	globDepth      *int
-	network        *bool
-	// narrowedBy is the first network key that narrows an enabled network
-	// through a proxy ("" for none): a setting this executor cannot honour.
-	narrowedBy string
+	network        *bool // network.enabled
+	net            networkTOML
 }
-
-// restrictingNetworkKeys are network settings that narrow an enabled
-// network through a proxy, which this executor does not run.
-var restrictingNetworkKeys = []string{"domains", "unix_sockets", "mode", "proxy_url", "socks_url", "mitm"}
 
 // readProfile reads one profile table. Unknown keys are warnings.
 func (p *Permissions) readProfile(key string, body map[string]any) (*profileTOML, error) {
@@ -123,48 +116,10 @@ func (p *Permissions) readFilesystem(prof *profileTOML, key string, v any) error
 	return nil
 }
 
-// readNetwork reads the network table. Only `enabled` has an effect. The
-// proxy settings that would narrow an enabled network are recorded, not
-// refused here: the Codex CLI accepts them, so the file must load, but a
-// request that would run under them is refused rather than silently
-// widened to the whole network (narrowed).
-func (p *Permissions) readNetwork(prof *profileTOML, key string, v any) error {
-	t, ok := v.(map[string]any)
-	if !ok {
-		return p.errf(key, "must be a table, not %s", typeName(v))
-	}
-	for _, k := range sortedKeys(t) {
-		switch {
-		case k == "enabled":
-			b, ok := t[k].(bool)
-			if !ok {
-				return p.errf(key+".enabled", "must be a boolean, not %s", typeName(t[k]))
-			}
-			prof.network = &b
-		case slices.Contains(restrictingNetworkKeys, k):
-			if prof.narrowedBy == "" {
-				prof.narrowedBy = key + "." + k
-			}
-		default:
-			p.warnf(key+"."+quoteKey(k), "not supported by this executor (it runs no network proxy), ignored")
-		}
-	}
-	return nil
-}
-
-// narrowed is the error of a profile whose enabled network a proxy setting
-// narrows, nil otherwise.
-func (p *Permissions) narrowed(prof *profileTOML) error {
-	if prof.narrowedBy == "" || prof.network == nil || !*prof.network {
-		return nil
-	}
-	return p.unsupportedf(prof.narrowedBy, "narrows the network through a proxy, which this executor does not run; remove it or set enabled = false")
-}
-
 // merge returns parent overlaid with child: child keys win; two scoped
 // tables under the same key merge, child subpaths winning.
 func merge(parent, child *profileTOML) *profileTOML {
-	out := &profileTOML{key: child.key, globDepth: parent.globDepth, network: parent.network, narrowedBy: parent.narrowedBy}
+	out := &profileTOML{key: child.key, globDepth: parent.globDepth, network: parent.network, net: mergeNetwork(parent.net, child.net)}
 	out.workspaceRoots = maps.Clone(parent.workspaceRoots)
 	if out.workspaceRoots == nil && child.workspaceRoots != nil {
 		out.workspaceRoots = map[string]bool{}
@@ -187,9 +142,6 @@ func merge(parent, child *profileTOML) *profileTOML {
 	}
 	if child.network != nil {
 		out.network = child.network
-	}
-	if child.narrowedBy != "" {
-		out.narrowedBy = child.narrowedBy
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/codexec/codex/netproxy"
 	"github.com/codexec/codex/sandbox"
 )
 
@@ -38,8 +39,17 @@ func resolveErrorf(format string, args ...any) error {
 
 // Resolve compiles the profile name for the policy cwd cwd: a built-in or
 // a [permissions.<name>] table with its extends chain. A profile with a
-// setting the executor cannot honour (a network narrowed through a proxy,
-// a deny it cannot enforce) fails with an *Error that names the key.
+// setting the executor cannot honour (a network narrowed without the
+// network_proxy feature, a proxy setting it does not serve, a deny it
+// cannot enforce) or a wrong network value fails with an *Error that
+// names the key or its position.
+//
+// With `[features] network_proxy = true`, a profile whose network is
+// enabled resolves to an enabled network with Proxy set, which the
+// sandbox narrows to the command's own proxy (its only way out). The built-in :danger-full-access keeps
+// the whole network and no sandbox (the Codex CLI gives it a proxy with
+// nothing allowed: no network at all); :read-only and :workspace have no
+// network.
 func (p *Permissions) Resolve(name, cwd string) (Resolved, error) {
 	return p.resolve(name, cwd, true)
 }
@@ -85,8 +95,11 @@ func (p *Permissions) resolve(name, cwd string, withNetwork bool) (Resolved, err
 	if err != nil {
 		return Resolved{}, err
 	}
-	if err := p.narrowed(prof); err != nil && withNetwork {
-		return Resolved{}, err
+	var proxy *netproxy.Settings
+	if withNetwork {
+		if proxy, err = p.networkOf(prof); err != nil {
+			return Resolved{}, err
+		}
 	}
 	c, err := p.compile(prof, cwd)
 	if err != nil {
@@ -105,8 +118,14 @@ func (p *Permissions) resolve(name, cwd string, withNetwork bool) (Resolved, err
 			network = sandbox.NetworkEnabled
 		}
 	}
+	if proxy != nil {
+		// The network is on, narrowed to the command's own proxy
+		// (sandbox.Profile.Proxy): a proxied command has no other way out.
+		network = sandbox.NetworkEnabled
+	}
 	out := sandbox.Managed(network, entries...)
 	out.GlobScanMaxDepth = c.depth
+	out.Proxy = proxy
 	return Resolved{Profile: out, WorkspaceRoots: c.roots}, nil
 }
 
@@ -209,7 +228,7 @@ func (p *Permissions) validate() error {
 	for _, name := range sortedKeys(p.profiles) {
 		base, prof, err := p.flatten(name)
 		if err == nil {
-			if err = p.narrowed(prof); err == nil {
+			if _, err = p.networkOf(prof); err == nil {
 				_, err = p.compile(prof, validateCwd)
 			}
 		}
@@ -259,7 +278,5 @@ func (p *Permissions) warnProfile(name, base string, prof *profileTOML) {
 			p.warnf("permissions."+quoteKey(name)+".filesystem."+quoteKey(k), "unknown special path, ignored")
 		}
 	}
-	if own := p.profiles[name].narrowedBy; own != "" {
-		p.warnf(own, "ignored: the network of profile `%s` is off, and this executor runs no network proxy", name)
-	}
+	p.warnNetwork(name, prof)
 }

@@ -129,6 +129,8 @@ func TestEnvironmentConfigReadReplay(t *testing.T) {
 // from the reference's inventory (docs/protocol.md §6.3), kept here apart from the server's own table so that the two check each
 // other. A flag the server turns on must be listed here with methods.
 var flagMethods = map[string][]string{
+	"networkProxyLaunch":         {"process/start"},
+	"networkProxyReviewDomains":  {"process/start"},
 	"fsWatchMissing":             {"fs/watchMissing"},
 	"environmentConfigRead":      {"environmentConfig/read"},
 	"capabilityDiscoveryV2":      {"capabilities/discoverV2"},

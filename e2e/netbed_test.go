@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -54,6 +55,10 @@ const (
 	bedULA     = "fd00::7"
 )
 
+// bedAbstract is the name of the bed's abstract Unix greeter, which lives
+// in the bed's network namespace.
+const bedAbstract = "codex-e2e-greeter"
+
 // bedHosts is the bed's /etc/hosts.
 const bedHosts = `127.0.0.1 localhost
 ::1 localhost
@@ -74,9 +79,10 @@ type bedConfig struct {
 }
 
 // bedServer starts `codex exec-server --listen stdio` (plus args) inside a
-// fresh test bed and returns it as a stdio server. The test is skipped
-// when namespaces cannot be made (not root).
-func bedServer(t *testing.T, env []string, args ...string) *stdioServer {
+// fresh test bed and returns it as a stdio server, with the path of the
+// bed's Unix greeter socket. The test is skipped when namespaces cannot be
+// made (not root).
+func bedServer(t *testing.T, env []string, args ...string) (*stdioServer, string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the network test bed needs root to make its namespaces")
@@ -103,7 +109,37 @@ func bedServer(t *testing.T, env []string, args ...string) *stdioServer {
 			Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS,
 			Pdeathsig:  syscall.SIGKILL,
 		}
-	})
+	}), cfg.Unix
+}
+
+// bedRun runs argv to its end inside a fresh test bed with env added to
+// the environment, and returns its stdout, stderr and exit status.
+func bedRun(t *testing.T, env []string, argv ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the network test bed needs root to make its namespaces")
+	}
+	dir := t.TempDir()
+	cfg := bedConfig{Hosts: filepath.Join(dir, "hosts"), Argv: argv}
+	if err := os.WriteFile(cfg.Hosts, []byte(bedHosts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(cfg)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(append([]string{raceEnv, "PATH=/usr/bin:/bin"}, env...), bedEnv+"="+string(data))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }
 
 // bedMain is the bed process (TestMain calls it when bedEnv is set); it
@@ -160,7 +196,8 @@ func bedMain() int {
 // bedServe starts the bed's destinations, which live as long as the bed
 // process: HTTP on :80 and :8080 (every address of the bed), HTTPS with a
 // self-signed certificate on :443, a raw greeter on :7000 that writes
-// "greeter\n" and closes, and the same greeter on the Unix socket.
+// "greeter\n" and closes, and the same greeter on the Unix socket and
+// on the abstract socket bedAbstract.
 //
 // The HTTP handler answers "hello <host> <method> <path>\n", except
 // /bytes/N, which sends N zero bytes.
@@ -216,6 +253,11 @@ func bedServe(cfg bedConfig) error {
 		}
 		go greet(ul)
 	}
+	al, err := net.Listen("unix", "@"+bedAbstract)
+	if err != nil {
+		return err
+	}
+	go greet(al)
 	return nil
 }
 
@@ -250,9 +292,7 @@ func selfSigned() (tls.Certificate, error) {
 // TestNetBed: the bed's destinations answer a command that has the full
 // network, by name and by address, and its /etc/hosts is the bed's.
 func TestNetBed(t *testing.T) {
-	c := cxOverStdio(t, bedServer(t, nil))
-	c.call("initialize", map[string]any{"clientName": "e2e", "capabilities": map[string]any{"experimentalApi": true}})
-	c.write(`{"method":"initialized","params":{}}`)
+	c, _ := bedCx(t, nil)
 	probe := `curl -sS --max-time 5 http://api.example.com/a; curl -sS --max-time 5 http://` + bedPrivate + `:8080/b; ` +
 		`curl -sS --max-time 5 -g "http://[` + bedPublic6 + `]/c"; curl -sSk --max-time 5 https://other.org/d; ` +
 		`exec 3<>/dev/tcp/` + bedLink + `/7000 && cat <&3`

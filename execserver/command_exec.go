@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/codexec/codex/netproxy"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
@@ -41,6 +42,7 @@ type cmdExec struct {
 	terminated  chan struct{} // closed by command/exec/terminate
 	termOnce    sync.Once
 	protect     *sandbox.HostGuard // the protected names of a sandboxed run; nil if none
+	proxy       *commandProxy      // the run's managed network proxy; nil if none
 	obs         execObs            // for the end line (command_exec_oplog.go)
 
 	mu          sync.Mutex
@@ -148,7 +150,23 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 	if serr == nil {
 		pr, serr = proc.Start(spec, out.add, proc.Options{Tree: h.reg.tree, Logger: h.b.log})
 	}
+	var proxyErr error
+	if plan != nil && plan.Proxy != nil {
+		// No review: an unlisted host is refused, as by the reference's
+		// app-server (docs/sandbox.md §9.5). Always called: it closes the
+		// control socket, even after a failed start.
+		hooks := proxyHooks{decided: func(ev netproxy.Event) { h.reg.cfg.Metrics.ProxyDecision(ev.Allowed, ev.Reason, ev.Source) }}
+		sl, _ := spec.Launcher.(*sandbox.Launcher)
+		e.proxy, proxyErr = serveProxy(sl, ep.proxyPolicy, hooks, h.b.log)
+	}
+	if serr == nil && proxyErr != nil {
+		// The helper runs no command without its proxy; one whose
+		// listeners never reached us is killed.
+		h.b.log.Error("network proxy failed; killing the command", zap.Error(proxyErr))
+		_ = pr.Kill()
+	}
 	if serr != nil {
+		e.proxy.close()
 		e.protect.Release()
 		if p.ProcessID != nil {
 			h.cmds.release(e.id, e)
@@ -353,6 +371,7 @@ func decodeDelta(s string) ([]byte, *rpc.Error) {
 // (docs/protocol.md §7.8).
 func (h *connHandler) closeExec(e *cmdExec) {
 	h.session().adopt(e.pr.CloseLeftovers())
+	e.proxy.close()
 }
 
 // settledRun reports whether a command/exec run needs nothing more from

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/codexec/codex/config"
+	"github.com/codexec/codex/netproxy"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
@@ -26,6 +27,9 @@ type execPolicy struct {
 	policyCwd string          // anchors the profile
 	roots     []string        // workspace roots; nil: the policy cwd
 	allowed   []allowance     // what the operator's profile grants below deny paths
+	// proxyPolicy is the compiled policy of profile.Proxy (a config.toml
+	// profile with the network_proxy feature); nil without one.
+	proxyPolicy *netproxy.Policy
 }
 
 // camelPolicyMembers are the members of a v2 SandboxPolicy; others,
@@ -105,7 +109,28 @@ func resolveExecPolicy(p *wire.CommandExecParams, pol *sandbox.Policy, perms *co
 		return execPolicy{}, rpc.Errorf(rpc.CodeInvalidRequest, "invalid permission profile: %v", err)
 	}
 	ep.allowed = append(ep.allowed, defaultAllowances(perms, serverCwd)...)
+	if !ep.none && ep.profile.Proxied() {
+		pol, err := netproxy.Compile(*ep.profile.Proxy)
+		if err != nil {
+			return execPolicy{}, proxySettingsError(err)
+		}
+		ep.proxyPolicy = pol
+	}
 	return ep, nil
+}
+
+// proxySettingsError is the answer of command/exec to a profile whose
+// proxy settings do not compile, in the reference's two classes: a
+// constraint it rejects (-32600) or a proxy it fails to build (-32603).
+func proxySettingsError(err error) *rpc.Error {
+	var se *netproxy.SettingsError
+	if !errors.As(err, &se) {
+		return rpc.Errorf(rpc.CodeInternalError, "failed to start managed network proxy: %v", err)
+	}
+	if se.Invalid {
+		return rpc.Errorf(rpc.CodeInvalidRequest, "invalid permission profile: network proxy constraints are invalid: %s", se.Text)
+	}
+	return rpc.Errorf(rpc.CodeInternalError, "failed to start managed network proxy: failed to build network proxy state: %s", se.Text)
 }
 
 // keepProtections adds the configured deny-read entries to the profile,

@@ -28,6 +28,7 @@ var (
 	errConnClosed     = errors.New("connection closed (session TTL 0)")
 	errShutdown       = errors.New("server shutting down")
 	errSessionEnded   = errors.New("session/end")
+	errProxyFailed    = errors.New("network proxy failed")
 )
 
 // gracefulTerminate is the cause of a graceful process/terminate: SIGTERM
@@ -245,8 +246,10 @@ func (w *watcher) stopGrace() {
 // entry kept for reads for ExitedRetention unless the session ended.
 func (e *entry) finish(p *proc.Process) {
 	// The helper is gone: drop the placeholders and remove leftovers
-	// before the client learns of the close.
+	// before the client learns of the close. The proxy ends with the
+	// command (docs/sandbox.md §9).
 	e.protect.Release()
+	e.proxy.close()
 	// The process no longer counts against MaxProcesses once it is closed;
 	// do it before the client can learn of the close.
 	s := e.sess

@@ -84,8 +84,10 @@ var capabilities = []struct {
 	flag    string
 	methods []string
 }{
-	{wire.CapNetworkProxyLaunch, nil},
-	{wire.CapNetworkProxyReviewDomains, nil},
+	// The managed network proxy is process/start's networkProxy, its
+	// review the network/policyRequest the server sends (docs/sandbox.md §9).
+	{wire.CapNetworkProxyLaunch, []string{wire.MethodProcessStart}},
+	{wire.CapNetworkProxyReviewDomains, []string{wire.MethodProcessStart}},
 	{wire.CapCredentialMasking, nil},
 	{wire.CapCredentialMaskingCustomProviders, nil},
 	{wire.CapCapabilityDiscoverySandbox, []string{wire.MethodCapabilitiesDiscoverV2}},

@@ -27,6 +27,11 @@ func guardPlan(plan *sandbox.Plan, log *zap.Logger) *sandbox.HostGuard {
 // whose cgroup leaf cannot stop sendmsg to host unix sockets by path runs
 // anyway; the gap is logged once per server process.
 func launcher(plan *sandbox.Plan, log *zap.Logger) proc.Launcher {
+	return procLauncher(newLauncher(plan, log))
+}
+
+// newLauncher is launcher's sandbox launcher, nil for a nil plan.
+func newLauncher(plan *sandbox.Plan, log *zap.Logger) *sandbox.Launcher {
 	if plan == nil {
 		return nil
 	}
@@ -35,6 +40,15 @@ func launcher(plan *sandbox.Plan, log *zap.Logger) proc.Launcher {
 			log.Warn("a network-off sandbox can still sendmsg to host unix datagram sockets by path", zap.Error(err))
 		})
 	})
+}
+
+// procLauncher is l as proc's Launcher: a nil l is a nil interface (no
+// sandbox), never an interface holding a nil pointer.
+func procLauncher(l *sandbox.Launcher) proc.Launcher {
+	if l == nil {
+		return nil
+	}
+	return l
 }
 
 var unixSendWarning sync.Once

@@ -244,6 +244,9 @@ type entry struct {
 	// and the placeholders the helper mounts on. Released after the run,
 	// which also covers a helper that was killed first; nil if none.
 	protect *sandbox.HostGuard
+	// proxy is the command's managed network proxy, closed with the
+	// entry (finish); nil if none.
+	proxy *commandProxy
 
 	retain *time.Timer // guarded by sess.mu: removes the closed entry after ExitedRetention
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codexec/codex/netproxy"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
@@ -47,13 +48,24 @@ func startProcess(_ context.Context, h *connHandler, req *rpc.Request, p *wire.S
 		return nil, err
 	}
 	env := proc.BuildEnv(h.reg.cfg.BaseEnv, p.EnvPolicy, p.Env)
+	var proxy *netproxy.Settings
+	var policy *netproxy.Policy
+	if p.NetworkProxy != nil {
+		// A proxy always isolates the command, whatever
+		// enforceManagedNetwork says (docs/sandbox.md §9).
+		set, pol, err := startNetworkProxy(p.NetworkProxy)
+		if err != nil {
+			return nil, err
+		}
+		proxy, policy = &set, pol
+	}
 	sandboxType := "none"
 	var plan *sandbox.Plan
-	if hasSandbox(p.Sandbox) {
+	if hasSandbox(p.Sandbox) || proxy != nil {
 		// Any sandbox object reports linuxSeccomp, as the reference does,
 		// even when the plan turns out to enforce nothing (docs/protocol.md §8.2).
 		sandboxType = "linuxSeccomp"
-		if plan, env, err = processPlan(p.Sandbox, p.Cwd.Native, env, h.reg.cfg.InheritPIDNamespace); err != nil {
+		if plan, env, err = processPlan(p.Sandbox, p.Cwd.Native, env, h.reg.cfg.InheritPIDNamespace, proxy); err != nil {
 			return nil, err
 		}
 	}
@@ -80,17 +92,29 @@ func startProcess(_ context.Context, h *connHandler, req *rpc.Request, p *wire.S
 		return nil, err
 	}
 
+	sl := newLauncher(plan, s.log)
 	spec := proc.Spec{
 		Argv: p.Argv, Dir: p.Cwd.Native, TTY: p.TTY, Rows: rows, Cols: cols, PipeStdin: p.PipeStdin,
-		Env: env, Launcher: launcher(plan, s.log),
+		Env: env, Launcher: procLauncher(sl),
 	}
 	if p.Arg0 != nil {
 		spec.Arg0 = *p.Arg0
 	}
 	pr, err := proc.Start(spec, e.emit, proc.Options{Tree: h.reg.tree, Logger: s.log, Credit: s.credit})
+	var proxyErr error
+	if plan != nil && plan.Proxy != nil {
+		// Always called: it closes the control socket, even after a
+		// failed start.
+		hooks := proxyHooks{decided: s.decisionNotifier(p.ProcessID)}
+		if t := p.NetworkProxy.PolicyDecisionTimeoutMs; t != nil {
+			hooks.review = s.reviewer(p.ProcessID, time.Duration(*t)*time.Millisecond)
+		}
+		e.proxy, proxyErr = serveProxy(sl, policy, hooks, s.log)
+	}
 	if err != nil {
 		s.unadmit(p.ProcessID, e)
 		e.protect.Release()
+		e.proxy.close()
 		cancel(nil)
 		return nil, errSpawn(err)
 	}
@@ -104,6 +128,12 @@ func startProcess(_ context.Context, h *connHandler, req *rpc.Request, p *wire.S
 		defer h.reg.wg.Done()
 		e.watch(pr)
 	}()
+	if proxyErr != nil {
+		// The helper runs no command without its proxy; one whose
+		// listeners never reached us is killed.
+		s.log.Error("network proxy failed; killing the process", zap.String("processId", p.ProcessID), zap.Error(proxyErr))
+		e.stop(errProxyFailed)
+	}
 	if e.ctx.Err() != nil {
 		// Terminated while starting, or the session ended: the watcher
 		// kills the process for that cause.
@@ -188,10 +218,20 @@ func hasSandbox(raw json.RawMessage) bool {
 // the helper enforces, or nil when the profile restricts nothing. It also
 // returns the child environment, with CODEX_SANDBOX_NETWORK_DISABLED=1 when
 // the network is off (docs/protocol.md §7.3).
-func processPlan(raw json.RawMessage, cwd string, env []string, inheritPID bool) (*sandbox.Plan, []string, error) {
+//
+// A proxy narrows the profile's network to the command's own proxy; without
+// a sandbox object it applies to an otherwise unrestricted profile. A
+// profile whose network is off ignores it: nothing gets out.
+func processPlan(raw json.RawMessage, cwd string, env []string, inheritPID bool, proxy *netproxy.Settings) (*sandbox.Plan, []string, error) {
 	sb, err := sandbox.ParseSandbox(raw)
 	if err != nil {
 		return nil, nil, errProcessSandbox(err)
+	}
+	if proxy != nil {
+		if sb == nil {
+			sb = &sandbox.Sandbox{Permissions: sandbox.DangerFullAccess(), Cwd: cwd}
+		}
+		sb.Permissions.Proxy = proxy
 	}
 	return planFor(sb, cwd, env, false, inheritPID)
 }

@@ -44,6 +44,8 @@ type Metrics struct {
 	buildInfo    *prometheus.GaugeVec
 
 	sessionsRefused prometheus.Counter
+
+	proxyDecisions *prometheus.CounterVec
 }
 
 // New returns the metrics, registered with the Go runtime and process
@@ -68,12 +70,18 @@ func New() *Metrics {
 		}),
 	}
 	m.newFleet()
+	m.proxyDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace,
+		Name:      "network_proxy_decisions_total",
+		Help:      "Connections judged by the managed network proxies of commands, by decision (allow, deny), reason (allow, not_allowed, denied, not_allowed_local, method_not_allowed) and source (baseline_policy, mode_guard, decider).",
+	}, []string{"decision", "reason", "source"})
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.processesLive, m.processesTotal, m.startFailures, m.startLatency, m.outputBytes,
 		m.sandboxDenials, m.sessionsLive, m.sessionsDetached, m.sessionsResumed, m.authFailures,
 		m.connsOpen, m.connsTotal, m.connsRefused, m.sessions, m.buildInfo, m.sessionsRefused,
+		m.proxyDecisions,
 	)
 	return m
 }
@@ -123,6 +131,18 @@ func (m *Metrics) Output(n int) {
 		return
 	}
 	m.outputBytes.Add(float64(n))
+}
+
+// ProxyDecision records one decision of a command's network proxy.
+func (m *Metrics) ProxyDecision(allowed bool, reason, source string) {
+	if m == nil {
+		return
+	}
+	decision := "deny"
+	if allowed {
+		decision = "allow"
+	}
+	m.proxyDecisions.WithLabelValues(decision, reason, source).Inc()
 }
 
 // SandboxDenied records an exit judged a sandbox denial.

@@ -60,6 +60,9 @@ func TestServe(t *testing.T) {
 	m.ConnRefused("limit")
 	m.SessionRefused()
 	m.SetBuild("1.2.3", "0.169.0")
+	m.ProxyDecision(true, "allow", "baseline_policy")
+	m.ProxyDecision(false, "not_allowed", "decider")
+	m.ProxyDecision(false, "not_allowed", "decider")
 	s, err := m.Listen("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +92,8 @@ func TestServe(t *testing.T) {
 		"codex_exec_server_sessions_resumed_total 1\n",
 		"codex_exec_server_auth_failures_total 1\n",
 		"codex_exec_server_sandbox_denials_total 0\n",
+		`codex_exec_server_network_proxy_decisions_total{decision="allow",reason="allow",source="baseline_policy"} 1` + "\n",
+		`codex_exec_server_network_proxy_decisions_total{decision="deny",reason="not_allowed",source="decider"} 2` + "\n",
 		"go_goroutines ",
 	} {
 		if !strings.Contains(body, want) {

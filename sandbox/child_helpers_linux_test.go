@@ -95,6 +95,9 @@ func runTestHelper(args []string) int {
 		}
 		return report("vsock", err)
 	}
+	if code, ok := runProxyTestHelper(args); ok {
+		return code
+	}
 	fmt.Fprintln(os.Stderr, "unknown helper mode", args[0])
 	return 2
 }

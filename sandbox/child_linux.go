@@ -77,6 +77,15 @@ func ChildMain(opts ChildOptions) int {
 	if err := awaitTracer(&plan); err != nil {
 		return childFail(err)
 	}
+	// A proxied plan's listeners go to the server before anything else,
+	// and the command gets their variables (docs/sandbox.md §4.9).
+	proxyVars, err := openProxy(&plan)
+	if err != nil {
+		return childFail(err)
+	}
+	if proxyVars != nil {
+		plan.Env = withEnv(plan.Env, proxyVars)
+	}
 	if len(plan.Argv) == 0 && !plan.FSHelper && !args.probe {
 		fmt.Fprintln(os.Stderr, noCommandMessage)
 		return 1
@@ -274,19 +283,22 @@ func enforceTraceOnly(p *Plan) error {
 
 // loopbackUp brings up "lo" in the new network namespace (it starts down),
 // best effort. The seccomp filter still denies connect and bind.
-func loopbackUp() {
+func loopbackUp() { _ = loopbackUpErr() }
+
+// loopbackUpErr brings up "lo" in the helper's network namespace.
+func loopbackUpErr() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return
+		return os.NewSyscallError("socket", err)
 	}
 	defer unix.Close(fd)
 	ifr, err := unix.NewIfreq("lo")
 	if err != nil {
-		return
+		return err
 	}
 	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return
+		return os.NewSyscallError("ioctl SIOCGIFFLAGS", err)
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	_ = unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+	return os.NewSyscallError("ioctl SIOCSIFFLAGS", unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr))
 }

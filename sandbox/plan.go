@@ -121,6 +121,31 @@ type Plan struct {
 	// detach, trace, nor rewrite another process of the call.
 	TraceExecFD int `json:"traceExecFd,omitempty"`
 
+	// Proxy, when not nil, makes the command's network a proxied one
+	// (docs/sandbox.md §4.9): Resolve sets it for a profile whose network
+	// is on and whose Proxy is set. The plan then has a network namespace
+	// of its own (NewNetNS, whatever else it asks for) and the seccomp
+	// mode SeccompProxied or SeccompProxiedUnix. The helper brings up lo,
+	// opens one TCP listener on 127.0.0.1:0 per route inside that
+	// namespace, sends them to the server over ProxyFD, closes them, and
+	// gives the command the proxy variables of those ports. The server's
+	// proxy serves the listeners (Launcher.ProxyListeners).
+	Proxy *ProxyPlan `json:"proxy,omitempty"`
+
+	// ProxyFD, when not 0, is the helper's fd of the control socket the
+	// listeners of Proxy go to (a SOCK_SEQPACKET Unix socket). Wrap sets
+	// it to ProxyFDFor(plan) for a plan with Proxy and puts the socket's
+	// far end in ExtraFiles; a plan with Proxy and another ProxyFD is
+	// refused. The helper refuses to run the command unless the fd is a
+	// Unix socket and the listeners went out on it, and closes it before
+	// the command starts.
+	//
+	// The helper's fds, in order: 0-2 the command's stdio; 3 the plan
+	// (planFD); then PTSFD (4) when the command has a terminal of its
+	// own; then ProxyFD when the plan has Proxy; then KeepFD or
+	// TraceExecFD (KeepFDFor) when set.
+	ProxyFD int `json:"proxyFd,omitempty"`
+
 	// Unsandboxed marks a plan that runs through the helper only so that
 	// its execs are traced (TraceExecFD): the MCP shell tool's call that
 	// asked for no sandbox (a disabled, external or danger-full-access
@@ -198,14 +223,24 @@ const (
 	SeccompNone               SeccompMode = ""
 	SeccompRestricted         SeccompMode = "restricted"
 	SeccompVMSocketRestricted SeccompMode = "vmSocketRestricted"
+	// SeccompProxied is a proxied command's filter (Plan.Proxy): inet
+	// stream and datagram sockets (which reach only the namespace's own
+	// loopback), AF_UNIX socketpairs, no AF_UNIX socket and no other
+	// family. SeccompProxiedUnix allows AF_UNIX sockets as well
+	// (dangerously_allow_all_unix_sockets).
+	SeccompProxied     SeccompMode = "proxied"
+	SeccompProxiedUnix SeccompMode = "proxiedUnix"
 )
+
+// Proxied reports whether m is the filter of a proxied command.
+func (m SeccompMode) Proxied() bool { return m == SeccompProxied || m == SeccompProxiedUnix }
 
 // Enforces reports whether the plan restricts anything; a plan that does
 // not may run the command directly.
 func (p *Plan) Enforces() bool {
 	return p.Refusal != "" || p.NewMountNS || p.NewPIDNS || p.NewNetNS || p.ReadOnlyRoot || p.Landlock != nil ||
 		p.Seccomp != SeccompNone || len(p.DenyPaths) > 0 || len(p.DenyMatches) > 0 || p.RestrictedRead || len(p.ReadOnlyFiles) > 0 ||
-		p.TraceExecFD != 0
+		p.TraceExecFD != 0 || p.Proxy != nil
 }
 
 // RecordIdentities fills Identities with the current identity of every

@@ -1,6 +1,10 @@
 package sandbox
 
-import "path/filepath"
+import (
+	"path/filepath"
+
+	"github.com/codexec/codex/netproxy"
+)
 
 // ProfileType is the `type` tag of a PermissionProfile (docs/sandbox.md §2.1).
 type ProfileType string
@@ -141,7 +145,20 @@ type Profile struct {
 	// Network is informational for external profiles and "enabled" for
 	// disabled ones.
 	Network Network
+	// Proxy, when not nil, narrows an enabled network to the managed
+	// proxy (docs/sandbox.md §4.9): the command is "proxied", in a network
+	// namespace of its own whose only way out is the proxy the server
+	// runs with these settings, whatever the profile's type (an external,
+	// disabled or full-access profile with a proxy is sandboxed for it).
+	// A profile whose network is off ignores it: nothing gets out. The
+	// wire's sandbox object never carries it: the server sets it from
+	// config.toml or process/start's networkProxy.
+	Proxy *netproxy.Settings `json:"-"`
 }
+
+// Proxied reports whether the command's network goes through the managed
+// proxy: the network is on and Proxy is set.
+func (p Profile) Proxied() bool { return p.Proxy != nil && p.FullNetwork() }
 
 // fsMode is the effective file-system policy of a profile.
 type fsMode int
@@ -322,8 +339,12 @@ func FSNeedsSandbox(p Profile) bool { return p.Restricted() && !p.FullDiskWrite(
 // runs under the sandbox helper (docs/sandbox.md §3.7): every profile but
 // an external one and one that restricts neither files nor network
 // (disabled, danger-full-access). A restricted file system that grants
-// write on the whole disk is still a sandbox.
+// write on the whole disk is still a sandbox, and so is every proxied
+// profile.
 func ProcessNeedsHelper(p Profile) bool {
+	if p.Proxied() {
+		return true
+	}
 	if p.External() {
 		return false
 	}

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"path/filepath"
 	"slices"
+
+	"github.com/codexec/codex/netproxy"
 )
 
 // Resolve compiles a profile and a context into the plan the helper
@@ -16,7 +18,10 @@ import (
 // sandbox was asked for); every other profile is a sandbox, with the
 // kernel layer (kernelLayer) in new mount and PID namespaces, a network
 // namespace when the network is restricted and a user namespace when not
-// root. Unrestricted ones with the network off add the network filter;
+// root. A profile whose network is on and Proxy set is proxied, whatever
+// its type: a network namespace, the proxied filter and Plan.Proxy
+// (docs/sandbox.md §4.9); per-path Unix-socket allow entries are refused
+// (an *InvalidPolicyError). Unrestricted ones with the network off add the network filter;
 // restricted ones add their mount layer (read-only root, writable roots
 // with carve-outs, deny masks, watched missing metadata), Landlock rules
 // and the seccomp mode of docs/sandbox.md §4.4. For PurposeFSHelper the
@@ -30,15 +35,23 @@ import (
 func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 	plan := Plan{FSHelper: purpose == PurposeFSHelper}
 	network := p.FullNetwork() && purpose != PurposeFSHelper
+	proxied := network && p.Proxy != nil
+	if proxied {
+		if err := checkUnixSockets(p.Proxy); err != nil {
+			return Plan{}, err
+		}
+	}
 	switch p.mode() {
-	case fsExternal:
-		return plan, nil
-	case fsUnrestricted:
-		if network {
-			return plan, nil // no sandbox was asked for (danger-full-access)
+	case fsExternal, fsUnrestricted:
+		if !proxied && (network || p.mode() == fsExternal) {
+			return plan, nil // no sandbox was asked for (external, danger-full-access)
 		}
 		plan.ReadOnlyFiles = selfReadOnly(&plan, ctx.Self)
-		plan.kernelLayer(network, ctx.Euid)
+		plan.kernelLayer(network && !proxied, ctx.Euid)
+		if proxied {
+			plan.proxied(p.Proxy)
+			return plan, nil
+		}
 		plan.Seccomp = SeccompRestricted
 		plan.NetworkDisabled = true
 		return plan, nil
@@ -78,10 +91,25 @@ func Resolve(p Profile, ctx Context, purpose Purpose) (Plan, error) {
 	}
 
 	plan.ReadOnlyFiles = selfReadOnly(&plan, ctx.Self)
-	plan.kernelLayer(network, ctx.Euid)
+	plan.kernelLayer(network && !proxied, ctx.Euid)
 	plan.Seccomp = seccompMode(network, fullWrite)
 	plan.NetworkDisabled = !network
+	if proxied {
+		plan.proxied(p.Proxy)
+	}
 	return plan, nil
+}
+
+// proxied makes p a proxied plan for settings s (docs/sandbox.md §4.9): a
+// network namespace of its own, the proxied filter and the routes.
+func (p *Plan) proxied(s *netproxy.Settings) {
+	p.NewNetNS = true
+	p.NetworkDisabled = false
+	p.Seccomp = SeccompProxied
+	if s.DangerouslyAllowAllUnixSockets {
+		p.Seccomp = SeccompProxiedUnix
+	}
+	p.Proxy = proxyPlanFor(s)
 }
 
 // kernelLayer gives a sandboxed plan the namespaces every sandboxed

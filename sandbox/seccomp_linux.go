@@ -35,10 +35,13 @@ const (
 
 const (
 	afUnix  = 1  // AF_UNIX
+	afInet  = 2  // AF_INET
+	afInet6 = 10 // AF_INET6
 	afVsock = 40 // AF_VSOCK
 
-	sockDgram = 2 // SOCK_DGRAM
-	sockRaw   = 3 // SOCK_RAW: for AF_UNIX, a datagram socket as well
+	sockStream = 1 // SOCK_STREAM
+	sockDgram  = 2 // SOCK_DGRAM
+	sockRaw    = 3 // SOCK_RAW: for AF_UNIX, a datagram socket as well
 	// sockTypeMask clears SOCK_NONBLOCK and SOCK_CLOEXEC from socket's
 	// type argument, leaving the socket type.
 	sockTypeMask = ^uint32(unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC)
@@ -126,7 +129,7 @@ func seccompProgram(mode SeccompMode, trace, inheritPID bool, a seccompArch) ([]
 	switch mode {
 	case SeccompRestricted:
 		denied = append(denied[:len(denied):len(denied)], seccompNetDenied...)
-	case SeccompVMSocketRestricted, SeccompNone:
+	case SeccompVMSocketRestricted, SeccompNone, SeccompProxied, SeccompProxiedUnix:
 	default:
 		return nil, fmt.Errorf("seccomp: unknown mode %q", mode)
 	}
@@ -229,7 +232,10 @@ func (b *seccompBuilder) block(name string, body ...bpf.Instruction) {
 
 // socketRules appends the socket and socketpair rules of mode: under
 // Restricted only AF_UNIX, and no AF_UNIX datagram or raw socket; under
-// VMSocketRestricted no AF_VSOCK; none otherwise.
+// VMSocketRestricted no AF_VSOCK; under Proxied only AF_INET and AF_INET6
+// stream and datagram sockets (no raw socket, no SCTP, no netlink, packet
+// or any other family) and AF_UNIX socketpairs, ProxiedUnix adding AF_UNIX
+// sockets; none otherwise.
 func (b *seccompBuilder) socketRules(mode SeccompMode) {
 	switch mode {
 	case SeccompRestricted:
@@ -240,6 +246,29 @@ func (b *seccompBuilder) socketRules(mode SeccompMode) {
 			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask},
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockDgram, SkipTrue: 2},
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockRaw, SkipTrue: 1},
+			retAllow, retEPERM,
+		)
+		b.block("socketpair",
+			bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: afUnix, SkipFalse: 1},
+			retAllow, retEPERM,
+		)
+	case SeccompProxied, SeccompProxiedUnix:
+		// Unix sockets: allowed with ProxiedUnix, EPERM otherwise.
+		unixRet := retEPERM
+		if mode == SeccompProxiedUnix {
+			unixRet = retAllow
+		}
+		b.block("socket",
+			bpf.LoadAbsolute{Off: seccompOffArg0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: afUnix, SkipFalse: 1},
+			unixRet,
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: afInet, SkipTrue: 1},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: afInet6, SkipFalse: 5},
+			bpf.LoadAbsolute{Off: seccompOffArg1, Size: 4},
+			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockStream, SkipTrue: 1},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: sockDgram, SkipFalse: 1},
 			retAllow, retEPERM,
 		)
 		b.block("socketpair",

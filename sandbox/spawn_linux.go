@@ -62,11 +62,17 @@ type WrappedCommand struct {
 	// Pdeathsig is SIGKILL: the helper is PID 1 of its namespace and would
 	// ignore SIGTERM, and its death tears the whole namespace down.
 	Pdeathsig syscall.Signal
-	// DenyNamedUnixSends is set when the network is off: a spawner that
-	// starts the helper in a cgroup leaf of its own passes the leaf to
-	// DenyNamedUnixSends before the start (seccomp cannot stop a
-	// socketpair's sendmsg to a named host socket).
+	// DenyNamedUnixSends is set when the network is off or proxied
+	// without every Unix socket allowed: a spawner that starts the helper
+	// in a cgroup leaf of its own passes the leaf to DenyNamedUnixSends
+	// before the start (seccomp cannot stop a socketpair's sendmsg to a
+	// named host socket).
 	DenyNamedUnixSends bool
+
+	// proxy is the server's end of the control socket of a proxied plan
+	// (Plan.ProxyFD; its far end is in ExtraFiles): ProxyListeners
+	// receives the listeners on it and closes it.
+	proxy *proxyControl
 }
 
 // Wrap returns the command that runs plan's command under the sandbox
@@ -76,7 +82,7 @@ type WrappedCommand struct {
 //
 // Wrap normalises the namespaces (normalizeNamespaces): every helper gets
 // mount, PID, IPC and cgroup namespaces, a network namespace when the
-// network is off, and, when the server is not root, a user namespace
+// network is off or proxied, and, when the server is not root, a user namespace
 // (uid/gid 0 mapped to its effective ids), whatever the plan asked for: a
 // command without them would share the host's cgroup filesystems, kernel
 // knobs, processes and network (docs/sandbox.md §4.2).
@@ -94,6 +100,17 @@ func Wrap(plan Plan) (WrappedCommand, error) {
 	if plan.TraceExecFD != 0 && (plan.TraceExecFD != KeepFDFor(&plan) || plan.KeepFD != 0) {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: trace fd %d: want %d and no kept fd", plan.TraceExecFD, KeepFDFor(&plan))
 	}
+	if plan.Proxy != nil {
+		if plan.ProxyFD == 0 {
+			plan.ProxyFD = ProxyFDFor(&plan)
+		}
+		if plan.ProxyFD != ProxyFDFor(&plan) || !plan.NewNetNS || !plan.Seccomp.Proxied() || len(plan.Proxy.Routes) == 0 {
+			return WrappedCommand{}, fmt.Errorf("sandbox: wrap: proxied plan (fd %d, want %d; network namespace %v; filter %q)",
+				plan.ProxyFD, ProxyFDFor(&plan), plan.NewNetNS, plan.Seccomp)
+		}
+	} else if plan.ProxyFD != 0 || plan.Seccomp.Proxied() {
+		return WrappedCommand{}, errors.New("sandbox: wrap: a proxy fd or filter without a proxy")
+	}
 	data, err := json.Marshal(plan)
 	if err != nil {
 		return WrappedCommand{}, fmt.Errorf("sandbox: wrap: encoding plan: %w", err)
@@ -109,7 +126,16 @@ func Wrap(plan Plan) (WrappedCommand, error) {
 		Cloneflags: cloneflags(&plan),
 		Pdeathsig:  syscall.SIGKILL,
 
-		DenyNamedUnixSends: plan.Seccomp == SeccompRestricted,
+		DenyNamedUnixSends: plan.Seccomp == SeccompRestricted || plan.Seccomp == SeccompProxied,
+	}
+	if plan.Proxy != nil {
+		ctl, far, err := newProxyControl(plan.Proxy.Routes)
+		if err != nil {
+			f.Close()
+			return WrappedCommand{}, fmt.Errorf("sandbox: wrap: %w", err)
+		}
+		w.proxy = ctl
+		w.ExtraFiles = append(w.ExtraFiles, far)
 	}
 	if plan.NewUserNS {
 		w.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
@@ -119,9 +145,20 @@ func Wrap(plan Plan) (WrappedCommand, error) {
 }
 
 // KeepFDFor returns the helper's fd number of the file kept for the
-// command (Plan.KeepFD): the one right after the plan and, when the plan
-// has one, the devpts mount.
+// command (Plan.KeepFD, or the trace pipe of Plan.TraceExecFD): the one
+// right after the plan, the devpts mount when the plan has one, and the
+// proxy control socket when the plan is proxied (Plan.ProxyFD).
 func KeepFDFor(p *Plan) int {
+	if p.Proxy != nil {
+		return ProxyFDFor(p) + 1
+	}
+	return ProxyFDFor(p)
+}
+
+// ProxyFDFor returns the helper's fd number of a proxied plan's control
+// socket (Plan.ProxyFD): the one right after the plan and, when the plan
+// has one, the devpts mount.
+func ProxyFDFor(p *Plan) int {
 	if p.PTSFD != 0 {
 		return PTSFD + 1
 	}
@@ -146,7 +183,7 @@ func normalizeNamespaces(p Plan, euid int) Plan {
 		return p // only traced (Plan.Unsandboxed): no sandbox was asked for
 	}
 	p.NewMountNS, p.NewPIDNS, p.NewIPCNS, p.NewCgroupNS = true, !p.InheritPIDNS, true, true
-	if p.Seccomp == SeccompRestricted || p.NetworkDisabled {
+	if p.Seccomp == SeccompRestricted || p.NetworkDisabled || p.Proxy != nil || p.Seccomp.Proxied() {
 		p.NewNetNS = true
 	}
 	if euid != 0 {
@@ -158,7 +195,7 @@ func normalizeNamespaces(p Plan, euid int) Plan {
 // onlyTraces reports whether p traces execs and restricts nothing else:
 // what an Unsandboxed plan must be.
 func (p *Plan) onlyTraces() bool {
-	return p.TraceExecFD != 0 && p.Refusal == "" && !p.FSHelper && !p.needsMounts() && p.PTSFD == 0 &&
+	return p.TraceExecFD != 0 && p.Refusal == "" && !p.FSHelper && !p.needsMounts() && p.PTSFD == 0 && p.Proxy == nil &&
 		!p.NewMountNS && !p.NewPIDNS && !p.NewNetNS && !p.NewUserNS && !p.NewIPCNS && !p.NewCgroupNS &&
 		p.Landlock == nil && p.Seccomp == SeccompNone && len(p.ProtectedCreate) == 0 && len(p.Placeholders) == 0
 }
@@ -246,11 +283,28 @@ func (w *WrappedCommand) ApplyTo(attr *syscall.ProcAttr) (path string, argv []st
 }
 
 // Close closes ExtraFiles, the parent's copies of the files the helper
-// inherits: after the start, or a failed one.
+// inherits: after the start, or a failed one. It leaves the proxy control
+// socket of a proxied plan to ProxyListeners.
 func (w *WrappedCommand) Close() {
 	for _, f := range w.ExtraFiles {
 		_ = f.Close()
 	}
+}
+
+// ProxyListeners returns the listeners the helper of a proxied plan
+// (Plan.Proxy) opened inside the command's network namespace, one per
+// route in the plan's order; the caller serves them with the proxy and
+// closes them when the command is done. Call it once, after the start
+// and after Close, whether the start succeeded or not: it closes the
+// control socket on every path. It fails, without waiting further, when
+// the helper exits or closes the socket without sending them (the helper
+// then refuses to run the command), when what it sent is not the plan's
+// loopback listeners, and when ctx ends first. A plan without a proxy
+// returns ErrNotProxied.
+func (w *WrappedCommand) ProxyListeners(ctx context.Context) ([]ProxyListener, error) {
+	ctl := w.proxy
+	w.proxy = nil
+	return ctl.listeners(ctx)
 }
 
 // applySys sets w's namespace, id-map and parent-death settings on sys.
@@ -266,10 +320,11 @@ func (w *WrappedCommand) applySys(sys *syscall.SysProcAttr) {
 // The plan is read when the command starts, so a GuardPlan taken before
 // the start is in it. Use a Launcher once.
 type Launcher struct {
-	plan *Plan
-	warn func(error)
-	pts  *os.File        // devpts mount of OpenPTY, the helper's fd PTSFD
-	w    *WrappedCommand // what Wrap made of the plan
+	plan  *Plan
+	warn  func(error)
+	pts   *os.File        // devpts mount of OpenPTY, the helper's fd PTSFD
+	w     *WrappedCommand // what Wrap made of the plan
+	proxy *proxyControl   // a proxied plan's control socket, from Apply to ProxyListeners
 }
 
 // NewLauncher returns the launcher of plan. warn, when not nil, is told of
@@ -311,14 +366,20 @@ func (l *Launcher) Apply(path string, argv []string, attr *syscall.ProcAttr, lea
 	if d, err := filepath.EvalSymlinks(attr.Dir); err == nil {
 		plan.Dir = d
 	}
+	if l.w != nil || l.proxy != nil {
+		return "", nil, errors.New("sandbox: launcher used twice")
+	}
 	w, err := Wrap(plan)
 	if err != nil {
 		return "", nil, err
 	}
 	l.w = &w
+	l.proxy, w.proxy = w.proxy, nil
 	if l.pts != nil {
+		// The devpts mount is fd PTSFD, right after the plan: before the
+		// proxy control socket (Plan.ProxyFD).
 		withPTS := w
-		withPTS.ExtraFiles = append(slices.Clip(w.ExtraFiles), l.pts)
+		withPTS.ExtraFiles = slices.Insert(slices.Clone(w.ExtraFiles), 1, l.pts)
 		w = withPTS
 	}
 	if w.DenyNamedUnixSends {
@@ -334,8 +395,19 @@ func (l *Launcher) Apply(path string, argv []string, attr *syscall.ProcAttr, lea
 	return path, argv, nil
 }
 
+// ProxyListeners is WrappedCommand.ProxyListeners for the command the
+// launcher started: call it once after proc.Start returned, whether it
+// succeeded or not (a start that failed before Apply gives ErrNotProxied
+// as well as a plan without a proxy). It closes the control socket.
+func (l *Launcher) ProxyListeners(ctx context.Context) ([]ProxyListener, error) {
+	ctl := l.proxy
+	l.proxy = nil
+	return ctl.listeners(ctx)
+}
+
 // Close closes the files Apply and OpenPTY kept for the fork: the plan's
-// memfd and the devpts mount.
+// memfd, the devpts mount and the helper's end of the proxy control
+// socket (not the server's: ProxyListeners closes it).
 func (l *Launcher) Close() error {
 	if l.w != nil {
 		l.w.Close()

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -38,6 +39,9 @@ func (*Launcher) OpenPTY() (master, slave *os.File, err error) { return nil, nil
 func (*Launcher) Apply(string, []string, *syscall.ProcAttr, int) (string, []string, error) {
 	return "", nil, Available()
 }
+
+// ProxyListeners has nothing to give: no command is started here.
+func (*Launcher) ProxyListeners(context.Context) ([]ProxyListener, error) { return nil, ErrNotProxied }
 
 // Close does nothing.
 func (*Launcher) Close() error { return nil }

@@ -73,8 +73,13 @@ func Generate() (map[string][]byte, error) {
 		if m.Result == nil {
 			continue
 		}
-		title = fmt.Sprintf("%s result (server → client)", m.Name)
-		if b, err = document(m.Result, wire.ServerToClient, title, m.Extension); err != nil {
+		// The result goes back the other way.
+		resFrom, resArrow := wire.ServerToClient, "server → client"
+		if m.From == wire.ServerToClient {
+			resFrom, resArrow = wire.ClientToServer, "client → server"
+		}
+		title = fmt.Sprintf("%s result (%s)", m.Name, resArrow)
+		if b, err = document(m.Result, resFrom, title, m.Extension); err != nil {
 			return nil, fmt.Errorf("%s result: %w", m.Name, err)
 		}
 		out[FileName(m.Name, resultSuffix)] = b
@@ -213,6 +218,8 @@ var (
 	bytesType   = reflect.TypeFor[wire.Bytes]()
 	rawType     = reflect.TypeFor[json.RawMessage]()
 	readResType = reflect.TypeFor[wire.ReadResult]()
+	domainType  = reflect.TypeFor[wire.DomainPermission]()
+	socketType  = reflect.TypeFor[wire.UnixSocketPermission]()
 	marshaler   = reflect.TypeFor[json.Marshaler]()
 )
 
@@ -239,8 +246,28 @@ func custom(t reflect.Type) *jsonschema.Schema {
 		return &jsonschema.Schema{Type: "string", ContentEncoding: "base64", Description: "Bytes in standard base64."}
 	case rawType:
 		return &jsonschema.Schema{Description: "Any JSON value (passed through or ignored by the server)."}
+	case domainType:
+		return variantOrMap("A domain's verdict (none: listed without one).", wire.PermissionNone, wire.PermissionAllow, wire.PermissionDeny)
+	case socketType:
+		return variantOrMap("A Unix socket's verdict.", wire.PermissionAllow, wire.PermissionDeny)
 	}
 	return integer(t.Kind())
+}
+
+// variantOrMap is an enum of names, each also given as a map of one
+// member, the name, whose value is null (serde's two forms of a unit
+// variant).
+func variantOrMap(desc string, names ...string) *jsonschema.Schema {
+	one := uint64(1)
+	enum := make([]any, len(names))
+	alts := []*jsonschema.Schema{{Type: "string", Enum: enum}}
+	for i, n := range names {
+		enum[i] = n
+		props := jsonschema.NewProperties()
+		props.Set(n, &jsonschema.Schema{Type: "null"})
+		alts = append(alts, &jsonschema.Schema{Type: "object", Properties: props, Required: []string{n}, MinProperties: &one, MaxProperties: &one})
+	}
+	return &jsonschema.Schema{Description: desc, AnyOf: alts}
 }
 
 // integer gives an integer kind the bounds of its Go type.

@@ -63,7 +63,7 @@ func goldenValues(t *testing.T) map[string]any {
 			ProcessID: "proc-1", Argv: []string{"bash", "-lc", `printf 'ready\n'`},
 			Cwd: mustPath(t, "/tmp"), Env: map[string]string{"PATH": "/usr/bin:/bin"}, TTY: true,
 			EnvPolicy: &wire.EnvPolicy{Inherit: "core", Exclude: []string{"AWS_*"}, Set: map[string]string{"A": "1"}, IncludeOnly: []string{}},
-			Sandbox:   json.RawMessage("null"), ManagedNetwork: json.RawMessage("null"), NetworkProxy: json.RawMessage("null"),
+			Sandbox:   json.RawMessage("null"), ManagedNetwork: json.RawMessage("null"), NetworkProxy: nil,
 			ShellSnapshot: json.RawMessage("null"), Metadata: json.RawMessage("null"),
 			Size: &wire.Size{Rows: 24, Cols: 80},
 		},

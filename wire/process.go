@@ -67,21 +67,24 @@ type EnvPolicy struct {
 // StartParams is the params of process/start (docs/protocol.md §6.5). Members
 // that the server accepts and ignores are decoded as raw JSON.
 type StartParams struct {
-	ProcessID             string            `json:"processId" rpc:"required"`
-	Argv                  []string          `json:"argv" rpc:"required"`
-	Cwd                   Path              `json:"cwd" rpc:"required"`
-	Env                   map[string]string `json:"env" rpc:"required"`
-	TTY                   bool              `json:"tty" rpc:"required"`
-	PipeStdin             bool              `json:"pipeStdin"`
-	Arg0                  *string           `json:"arg0"`
-	EnvPolicy             *EnvPolicy        `json:"envPolicy"`
-	Sandbox               json.RawMessage   `json:"sandbox"`
-	EnforceManagedNetwork bool              `json:"enforceManagedNetwork"`
-	ManagedNetwork        json.RawMessage   `json:"managedNetwork"`
-	NetworkProxy          json.RawMessage   `json:"networkProxy"`
-	ShellSnapshot         json.RawMessage   `json:"shellSnapshot"`
-	Metadata              json.RawMessage   `json:"metadata"`
-	Size                  *Size             `json:"size"`
+	ProcessID string            `json:"processId" rpc:"required"`
+	Argv      []string          `json:"argv" rpc:"required"`
+	Cwd       Path              `json:"cwd" rpc:"required"`
+	Env       map[string]string `json:"env" rpc:"required"`
+	TTY       bool              `json:"tty" rpc:"required"`
+	PipeStdin bool              `json:"pipeStdin"`
+	Arg0      *string           `json:"arg0"`
+	EnvPolicy *EnvPolicy        `json:"envPolicy"`
+	Sandbox   json.RawMessage   `json:"sandbox"`
+	// EnforceManagedNetwork is accepted: a command given a NetworkProxy
+	// is isolated whatever it says (docs/protocol.md §6.5.1).
+	EnforceManagedNetwork Flag            `json:"enforceManagedNetwork"`
+	ManagedNetwork        json.RawMessage `json:"managedNetwork"`
+	// NetworkProxy, when present, runs the command behind its own proxy.
+	NetworkProxy  *NetworkProxyParams `json:"networkProxy"`
+	ShellSnapshot json.RawMessage     `json:"shellSnapshot"`
+	Metadata      json.RawMessage     `json:"metadata"`
+	Size          *Size               `json:"size"`
 }
 
 // StartResult is the result of process/start.

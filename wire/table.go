@@ -45,8 +45,9 @@ const (
 // Direction tells which side sends a message.
 type Direction int
 
-// Directions of a method: a request is sent by the client and answered by
-// the server; a notification goes one way.
+// Directions of a method: a request is sent by one side and answered by
+// the other (every request but network/policyRequest by the client); a
+// notification goes one way.
 const (
 	ClientToServer Direction = iota
 	ServerToClient
@@ -83,6 +84,13 @@ func request[P, R any](name string) MethodSpec {
 	return MethodSpec{Name: name, Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R]()}
 }
 
+// serverRequest is a request the server sends and the client answers.
+func serverRequest[P, R any](name string) MethodSpec {
+	m := request[P, R](name)
+	m.From = ServerToClient
+	return m
+}
+
 func requestNoParams[R any](name string) MethodSpec {
 	return MethodSpec{Name: name, Result: reflect.TypeFor[R]()}
 }
@@ -98,7 +106,7 @@ func notification[P any](name string, from Direction) MethodSpec {
 }
 
 // Methods returns every method of the protocol with its params and result
-// types, in the order of docs/protocol.md §6: the one table the JSON Schema is
+// types (a request's result goes the other way), in the order of docs/protocol.md §6: the one table the JSON Schema is
 // generated from. A test holds it to the Method constants of this package.
 func Methods() []MethodSpec {
 	return []MethodSpec{
@@ -145,5 +153,8 @@ func Methods() []MethodSpec {
 		request[CommandExecResizeParams, EmptyResult](MethodCommandExecResize),
 		request[CommandExecTerminateParams, EmptyResult](MethodCommandExecTerminate),
 		notification[CommandExecOutputDelta](MethodCommandExecOutput, ServerToClient),
+
+		serverRequest[NetworkPolicyRequestParams, NetworkPolicyResult](MethodNetworkPolicyRequest),
+		notification[NetworkPolicyDecisionParams](MethodNetworkPolicyDecision, ServerToClient),
 	}
 }

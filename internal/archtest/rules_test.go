@@ -38,6 +38,9 @@ var rules = []rule{
 	{Pkg: "wsserve", Only: []string{"rpc", "wire", "internal/zapslog"}},
 	// The HTTP client of http/request is mechanics only, like rpc.
 	{Pkg: "httpreq", Only: []string{}},
+	// The managed network proxy is mechanics too: the server binds it to
+	// its review and notifications; it imports nothing of ours.
+	{Pkg: "netproxy", Only: []string{}},
 	{Pkg: "sandbox", Forbid: ours("proc", "execserver", "fshelper", "unifiedexec", "cmd/codex-bench", "wsserve")},
 	{Pkg: "fshelper", Forbid: ours("proc", "execserver", "unifiedexec", "cmd/codex-bench")},
 	// proc spawns what it is given (a Launcher it declares; execserver

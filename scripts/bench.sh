@@ -14,6 +14,9 @@
 # the patched Bash, the reference server and wrapper, and codex 0.97.0's
 # codex-linux-sandbox from scripts/patched-bash.sh --env (npm, outside the
 # repository); when that fails the group reports why and measures nothing.
+# The proxy group (the managed network proxy, ours vs the reference, in a
+# network test bed of its own) makes network and mount namespaces and needs
+# root; without it the group reports why and measures nothing.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -17,18 +17,20 @@ import (
 // Floors are the raw costs of the machine, measured with plain Go in the
 // same run as the servers (docs/benchmarking.md §4).
 type Floors struct {
-	Spawn         *Latency              `json:"exec_spawn_wait_true"`              // os/exec Run of /bin/true
-	PTYSpawn      *Latency              `json:"pty_spawn_drain_wait_true"`         // creack/pty start + drain + wait
-	FirstByte     *Latency              `json:"exec_first_byte_echo"`              // os/exec start → first stdout byte
-	PipeRead      *Throughput           `json:"pipe_read_throughput"`              // 64 KiB reads of a child's stdout
-	PTYRead       *Throughput           `json:"pty_read_throughput"`               // 64 KiB reads of a PTY master
-	PTYReadSpin   *Throughput           `json:"pty_read_throughput_spin"`          // the same, busy-polling a non-blocking fd (informational)
-	Concurrency   map[string]*Durations `json:"concurrency_goroutines"`            // K goroutines × os/exec sleep 0.2
-	ConcurrencyKs []int                 `json:"concurrency_k_values,omitempty"`    // the K values measured
-	ExecRunRaw    *Latency              `json:"exec_run_raw_true,omitempty"`       // os/exec Run of /bin/true, interleaved with exec run
-	CmdExecTrue   *Latency              `json:"command_exec_raw_true,omitempty"`   // os/exec Run of /bin/true, interleaved with command/exec
-	HTTPBody      *Throughput           `json:"http_body,omitempty"`               // net/http GET of the 100 MiB http/request body
-	CmdExecOutput *Throughput           `json:"command_exec_raw_output,omitempty"` // os/exec of the 64 MiB command, stdout read to the end
+	Spawn           *Latency              `json:"exec_spawn_wait_true"`              // os/exec Run of /bin/true
+	PTYSpawn        *Latency              `json:"pty_spawn_drain_wait_true"`         // creack/pty start + drain + wait
+	FirstByte       *Latency              `json:"exec_first_byte_echo"`              // os/exec start → first stdout byte
+	PipeRead        *Throughput           `json:"pipe_read_throughput"`              // 64 KiB reads of a child's stdout
+	PTYRead         *Throughput           `json:"pty_read_throughput"`               // 64 KiB reads of a PTY master
+	PTYReadSpin     *Throughput           `json:"pty_read_throughput_spin"`          // the same, busy-polling a non-blocking fd (informational)
+	Concurrency     map[string]*Durations `json:"concurrency_goroutines"`            // K goroutines × os/exec sleep 0.2
+	ConcurrencyKs   []int                 `json:"concurrency_k_values,omitempty"`    // the K values measured
+	ExecRunRaw      *Latency              `json:"exec_run_raw_true,omitempty"`       // os/exec Run of /bin/true, interleaved with exec run
+	CmdExecTrue     *Latency              `json:"command_exec_raw_true,omitempty"`   // os/exec Run of /bin/true, interleaved with command/exec
+	HTTPBody        *Throughput           `json:"http_body,omitempty"`               // net/http GET of the 100 MiB http/request body
+	ProxyDirect     *ProxyLatency         `json:"proxy_direct_request,omitempty"`    // the proxy group's client, unsandboxed, direct: new-connection GETs
+	ProxyDirectBulk *Throughput           `json:"proxy_direct_bulk,omitempty"`       // the same client's 100 MiB GET, direct
+	CmdExecOutput   *Throughput           `json:"command_exec_raw_output,omitempty"` // os/exec of the 64 MiB command, stdout read to the end
 }
 
 // floorEnv is the environment of floor children (as for server children).

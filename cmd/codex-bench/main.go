@@ -76,7 +76,7 @@ func parseFlags() Config {
 	flag.BoolVar(&c.QuickAck, "quickack", true, "set TCP_QUICKACK after every socket read")
 	flag.BoolVar(&c.CR32, "cr32", true, "also run the concurrency metric on the reference with --concurrent-requests 32")
 	flag.BoolVar(&c.Keep, "keep", false, "keep the scratch directory (server stderr logs, CODEX_HOME)")
-	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,cmdexec,http,throughput,clientthroughput,concurrency,tail,slow,robust,walk,handles,mcp (default all)")
+	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,cmdexec,http,throughput,clientthroughput,concurrency,tail,slow,robust,walk,handles,proxy,mcp (default all)")
 	flag.StringVar(&c.MCPBash, "mcp-bash", "", "mcp group: the patched Bash (scripts/patched-bash.sh)")
 	flag.StringVar(&c.MCPRefServer, "mcp-ref-server", "", "mcp group: the 0.97.0 codex-exec-mcp-server")
 	flag.StringVar(&c.MCPRefWrapper, "mcp-ref-wrapper", "", "mcp group: the 0.97.0 codex-execve-wrapper")
@@ -136,6 +136,14 @@ func parseFlags() Config {
 }
 
 func main() {
+	// Hidden modes of the proxy group (proxybed.go, proxyclient.go): the
+	// network test bed, and the client that runs inside a sandbox.
+	if os.Getenv(netBedEnv) != "" {
+		os.Exit(netBedMain())
+	}
+	if len(os.Args) > 1 && os.Args[1] == netClientCommand {
+		os.Exit(netClientMain(os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
+	}
 	cfg := parseFlags()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, cfg)

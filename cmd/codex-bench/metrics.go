@@ -48,6 +48,7 @@ type Metrics struct {
 	CmdExec              *CmdExecMetrics `json:"command_exec,omitempty"`              // command/exec over stdio (ours: exec-server, ref: app-server)
 	Walk                 *Latency        `json:"fs_walk,omitempty"`                   // #16 fs/walk of 100,000 entries in five calls
 	HTTP                 *HTTPMetrics    `json:"http_request,omitempty"`              // http/request of a 100 MiB body over stdio
+	Proxy                *ProxyMetrics   `json:"network_proxy,omitempty"`             // the managed network proxy in a test bed, over stdio
 }
 
 // Checks are the correctness observations made on every run (docs/benchmarking.md §3, end).

@@ -256,6 +256,7 @@ func buildRows(cfg Config, b *Bench) []Row {
 	rows = append(rows, httpRows(*o, *r, f)...)
 	rows = append(rows, robustRows(*o, *r)...)
 	rows = append(rows, handleRows(*o, *r)...)
+	rows = append(rows, proxyRows(*o, *r, f)...)
 	return append(rows, mcpRows(b.mcp)...)
 }
 
@@ -335,6 +336,7 @@ func evalTargets(rows []Row, b *Bench) []TargetCheck {
 	t = append(t, httpTargets(rows, o)...)
 	t = append(t, robustTargets(o)...)
 	t = append(t, handleTargets(rows)...)
+	t = append(t, proxyTargets(rows, o)...)
 	t = append(t, mcpTargets(rows)...)
 	for _, tl := range []struct {
 		name string
@@ -482,6 +484,7 @@ func (rep *Report) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", l.name, fmtLat(l.ou), fmtLat(l.re), fmtLat(l.fl))
 	}
 	cmdExecDetail(&b, o.CmdExec, r.CmdExec, f)
+	proxyDetail(&b, o.Proxy, r.Proxy, f)
 	fmt.Fprintf(&b, "\nTargets (docs/benchmarking.md §6), ours:\n\n| target | measured | result |\n|---|---|---|\n")
 	for _, t := range rep.Targets {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.Target, t.Measured, fmtPass(t.Pass))

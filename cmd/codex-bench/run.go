@@ -115,6 +115,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"robust", b.runRobust},
 		{"walk", b.runWalk},
 		{"handles", b.runHandles},
+		{"proxy", b.runProxy},
 		{"mcp", b.runMCP},
 	}
 	for _, s := range steps {

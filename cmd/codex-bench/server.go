@@ -141,7 +141,10 @@ func binaryVersion(bin, scratch string) string {
 // reaches only the driver, which stops its children itself) with pipes to
 // its stdin and from its stdout.
 func startPiped(cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, err

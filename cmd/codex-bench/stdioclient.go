@@ -50,13 +50,19 @@ func StartStdio(label, bin string, args []string, scratch string) (*StdioClient,
 	if err := os.MkdirAll(codexHome, 0o700); err != nil {
 		return nil, err
 	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = serverEnv(home, codexHome)
+	return startStdioCmd(label, cmd, scratch)
+}
+
+// startStdioCmd starts cmd (its environment set by the caller) in scratch
+// with its stderr in scratch/<label>.stderr.
+func startStdioCmd(label string, cmd *exec.Cmd, scratch string) (*StdioClient, error) {
 	errFile, err := os.Create(filepath.Join(scratch, label+".stderr"))
 	if err != nil {
 		return nil, err
 	}
 	defer errFile.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = serverEnv(home, codexHome)
 	cmd.Dir = scratch
 	cmd.Stderr = errFile
 	stdin, stdout, err := startPiped(cmd)

@@ -52,16 +52,17 @@ var mitmKeys = []string{"version", "hooks", "actions"}
 // its requests are refused with the CLI's text, at the position the CLI
 // gives (the `permissions` table). Unknown keys are warnings.
 func (p *Permissions) readNetwork(prof *profileTOML, key string, v any) error {
-	t, ok := v.(map[string]any)
-	if !ok {
-		return p.errf(key, "must be a table, not %s", typeName(v))
-	}
 	n := &prof.net
 	n.keys = map[string]string{}
 	bad := func(format string, args ...any) {
 		if n.bad == nil {
 			n.bad = p.permissionsErr(fmt.Sprintf(format, args...))
 		}
+	}
+	t, ok := v.(map[string]any)
+	if !ok {
+		bad("invalid type: %s, expected struct NetworkToml", serdeUnexpected(v))
+		return nil
 	}
 	for _, k := range sortedKeys(t) {
 		val, sub := t[k], key+"."+quoteKey(k)

@@ -139,8 +139,13 @@ func TestNetworkErrorPosition(t *testing.T) {
 			t.Errorf("%q:\n got %v\nwant %s", tc.text, err, want)
 		}
 	}
+	// A network that is not a table (recorded too).
+	p, path := loadAt(t, "[permissions.a]\nnetwork = 5\n[permissions.a.filesystem]\n\":root\" = \"read\"\n")
+	if _, err := p.Resolve("a", "/w"); err == nil || err.Error() != path+":1:2: invalid type: integer `5`, expected struct NetworkToml" {
+		t.Errorf("network = 5: %v", err)
+	}
 	// Only an override defines the table: the key is named instead.
-	p, path := loadAt(t, "model = \"x\"\n", `permissions.a.filesystem={":root"="read"}`, `permissions.a.network.mode="bogus"`)
+	p, path = loadAt(t, "model = \"x\"\n", `permissions.a.filesystem={":root"="read"}`, `permissions.a.network.mode="bogus"`)
 	want := path + ": permissions: unknown variant `bogus`, expected `limited` or `full`"
 	if _, err := p.Resolve("a", "/w"); err == nil || err.Error() != want {
 		t.Errorf("override:\n got %v\nwant %s", err, want)

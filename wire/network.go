@@ -12,7 +12,7 @@ import (
 )
 
 // The managed network proxy on the wire (docs/protocol.md §6.5.1 and
-// §6.15): process/start's networkProxy and enforceManagedNetwork, and the
+// §6.17): process/start's networkProxy and enforceManagedNetwork, and the
 // domain review, a request the server sends to the client and a
 // notification of every decision.
 const (

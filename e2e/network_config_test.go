@@ -55,3 +55,27 @@ func TestNetworkConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkGateFromCommandLine: --enable network_proxy and -c
+// features.network_proxy=true turn the feature on over a file without it
+// (a narrowed profile then runs, through its proxy), and the feature is
+// not among those logged as having no effect; --disable turns it off over
+// the file's.
+func TestNetworkGateFromCommandLine(t *testing.T) {
+	const profile = "[permissions.a]\nextends = \":workspace\"\n[permissions.a.network]\nenabled = true\ndomains = { \"a.com\" = \"allow\" }\n"
+	run := map[string]any{"command": []string{"/bin/sh", "-c", "echo run"}, "permissionProfile": "a"}
+	for _, args := range [][]string{{"--enable", "network_proxy"}, {"-c", "features.network_proxy=true"}} {
+		c := cxConfigured(t, false, writeHome(t, profile), t.TempDir(), args...)
+		if got := c.call("command/exec", run); got["error"] != nil || !strings.Contains(result(t, got), `"stdout":"run\n"`) {
+			t.Errorf("%q: %v", args, got)
+		}
+	}
+	c := cxConfigured(t, false, writeHome(t, "[features]\nnetwork_proxy = true\n"+profile), t.TempDir(), "--disable", "network_proxy")
+	if got := errorOf(c.call("command/exec", run)); !strings.Contains(got, "permissions.a.network.domains: narrows the network through a proxy, which needs the feature gate") {
+		t.Errorf("--disable: %s", got)
+	}
+	_, stderr, _ := runCLI(t, []string{"CODEX_HOME=" + writeHome(t, profile)}, "exec-server", "--listen", "stdio", "--enable", "network_proxy", "--enable", "shell_tool")
+	if !strings.Contains(stderr, "feature `shell_tool` has no effect") || strings.Contains(stderr, "feature `network_proxy` has no effect") {
+		t.Errorf("warnings:\n%s", stderr)
+	}
+}

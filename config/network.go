@@ -355,6 +355,11 @@ func (p *Permissions) networkOf(prof *profileTOML) (*netproxy.Settings, error) {
 	if n.bad != nil {
 		return nil, n.bad
 	}
+	if n.domains["*"] == netproxy.Deny {
+		// The Codex CLI refuses it whatever the gate and the network say.
+		return nil, &Error{Plain: true, Unsupported: true, Msg: "network proxy constraints are invalid: invalid value for network.denied_domains: * " +
+			"(allowed exact hosts or scoped wildcards like *.example.com or **.example.com)"}
+	}
 	if prof.network == nil || !*prof.network {
 		return nil, nil
 	}

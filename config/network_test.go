@@ -204,6 +204,28 @@ func TestNetworkGateOn(t *testing.T) {
 	}
 }
 
+// TestNetworkDenyAll: "*" = "deny" is refused whatever the gate and the
+// network say, with the Codex CLI's text (recorded from its app-server
+// 0.169.0; no file name); "*" = "allow" is a pattern like any other.
+func TestNetworkDenyAll(t *testing.T) {
+	want := "network proxy constraints are invalid: invalid value for network.denied_domains: * (allowed exact hosts or scoped wildcards like *.example.com or **.example.com)"
+	for _, gate := range []bool{true, false} {
+		for _, body := range []string{"enabled = true\ndomains = { \"*\" = \"deny\" }", "enabled = false\ndomains = { \"a.com\" = \"allow\", \"*\" = \"deny\" }"} {
+			p, _ := loadAt(t, netProfile(gate, body))
+			if _, err := p.Resolve("a", "/w"); err == nil || err.Error() != want {
+				t.Errorf("gate %v %q: %v", gate, body, err)
+			}
+			if r, err := p.Resolve(Workspace, "/w"); err != nil || r.Profile.Proxy != nil {
+				t.Errorf(":workspace: %v", err)
+			}
+		}
+	}
+	p, _ := loadAt(t, netProfile(true, "enabled = true\ndomains = { \"*\" = \"allow\" }"))
+	if r, err := p.Resolve("a", "/w"); err != nil || r.Profile.Proxy.Domains["*"] != netproxy.Allow {
+		t.Errorf("* = allow: %v", err)
+	}
+}
+
 // TestNetworkWarnings: keys accepted without effect, and unknown keys, are
 // warned about once, naming the key.
 func TestNetworkWarnings(t *testing.T) {

@@ -19,8 +19,10 @@ func TestNetworkConfigErrors(t *testing.T) {
 	const head = "[features]\nnetwork_proxy = true\n[permissions.a.filesystem]\n\":root\" = \"read\"\n[permissions.a.network]\n"
 	for _, tc := range []struct {
 		text string
-		want string // after "invalid permission profile: <config path>"
+		want string // after "invalid permission profile: <config path>" ("!": without the path)
 	}{
+		{head + "enabled = true\ndomains = { \"a.com\" = \"allow\", \"*\" = \"deny\" }\n",
+			"!network proxy constraints are invalid: invalid value for network.denied_domains: * (allowed exact hosts or scoped wildcards like *.example.com or **.example.com)"},
 		{head + "enabled = true\nmode = \"bogus\"\n", ":3:2: unknown variant `bogus`, expected `limited` or `full`"},
 		{head + "enabled = \"yes\"\n", `:3:2: invalid type: string "yes", expected a boolean`},
 		{head + "enabled = true\ndomains = \"x\"\n", `:3:2: invalid type: string "x", expected struct NetworkDomainPermissionsToml`},
@@ -46,6 +48,9 @@ func TestNetworkConfigErrors(t *testing.T) {
 			home := writeHome(t, text)
 			c := cxConfigured(t, false, home, t.TempDir())
 			want := "-32600 invalid permission profile: " + filepath.Join(home, "config.toml") + tc.want
+			if plain, ok := strings.CutPrefix(tc.want, "!"); ok {
+				want = "-32600 invalid permission profile: " + plain
+			}
 			if got := errorOf(c.call("command/exec", map[string]any{"command": []string{"true"}, "permissionProfile": "a"})); got != want {
 				t.Errorf("%q:\n got %s\nwant %s", text, got, want)
 			}

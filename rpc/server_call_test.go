@@ -119,3 +119,47 @@ func serverCallDuringLongPoll(t *testing.T, tr transport, conc int) {
 		}
 	}
 }
+
+// TestLateAnswerToAbandonedCall: a call the caller gave up on (the
+// review's timeout passed) may still be answered by the peer; that late
+// answer is dropped and the connection goes on, where a response to an id
+// never sent still ends it (non-strict mode). Without this, a client that
+// answers a review a moment after policyDecisionTimeoutMs would lose its
+// connection and every process on it.
+func TestLateAnswerToAbandonedCall(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			a, b := tr.pair(t)
+			server := startConn(t, a, rpc.Options{})
+			answered := make(chan struct{}, 1)
+			startConn(t, b, rpc.Options{Bind: func(c *rpc.Conn) rpc.Handler {
+				return rpc.HandlerFunc(func(ctx context.Context, req *rpc.Request) (any, error) {
+					if req.Method == "slow" {
+						c.Go(func(context.Context) {
+							time.Sleep(200 * time.Millisecond)
+							_ = c.Respond(req.ID, "late", nil)
+							answered <- struct{}{}
+						})
+						return nil, rpc.ErrAsync
+					}
+					return "now", nil
+				})
+			}})
+			ctx, cancel := context.WithTimeout(callCtx(t), 50*time.Millisecond)
+			err := server.Call(ctx, "slow", nil, nil)
+			cancel()
+			if err != context.DeadlineExceeded {
+				t.Fatalf("slow call: %v, want the deadline", err)
+			}
+			select {
+			case <-answered:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the late answer was never sent")
+			}
+			var s string
+			if err := server.Call(callCtx(t), "fast", nil, &s); err != nil || s != "now" {
+				t.Fatalf("a call after the late answer: %q %v", s, err)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -421,7 +422,7 @@ func (p *Permissions) warnNetwork(name string, prof *profileTOML) {
 	}
 	switch {
 	case !enabled:
-		for _, k := range append(narrowingKeys, networkFlags...) {
+		for _, k := range slices.Concat(narrowingKeys, networkFlags) {
 			if sub, ok := own.keys[k]; ok && k != keyAllowNonLoopbackProxy {
 				p.warnf(sub, "ignored: the network of profile `%s` is off", name)
 				break

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // netProxyOK is a networkProxy.proxy with its seven required members.
@@ -88,6 +90,40 @@ func TestNetworkMethodsNotServedToServer(t *testing.T) {
 		want := "-32601 exec-server stub does not implement `" + m + "` yet"
 		if got := errorOf(c.call(m, map[string]any{"processId": "x", "request": map[string]any{"protocol": "http", "host": "a", "port": 80}})); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", m, got, want)
+		}
+	}
+}
+
+// TestNetworkReviewShapesMatchSchema: the review traffic the reference
+// 0.169.0 sent (recorded 2026-11-29: process/start with networkProxy and
+// policyDecisionTimeoutMs, curl through its proxy to a loopback server)
+// validates against schema/, and so do the client's two answers; the
+// answers the server treats as malformed do not.
+func TestNetworkReviewShapesMatchSchema(t *testing.T) {
+	for _, tc := range []struct {
+		method, suffix, msg string
+		valid               bool
+	}{
+		{"network/policyRequest", ".params.json", `{"processId":"np1","request":{"protocol":"http","host":"localhost","port":18765}}`, true},
+		{"network/policyDecision", ".notification.json", `{"processId":"np1","timestamp":"2026-11-29T04:47:53.983Z","scope":"domain","decision":"allow","source":"baseline_policy","reason":"allow","protocol":"http","host":"127.0.0.1","port":18765,"method":"GET","client":"127.0.0.1:41272","policyOverride":false}`, true},
+		{"network/policyDecision", ".notification.json", `{"processId":"np1","timestamp":"2026-11-29T04:47:54.166Z","scope":"domain","decision":"allow","source":"baseline_policy","reason":"allow","protocol":"socks5_tcp","host":"127.0.0.1","port":18765,"client":"127.0.0.1:44950","policyOverride":false}`, true},
+		{"network/policyDecision", ".notification.json", `{"processId":"np1","timestamp":"2026-11-29T04:48:05.765Z","scope":"domain","decision":"deny","source":"decider","reason":"not_allowed","protocol":"http","host":"localhost","port":18765,"method":"GET","client":"127.0.0.1:38150","policyOverride":false}`, true},
+		{"network/policyRequest", ".result.json", `{"decision":{"type":"allow"}}`, true},
+		{"network/policyRequest", ".result.json", `{"decision":{"type":"deny"}}`, true},
+		{"network/policyRequest", ".result.json", `{}`, false},
+		{"network/policyRequest", ".result.json", `{"decision":"allow"}`, false},
+		{"network/policyRequest", ".result.json", `{"decision":{"type":"maybe"}}`, false},
+	} {
+		s := compiledSchema(t, tc.method, tc.suffix)
+		if s == nil {
+			t.Fatalf("no schema %s%s", tc.method, tc.suffix)
+		}
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(tc.msg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Validate(v); (err == nil) != tc.valid {
+			t.Errorf("%s%s %s: valid %v, want %v (%v)", tc.method, tc.suffix, tc.msg, err == nil, tc.valid, err)
 		}
 	}
 }

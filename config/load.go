@@ -37,6 +37,9 @@ type Error struct {
 	Col  int
 	Key  string
 	Msg  string
+	// Plain is an error whose text is Msg alone, as the Codex CLI words
+	// it (a network constraint).
+	Plain bool
 	// Unsupported marks a setting that the Codex CLI accepts but this
 	// executor cannot honour, or a wrong network value that the CLI's
 	// app-server loads and refuses on the requests that use it: it makes
@@ -46,6 +49,8 @@ type Error struct {
 
 func (e *Error) Error() string {
 	switch {
+	case e.Plain:
+		return e.Msg
 	case e.Line > 0 && e.Col > 0:
 		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
 	case e.Line > 0:

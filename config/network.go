@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,16 +53,17 @@ var mitmKeys = []string{"version", "hooks", "actions"}
 // its requests are refused with the CLI's text, at the position the CLI
 // gives (the `permissions` table). Unknown keys are warnings.
 func (p *Permissions) readNetwork(prof *profileTOML, key string, v any) error {
-	t, ok := v.(map[string]any)
-	if !ok {
-		return p.errf(key, "must be a table, not %s", typeName(v))
-	}
 	n := &prof.net
 	n.keys = map[string]string{}
 	bad := func(format string, args ...any) {
 		if n.bad == nil {
 			n.bad = p.permissionsErr(fmt.Sprintf(format, args...))
 		}
+	}
+	t, ok := v.(map[string]any)
+	if !ok {
+		bad("invalid type: %s, expected struct NetworkToml", serdeUnexpected(v))
+		return nil
 	}
 	for _, k := range sortedKeys(t) {
 		val, sub := t[k], key+"."+quoteKey(k)
@@ -354,6 +356,11 @@ func (p *Permissions) networkOf(prof *profileTOML) (*netproxy.Settings, error) {
 	if n.bad != nil {
 		return nil, n.bad
 	}
+	if n.domains["*"] == netproxy.Deny {
+		// The Codex CLI refuses it whatever the gate and the network say.
+		return nil, &Error{Plain: true, Unsupported: true, Msg: "network proxy constraints are invalid: invalid value for network.denied_domains: * " +
+			"(allowed exact hosts or scoped wildcards like *.example.com or **.example.com)"}
+	}
 	if prof.network == nil || !*prof.network {
 		return nil, nil
 	}
@@ -415,7 +422,7 @@ func (p *Permissions) warnNetwork(name string, prof *profileTOML) {
 	}
 	switch {
 	case !enabled:
-		for _, k := range append(narrowingKeys, networkFlags...) {
+		for _, k := range slices.Concat(narrowingKeys, networkFlags) {
 			if sub, ok := own.keys[k]; ok && k != keyAllowNonLoopbackProxy {
 				p.warnf(sub, "ignored: the network of profile `%s` is off", name)
 				break

@@ -139,8 +139,13 @@ func TestNetworkErrorPosition(t *testing.T) {
 			t.Errorf("%q:\n got %v\nwant %s", tc.text, err, want)
 		}
 	}
+	// A network that is not a table (recorded too).
+	p, path := loadAt(t, "[permissions.a]\nnetwork = 5\n[permissions.a.filesystem]\n\":root\" = \"read\"\n")
+	if _, err := p.Resolve("a", "/w"); err == nil || err.Error() != path+":1:2: invalid type: integer `5`, expected struct NetworkToml" {
+		t.Errorf("network = 5: %v", err)
+	}
 	// Only an override defines the table: the key is named instead.
-	p, path := loadAt(t, "model = \"x\"\n", `permissions.a.filesystem={":root"="read"}`, `permissions.a.network.mode="bogus"`)
+	p, path = loadAt(t, "model = \"x\"\n", `permissions.a.filesystem={":root"="read"}`, `permissions.a.network.mode="bogus"`)
 	want := path + ": permissions: unknown variant `bogus`, expected `limited` or `full`"
 	if _, err := p.Resolve("a", "/w"); err == nil || err.Error() != want {
 		t.Errorf("override:\n got %v\nwant %s", err, want)
@@ -196,6 +201,28 @@ func TestNetworkGateOn(t *testing.T) {
 		}) {
 			t.Errorf("%q: warnings %q", body, p.Warnings)
 		}
+	}
+}
+
+// TestNetworkDenyAll: "*" = "deny" is refused whatever the gate and the
+// network say, with the Codex CLI's text (recorded from its app-server
+// 0.169.0; no file name); "*" = "allow" is a pattern like any other.
+func TestNetworkDenyAll(t *testing.T) {
+	want := "network proxy constraints are invalid: invalid value for network.denied_domains: * (allowed exact hosts or scoped wildcards like *.example.com or **.example.com)"
+	for _, gate := range []bool{true, false} {
+		for _, body := range []string{"enabled = true\ndomains = { \"*\" = \"deny\" }", "enabled = false\ndomains = { \"a.com\" = \"allow\", \"*\" = \"deny\" }"} {
+			p, _ := loadAt(t, netProfile(gate, body))
+			if _, err := p.Resolve("a", "/w"); err == nil || err.Error() != want {
+				t.Errorf("gate %v %q: %v", gate, body, err)
+			}
+			if r, err := p.Resolve(Workspace, "/w"); err != nil || r.Profile.Proxy != nil {
+				t.Errorf(":workspace: %v", err)
+			}
+		}
+	}
+	p, _ := loadAt(t, netProfile(true, "enabled = true\ndomains = { \"*\" = \"allow\" }"))
+	if r, err := p.Resolve("a", "/w"); err != nil || r.Profile.Proxy.Domains["*"] != netproxy.Allow {
+		t.Errorf("* = allow: %v", err)
 	}
 }
 

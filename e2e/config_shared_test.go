@@ -41,49 +41,70 @@ func writeHome(t *testing.T, text string) string {
 // TestConfigSharedWithCodexCLI is failure 5 of issue 18: a config.toml the
 // Codex CLI accepts, with `[permissions.dev.network]` enabled and narrowed
 // to `domains`, stopped exec-server at start-up although process/start
-// never uses it. Now the server starts, warns once naming the key, runs
-// process/start and command/exec as usual, and refuses only the requests
-// that use such a profile, naming the key; as the default, that is every
+// never uses it. Now the server starts and runs process/start and
+// command/exec as usual. With the network_proxy feature the profile runs
+// (its network through a proxy of its own: issue 21); without it, the
+// server warns once naming the key, and refuses only the requests that
+// use the profile, naming the key and the gate (the Codex CLI silently
+// gives them the whole network); as the default, that is every
 // command/exec without its own profile.
 func TestConfigSharedWithCodexCLI(t *testing.T) {
-	for _, asDefault := range []bool{false, true} {
-		text := sharedConfig
-		if asDefault {
-			text = "default_permissions = \"dev\"\n" + text
-		}
-		home, work := writeHome(t, text), t.TempDir()
-		s := startServerWith(t, binary, func(cmd *exec.Cmd) {
-			cmd.Env = append(cmd.Env, "CODEX_HOME="+home)
-			cmd.Dir = work
-		})
-		if n := strings.Count(s.stderr.String(), "permissions.dev.network.domains"); n != 1 {
-			t.Errorf("default %v: %d log lines name permissions.dev.network.domains, want 1:\n%s", asDefault, n, s.stderr.String())
-		}
-		c := dial(t, s.URL, nil)
-		c.ok("initialize", map[string]any{"clientName": "e2e", "capabilities": map[string]any{"experimentalApi": true}}, nil)
-		c.sendRaw(`{"method":"initialized","params":{}}`)
-		if out, code := c.run("p", startParams("p", "echo", "ok")); out != "ok\n" || code != 0 {
-			t.Errorf("process/start: %q, exit %d", out, code)
-		}
-		narrowed := "invalid permission profile: " + filepath.Join(home, "config.toml") +
-			": permissions.dev.network.domains: narrows the network through a proxy, which this executor does not run; remove it or set enabled = false"
-		cmdExec := func(kv ...any) response {
-			p := map[string]any{"command": []string{"/bin/sh", "-c", "echo run"}}
-			for i := 0; i < len(kv); i += 2 {
-				p[kv[i].(string)] = kv[i+1]
+	for _, gate := range []bool{true, false} {
+		for _, asDefault := range []bool{false, true} {
+			text := sharedConfig
+			if !gate {
+				text = strings.Replace(text, "[features]\nnetwork_proxy = true\n", "", 1)
 			}
-			return c.call("command/exec", p)
-		}
-		assertError(t, cmdExec("permissionProfile", "dev"), -32600, narrowed)
-		assertError(t, cmdExec("permissionProfile", "rel"), -32600, "invalid permission profile: "+filepath.Join(home, "config.toml")+
-			`: permissions.rel.filesystem."rel/x": filesystem path `+"`rel/x`"+` must be absolute, use `+"`~/...`"+`, or start with `+"`:`")
-		if r := cmdExec("permissionProfile", ":read-only"); r.Error != nil || !strings.Contains(string(r.Result), `"stdout":"run\n"`) {
-			t.Errorf("default %v, :read-only: %s %+v", asDefault, r.Result, r.Error)
-		}
-		if r := cmdExec(); asDefault {
-			assertError(t, r, -32600, narrowed)
-		} else if r.Error != nil || !strings.Contains(string(r.Result), `"stdout":"run\n"`) {
-			t.Errorf("default :read-only: %s %+v", r.Result, r.Error)
+			if asDefault {
+				text = "default_permissions = \"dev\"\n" + text
+			}
+			home, work := writeHome(t, text), t.TempDir()
+			s := startServerWith(t, binary, func(cmd *exec.Cmd) {
+				cmd.Env = append(cmd.Env, "CODEX_HOME="+home)
+				cmd.Dir = work
+			})
+			warned := 1
+			if gate {
+				warned = 0
+			}
+			if n := strings.Count(s.stderr.String(), "permissions.dev.network.domains"); n != warned {
+				t.Errorf("gate %v default %v: %d log lines name permissions.dev.network.domains, want %d:\n%s", gate, asDefault, n, warned, s.stderr.String())
+			}
+			c := dial(t, s.URL, nil)
+			c.ok("initialize", map[string]any{"clientName": "e2e", "capabilities": map[string]any{"experimentalApi": true}}, nil)
+			c.sendRaw(`{"method":"initialized","params":{}}`)
+			if out, code := c.run("p", startParams("p", "echo", "ok")); out != "ok\n" || code != 0 {
+				t.Errorf("process/start: %q, exit %d", out, code)
+			}
+			narrowed := "invalid permission profile: " + filepath.Join(home, "config.toml") +
+				": permissions.dev.network.domains: narrows the network through a proxy, which needs the feature gate: " +
+				"set `[features] network_proxy = true` in config.toml (or pass --enable network_proxy) to run it, or remove the key, or set enabled = false"
+			cmdExec := func(kv ...any) response {
+				p := map[string]any{"command": []string{"/bin/sh", "-c", "echo run"}}
+				for i := 0; i < len(kv); i += 2 {
+					p[kv[i].(string)] = kv[i+1]
+				}
+				return c.call("command/exec", p)
+			}
+			runs := func(what string, r response) {
+				t.Helper()
+				if r.Error != nil || !strings.Contains(string(r.Result), `"stdout":"run\n"`) {
+					t.Errorf("gate %v default %v, %s: %s %+v", gate, asDefault, what, r.Result, r.Error)
+				}
+			}
+			if gate {
+				runs("dev", cmdExec("permissionProfile", "dev"))
+			} else {
+				assertError(t, cmdExec("permissionProfile", "dev"), -32600, narrowed)
+			}
+			assertError(t, cmdExec("permissionProfile", "rel"), -32600, "invalid permission profile: "+filepath.Join(home, "config.toml")+
+				`: permissions.rel.filesystem."rel/x": filesystem path `+"`rel/x`"+` must be absolute, use `+"`~/...`"+`, or start with `+"`:`")
+			runs(":read-only", cmdExec("permissionProfile", ":read-only"))
+			if r := cmdExec(); asDefault && !gate {
+				assertError(t, r, -32600, narrowed)
+			} else {
+				runs("the default", r)
+			}
 		}
 	}
 }

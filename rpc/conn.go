@@ -105,6 +105,7 @@ type Conn struct {
 	nextID    atomic.Int64
 	mu        sync.Mutex
 	pending   map[string]chan *Response // guarded by mu: our outgoing calls
+	abandoned []string                  // guarded by mu: our calls given up unanswered, oldest first (at most maxAbandoned): a late response is dropped
 	inflight  map[string][]*inbound     // guarded by mu: requests not yet answered, by id
 	answering int                       // guarded by mu: claimed answers being written
 	ending    bool                      // guarded by mu: shutdown began; no new claims

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // inbound is one request received and not yet answered.
@@ -168,16 +169,41 @@ func (p *Pending) Await(ctx context.Context, result any) error {
 	}
 }
 
-// Abandon forgets the request: a later response is dropped as unknown.
+// Abandon forgets the request: a response that comes later is dropped
+// (see deliver).
 func (p *Pending) Abandon() {
 	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	if _, waiting := p.c.pending[p.key]; !waiting {
+		return // answered: its response was taken
+	}
 	delete(p.c.pending, p.key)
-	p.c.mu.Unlock()
+	if len(p.c.abandoned) == maxAbandoned {
+		p.c.abandoned = append(p.c.abandoned[:0], p.c.abandoned[1:]...)
+	}
+	p.c.abandoned = append(p.c.abandoned, p.key)
 }
 
+// maxAbandoned bounds the calls a Conn remembers as given up: a peer that
+// never answers them costs no more than this.
+const maxAbandoned = 1024
+
+// deliver hands a response to the call waiting for it and reports whether
+// the response belongs to one of our calls: a call still waiting, or one
+// given up (Abandon), whose late response is dropped. A response to an id
+// never sent is not ours.
 func (c *Conn) deliver(r *Response) bool {
+	key := idKey(r.ID)
 	c.mu.Lock()
-	ch, ok := c.pending[idKey(r.ID)]
+	ch, ok := c.pending[key]
+	if ok {
+		delete(c.pending, key) // a call gets one response
+	} else if i := slices.Index(c.abandoned, key); i >= 0 {
+		c.abandoned = slices.Delete(c.abandoned, i, i+1)
+		c.mu.Unlock()
+		c.log.Debug("response to an abandoned call; dropped", "id", r.ID.String())
+		return true
+	}
 	c.mu.Unlock()
 	if ok {
 		ch <- r

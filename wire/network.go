@@ -12,7 +12,7 @@ import (
 )
 
 // The managed network proxy on the wire (docs/protocol.md §6.5.1 and
-// §6.15): process/start's networkProxy and enforceManagedNetwork, and the
+// §6.17): process/start's networkProxy and enforceManagedNetwork, and the
 // domain review, a request the server sends to the client and a
 // notification of every decision.
 const (
@@ -513,36 +513,40 @@ func DecodeNetworkPolicyResult(raw json.RawMessage) (allow bool, err error) {
 }
 
 // NetworkPolicyDecisionParams are the params of network/policyDecision,
-// one decision of a command's proxy, its members in the reference's
-// order.
+// one decision of a command's proxy, its members in the reference's order
+// (recorded from 0.169.0 for HTTP, CONNECT and SOCKS5 requests, allowed
+// and denied by the profile or the review).
 type NetworkPolicyDecisionParams struct {
 	ProcessID string `json:"processId"`
-	// Timestamp is RFC 3339 in UTC with a Z.
+	// Timestamp is RFC 3339 in UTC with milliseconds and a Z.
 	Timestamp string `json:"timestamp"`
 	// Scope is "domain".
 	Scope string `json:"scope"`
 	// Decision is "allow" or "deny".
 	Decision string `json:"decision"`
-	// Source is "baseline_policy" or "decider" (the client's review).
+	// Source is "baseline_policy" (the profile) or "decider" (the
+	// client's review).
 	Source string `json:"source"`
-	// Reason is why: "allow", "denied", "not_allowed", "not_allowed_local",
-	// "method_not_allowed", ….
-	Reason   string `json:"reason"`
+	// Reason is why: "allow", "denied", "not_allowed" (also every review's
+	// reason), "not_allowed_local", ….
+	Reason string `json:"reason"`
+	// Protocol is "http", "https_connect" or "socks5_tcp".
 	Protocol string `json:"protocol"`
 	Host     string `json:"host"`
 	Port     uint16 `json:"port"`
-	// Method is the HTTP method, null for a CONNECT or SOCKS5 connection.
-	Method *string `json:"method"`
+	// Method is the HTTP method ("CONNECT" for a tunnel); a SOCKS5
+	// connection has none and the member is left out.
+	Method string `json:"method,omitempty"`
 	// Client is the address of the command's end of the connection.
-	Client *string `json:"client"`
+	Client string `json:"client"`
 	// PolicyOverride is true when the client's review allowed what the
 	// profile did not.
 	PolicyOverride bool `json:"policyOverride"`
 }
 
 // AppendNetworkPolicyDecision appends the network/policyDecision
-// notification for p as one JSON-RPC line body (no newline), the bytes
-// encoding/json would write for a Notification of p.
+// notification for p as one JSON-RPC line body (no newline): the bytes
+// encoding/json writes for {"method":…,"params":p}.
 func AppendNetworkPolicyDecision(dst []byte, p *NetworkPolicyDecisionParams) []byte {
 	dst = append(dst, `{"method":"network/policyDecision","params":{"processId":`...)
 	dst = appendJSONString(dst, p.ProcessID)
@@ -562,18 +566,13 @@ func AppendNetworkPolicyDecision(dst []byte, p *NetworkPolicyDecisionParams) []b
 	dst = appendJSONString(dst, p.Host)
 	dst = append(dst, `,"port":`...)
 	dst = strconv.AppendUint(dst, uint64(p.Port), 10)
-	dst = append(dst, `,"method":`...)
-	dst = appendOptString(dst, p.Method)
+	if p.Method != "" {
+		dst = append(dst, `,"method":`...)
+		dst = appendJSONString(dst, p.Method)
+	}
 	dst = append(dst, `,"client":`...)
-	dst = appendOptString(dst, p.Client)
+	dst = appendJSONString(dst, p.Client)
 	dst = append(dst, `,"policyOverride":`...)
 	dst = strconv.AppendBool(dst, p.PolicyOverride)
 	return append(dst, "}}"...)
-}
-
-func appendOptString(dst []byte, s *string) []byte {
-	if s == nil {
-		return append(dst, "null"...)
-	}
-	return appendJSONString(dst, *s)
 }

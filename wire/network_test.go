@@ -203,30 +203,42 @@ func TestNetworkPolicyResult(t *testing.T) {
 }
 
 // TestNetworkPolicyDecisionEncoder holds the hand encoder to encoding/json
-// of the same params, in the reference's member order.
+// of the same params and to notifications the reference 0.169.0 sent
+// (process/start with networkProxy and policyDecisionTimeoutMs, curl
+// through its proxy to a loopback server; recorded 2026-11-29).
 func TestNetworkPolicyDecisionEncoder(t *testing.T) {
-	get, client := "GET", "127.0.0.1:47486"
-	for _, p := range []wire.NetworkPolicyDecisionParams{
-		{ProcessID: "np1", Timestamp: "2026-11-29T05:00:00.123Z", Scope: "domain", Decision: "allow", Source: "baseline_policy", Reason: "allow",
-			Protocol: "http", Host: "api.example.com", Port: 80, Method: &get, Client: &client},
-		{ProcessID: "a\"<&>\u2028", Timestamp: "t", Scope: "domain", Decision: "deny", Source: "decider", Reason: "not_allowed",
-			Protocol: "https_connect", Host: "other.org", Port: 443, PolicyOverride: true},
+	for _, want := range []string{
+		`{"method":"network/policyDecision","params":{"processId":"np1","timestamp":"2026-11-29T04:47:53.983Z","scope":"domain","decision":"allow","source":"baseline_policy","reason":"allow","protocol":"http","host":"127.0.0.1","port":18765,"method":"GET","client":"127.0.0.1:41272","policyOverride":false}}`,
+		`{"method":"network/policyDecision","params":{"processId":"np1","timestamp":"2026-11-29T04:47:54.077Z","scope":"domain","decision":"allow","source":"baseline_policy","reason":"allow","protocol":"https_connect","host":"127.0.0.1","port":18765,"method":"CONNECT","client":"127.0.0.1:41274","policyOverride":false}}`,
+		`{"method":"network/policyDecision","params":{"processId":"np1","timestamp":"2026-11-29T04:47:54.166Z","scope":"domain","decision":"allow","source":"baseline_policy","reason":"allow","protocol":"socks5_tcp","host":"127.0.0.1","port":18765,"client":"127.0.0.1:44950","policyOverride":false}}`,
+		`{"method":"network/policyDecision","params":{"processId":"np1","timestamp":"2026-11-29T04:47:54.265Z","scope":"domain","decision":"allow","source":"decider","reason":"not_allowed","protocol":"http","host":"localhost","port":18765,"method":"GET","client":"127.0.0.1:41278","policyOverride":true}}`,
+		`{"method":"network/policyDecision","params":{"processId":"np1","timestamp":"2026-11-29T04:48:00.528Z","scope":"domain","decision":"deny","source":"baseline_policy","reason":"not_allowed_local","protocol":"http","host":"localhost","port":18765,"method":"GET","client":"127.0.0.1:51018","policyOverride":false}}`,
+		`{"method":"network/policyDecision","params":{"processId":"np1","timestamp":"2026-11-29T04:48:00.602Z","scope":"domain","decision":"deny","source":"baseline_policy","reason":"denied","protocol":"http","host":"127.0.0.2","port":18765,"method":"GET","client":"127.0.0.1:51022","policyOverride":false}}`,
+		`{"method":"network/policyDecision","params":{"processId":"np1","timestamp":"2026-11-29T04:48:05.765Z","scope":"domain","decision":"deny","source":"decider","reason":"not_allowed","protocol":"http","host":"localhost","port":18765,"method":"GET","client":"127.0.0.1:38150","policyOverride":false}}`,
+		`{"method":"network/policyDecision","params":{"processId":"a\"\u003c\u0026\u003e\u2028","timestamp":"t","scope":"domain","decision":"deny","source":"decider","reason":"not_allowed","protocol":"socks5_tcp","host":"h","port":1,"client":"","policyOverride":false}}`,
 	} {
-		want, err := json.Marshal(struct {
+		var n struct {
 			Method string                           `json:"method"`
 			Params wire.NetworkPolicyDecisionParams `json:"params"`
-		}{wire.MethodNetworkPolicyDecision, p})
-		if err != nil {
+		}
+		if err := json.Unmarshal([]byte(want), &n); err != nil {
 			t.Fatal(err)
 		}
-		if got := wire.AppendNetworkPolicyDecision(nil, &p); string(got) != string(want) {
+		if got := string(wire.AppendNetworkPolicyDecision(nil, &n.Params)); got != want {
 			t.Errorf("\n got %s\nwant %s", got, want)
 		}
+		if plain, err := json.Marshal(n); err != nil || string(plain) != want {
+			t.Errorf("encoding/json:\n got %s %v\nwant %s", plain, err, want)
+		}
 	}
-	want := `{"method":"network/policyDecision","params":{"processId":"np1","timestamp":"2026-11-29T05:00:00.123Z","scope":"domain","decision":"allow","source":"baseline_policy","reason":"allow","protocol":"http","host":"api.example.com","port":80,"method":"GET","client":"127.0.0.1:47486","policyOverride":false}}`
-	p := wire.NetworkPolicyDecisionParams{ProcessID: "np1", Timestamp: "2026-11-29T05:00:00.123Z", Scope: "domain", Decision: "allow", Source: "baseline_policy", Reason: "allow",
-		Protocol: "http", Host: "api.example.com", Port: 80, Method: &get, Client: &client}
-	if got := string(wire.AppendNetworkPolicyDecision(nil, &p)); got != want {
-		t.Errorf("spec §5 example:\n got %s\nwant %s", got, want)
+}
+
+// TestNetworkPolicyRequestParams: the request the server sends, as the
+// reference sent it (recorded with the decisions above).
+func TestNetworkPolicyRequestParams(t *testing.T) {
+	want := `{"processId":"np1","request":{"protocol":"http","host":"localhost","port":18765}}`
+	got, err := json.Marshal(wire.NetworkPolicyRequestParams{ProcessID: "np1", Request: wire.NetworkPolicyQuery{Protocol: "http", Host: "localhost", Port: 18765}})
+	if err != nil || string(got) != want {
+		t.Errorf("got %s %v\nwant %s", got, err, want)
 	}
 }

@@ -16,7 +16,7 @@ import (
 func configFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.GenericFlag{Name: "config", Aliases: []string{"c"}, Value: &repeated{}, Usage: "override a config.toml value: `key=value`, a dotted key and a TOML value (else taken as a string); repeatable, a later one wins. " +
-			"The server reads default_permissions and permissions.*; other keys are warned about and ignored"},
+			"The server reads default_permissions, permissions.* and features.network_proxy; other keys are warned about and ignored"},
 		&cli.GenericFlag{Name: "enable", Value: &repeated{}, Usage: "enable `FEATURE` (repeatable): -c features.FEATURE=true; an unknown name stops start-up. Only network_proxy changes what the server does: profiles with the network on go through a proxy (docs/sandbox.md §9)"},
 		&cli.GenericFlag{Name: "disable", Value: &repeated{}, Usage: "disable `FEATURE` (repeatable): -c features.FEATURE=false"},
 		&cli.BoolFlag{Name: "strict-config", Usage: "stop start-up on a key of config.toml or -c that the Codex CLI 0.169.0 does not know (top-level keys and feature names)"},

@@ -58,17 +58,16 @@ func proxySettings(c *wire.ProxyConfig) netproxy.Settings {
 
 // startNetworkProxy checks process/start's networkProxy and returns its
 // settings and compiled policy, or the reference's invalid-params answer.
-// Settings the proxy does not serve (SOCKS5 UDP, an upstream proxy) are
-// refused rather than ignored: the command would get another network than
-// the one asked for.
+//
+// enableSocks5Udp and allowUpstreamProxy are accepted and not served: the
+// Codex CLI sends both true by default, and neither widens what the
+// command reaches (a UDP associate is refused with SOCKS5 reply 7; allowed
+// hosts are dialled directly, never through the server's own proxy).
 func startNetworkProxy(np *wire.NetworkProxyParams) (netproxy.Settings, *netproxy.Policy, error) {
 	if err := np.Validate(); err != nil {
 		return netproxy.Settings{}, nil, err
 	}
 	s := proxySettings(&np.Proxy)
-	if err := unservedProxy(s); err != nil {
-		return netproxy.Settings{}, nil, wire.ErrInvalidNetworkProxyConfig(err.Error())
-	}
 	pol, err := netproxy.Compile(s)
 	if err != nil {
 		var se *netproxy.SettingsError
@@ -78,18 +77,6 @@ func startNetworkProxy(np *wire.NetworkProxyParams) (netproxy.Settings, *netprox
 		return netproxy.Settings{}, nil, wire.ErrInvalidNetworkProxyConfig(err.Error())
 	}
 	return s, pol, nil
-}
-
-// unservedProxy refuses the settings this executor's proxy does not
-// serve (docs/sandbox.md §9).
-func unservedProxy(s netproxy.Settings) error {
-	switch {
-	case s.EnableSOCKS5UDP:
-		return errors.New("enableSocks5Udp: SOCKS5 UDP is not served by this executor")
-	case s.AllowUpstreamProxy:
-		return errors.New("allowUpstreamProxy: chaining to an upstream proxy is not served by this executor")
-	}
-	return nil
 }
 
 // commandProxy is the running proxy of one command.
@@ -183,18 +170,12 @@ func (s *Session) decisionNotifier(processID string) func(ev netproxy.Event) {
 			return
 		}
 		p := wire.NetworkPolicyDecisionParams{
-			ProcessID: processID, Timestamp: ev.Time.UTC().Format("2006-01-02T15:04:05.000000Z"), Scope: "domain",
+			ProcessID: processID, Timestamp: ev.Time.UTC().Format("2006-01-02T15:04:05.000Z"), Scope: "domain",
 			Decision: "deny", Source: ev.Source, Reason: ev.Reason, Protocol: ev.Protocol, Host: ev.Host, Port: uint16(ev.Port),
-			PolicyOverride: ev.PolicyOverride,
+			Method: ev.Method, Client: ev.Client, PolicyOverride: ev.PolicyOverride,
 		}
 		if ev.Allowed {
 			p.Decision = "allow"
-		}
-		if ev.Method != "" && ev.Method != "CONNECT" {
-			p.Method = &ev.Method
-		}
-		if ev.Client != "" {
-			p.Client = &ev.Client
 		}
 		_ = c.Send(s.sends, wire.AppendNetworkPolicyDecision(rpc.AcquireFrame(), &p), true)
 	}

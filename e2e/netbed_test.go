@@ -168,8 +168,15 @@ func bedMain() int {
 		{"-6", "addr", "add", bedPublic6 + "/128", "dev", "lo"},
 		{"-6", "addr", "add", bedULA + "/128", "dev", "lo"},
 	}
+	ip := "ip" // iproute2: /usr/sbin on some systems, which the bed's PATH lacks
+	for _, p := range []string{"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"} {
+		if _, err := os.Stat(p); err == nil {
+			ip = p
+			break
+		}
+	}
 	for _, a := range ipCmds {
-		if out, err := exec.Command("ip", a...).CombinedOutput(); err != nil {
+		if out, err := exec.Command(ip, a...).CombinedOutput(); err != nil {
 			return fail("ip %s: %v: %s", strings.Join(a, " "), err, out)
 		}
 	}

@@ -168,6 +168,15 @@ func TestNetworkProxyIsolationAndOutcomes(t *testing.T) {
 		{"socks", `curl -sS --max-time 5 -x "$ALL_PROXY" http://api.example.com/y`},
 		{"socksRefused", `curl -s --max-time 5 -x "$ALL_PROXY" http://other.org/; echo "exit=$?"`},
 		{"v6", `curl -sS --max-time 5 http://v6.example.com/6`},
+		{"mixed", curlCode("http://mixed.example.com/")},
+		{"ula", curlCode("http://ula.example.com/")},
+		{"linkLocal", curlCode("http://ll.example.com/")},
+		{"cgnat", curlCode("http://cgnat.example.com/")},
+		{"loopName", curlCode("http://loop.example.com/")},
+		{"mappedHTTP", curlCode("http://[::ffff:127.0.0.1]/")},
+		{"mappedSocks", `curl -s --max-time 5 -x "socks5://${ALL_PROXY#socks5h://}" 'http://[::ffff:127.0.0.1]/'; echo "exit=$?"`},
+		{"connectLocal", curlCode("https://rebind.example.com/")},
+		{"socksLocal", `curl -s --max-time 5 -x "$ALL_PROXY" http://rebind.example.com/; echo "exit=$?"`},
 		{"directTCP", `exec 3<>/dev/tcp/` + bedPublic + `/80`},
 		{"directTCP6", `exec 3<>/dev/tcp/` + bedPublic6 + `/80`},
 		{"directPrivate", `exec 3<>/dev/tcp/` + bedPrivate + `/8080`},
@@ -199,6 +208,10 @@ func TestNetworkProxyIsolationAndOutcomes(t *testing.T) {
 		"env":           `^http://127\.0\.0\.1:\d+\|http://127\.0\.0\.1:\d+\|socks5h://127\.0\.0\.1:\d+\|\|1\|0$`,
 		"connectClosed": `connect=50[24] exit=56$`,
 		"socksRefused":  `exit=97$`,
+		"socksLocal":    `exit=97$`,
+		"mappedSocks":   `exit=97$`,
+		"mappedHTTP":    `^invalid Host header 400 `,
+		"connectLocal":  `connect=403 exit=56$`,
 		"directTCP":     `Network is unreachable`,
 		"directTCP6":    `Network is unreachable`,
 		"directPrivate": `Network is unreachable`,
@@ -206,6 +219,16 @@ func TestNetworkProxyIsolationAndOutcomes(t *testing.T) {
 		"udp":           `Network is unreachable`,
 		"unix":          `Operation not permitted`,
 		"abstract":      `Operation not permitted|Connection refused`,
+	}
+	// Every local range, by name (matched by *.example.com, one of two
+	// addresses, IPv6 ULA, link-local, CGNAT, loopback) is refused on the
+	// addresses the proxy resolved, whatever the protocol; an unlisted
+	// literal of IPv4 in IPv6 too (SOCKS5 with an IPv6 address; the HTTP
+	// proxy refuses a bracketed host with 400, as the reference does).
+	for _, k := range []string{"mixed", "ula", "linkLocal", "cgnat", "loopName"} {
+		if !strings.Contains(got[k], `"reason":"not_allowed_local"`) || !strings.Contains(got[k], " 403 blocked-by-allowlist ") {
+			t.Errorf("%s: %q, want a 403 not_allowed_local", k, got[k])
+		}
 	}
 	for k, re := range patterns {
 		if !regexp.MustCompile(re).MatchString(got[k]) {

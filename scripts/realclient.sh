@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs ../shared/realclient/run.sh (the real Codex CLI 0.169.0 as client)
 # against bin/codex: over WebSocket with the resume test, with the
-# workspace-write sandbox, then over stdio.
+# workspace-write sandbox, over stdio, then under a config.toml profile whose
+# network goes through the managed proxy.
 #
 #   scripts/realclient.sh --mcp [mcp.sh options]
 #
@@ -49,6 +50,40 @@ if [ "${1:-}" = --mcp-wrapper ]; then
   exit "$status"
 fi
 RUN=${REALCLIENT:-../shared/realclient/run.sh}
+
+# managed_network_run URL runs the turn once more with a domain-filtered network
+# (docs/sandbox.md §9): the Codex CLI's config gets [features] network_proxy and a
+# default permission profile whose network allows one host, and the turn runs under
+# that profile instead of --sandbox, so every process/start carries networkProxy and
+# enforceManagedNetwork (the CLI refuses to start commands on a server that does not
+# advertise networkProxyLaunch). run.sh has no option for either, so a copy of its
+# folder is patched; a patch that no longer applies fails the run.
+managed_network_run() {
+  local dir status=0
+  dir=$(mktemp -d)
+  cp -r "$(dirname "$RUN")/." "$dir/"
+  python3 - "$dir/$(basename "$RUN")" <<'PATCH' || { rm -rf "$dir"; echo "FAIL [managed-network] run.sh no longer takes the patch"; return 1; }
+import sys
+p = sys.argv[1]
+s = open(p).read()
+patches = [
+    ('model_provider = "rc_mock"\n', 'model_provider = "rc_mock"\ndefault_permissions = "net"\n'),
+    ('supports_websockets = false\nEOF\n', 'supports_websockets = false\n\n[features]\nnetwork_proxy = true\n\n'
+     '[permissions.net.filesystem]\n":root" = "read"\n":workspace_roots" = { "." = "write" }\n\n'
+     '[permissions.net.network]\nenabled = true\ndomains = { "api.example.com" = "allow" }\nEOF\n'),
+    ('SANDBOX_ARGS=(--dangerously-bypass-approvals-and-sandbox)\n', "SANDBOX_ARGS=(-c 'approval_policy=\"never\"')\n"),
+]
+for old, new in patches:
+    if s.count(old) != 1:
+        sys.exit("patch anchor not found once: %r" % old)
+    s = s.replace(old, new)
+open(p, "w").write(s)
+PATCH
+  echo "== managed network: the turn under a profile whose network goes through the proxy"
+  "$dir/$(basename "$RUN")" --skip-probe "$1" || status=1
+  rm -rf "$dir"
+  return $status
+}
 BIN=$PWD/bin/codex
 out=$(mktemp)
 "$BIN" exec-server --listen ws://127.0.0.1:0 >"$out" 2>"$out.log" &
@@ -61,4 +96,5 @@ status=0
 "$RUN" --resume-test "$url" || status=1
 "$RUN" --sandbox workspace-write "$url" || status=1
 "$RUN" --stdio "$BIN" exec-server --listen stdio || status=1
+managed_network_run "$url" || status=1
 exit $status

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/codexec/codex/netproxy"
+	"github.com/codexec/codex/wire"
 )
 
 // networkTOML is one profile's [permissions.<name>.network] table as
@@ -183,7 +184,7 @@ func enumVariant(v any, names []string, bad func(string, ...any)) (string, bool)
 func serdeUnexpected(v any) string {
 	switch x := v.(type) {
 	case string:
-		return "string " + rustDebug(x)
+		return "string " + wire.RustDebug(x)
 	case bool:
 		return fmt.Sprintf("boolean `%t`", x)
 	case int64:
@@ -212,33 +213,6 @@ func rustFloat(f float64) string {
 		s += ".0"
 	}
 	return s
-}
-
-// rustDebug quotes s as Rust's Debug does.
-func rustDebug(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == 0:
-			b.WriteString(`\0`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u{%x}`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // permissionsErr is an error about a value inside the permissions table,

@@ -96,9 +96,9 @@ func (f *Flag) UnmarshalJSON(b []byte) error {
 // invalidParams is a -32602 error with msg.
 func invalidParams(msg string) *rpc.Error { return rpc.Errorf(rpc.CodeInvalidParams, "%s", msg) }
 
-// rustDebug quotes s as Rust's Debug does: the texts the reference shows
-// for strings.
-func rustDebug(s string) string {
+// RustDebug quotes s as Rust's Debug does: the texts the reference shows
+// for strings (serde's errors, its config messages).
+func RustDebug(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {
@@ -131,7 +131,7 @@ func valueKind(raw json.RawMessage) string {
 	case '"':
 		var s string
 		_ = json.Unmarshal(raw, &s)
-		return "string " + rustDebug(s)
+		return "string " + RustDebug(s)
 	case 't', 'f':
 		return "boolean `" + string(raw) + "`"
 	case 'n':
@@ -445,7 +445,7 @@ func (n *NetworkProxyParams) Validate() *rpc.Error {
 	sort.Strings(allowed)
 	for i, p := range allowed {
 		if !strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) {
-			return ErrInvalidNetworkProxyConfig(fmt.Sprintf("invalid network.allow_unix_sockets[%d]: expected a NUL-free absolute path for Linux, got %s", i, rustDebug(p)))
+			return ErrInvalidNetworkProxyConfig(fmt.Sprintf("invalid network.allow_unix_sockets[%d]: expected a NUL-free absolute path for Linux, got %s", i, RustDebug(p)))
 		}
 	}
 	return nil

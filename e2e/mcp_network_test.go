@@ -168,6 +168,17 @@ func TestMCPNetworkFeatureOff(t *testing.T) {
 	}
 }
 
+// TestMCPNetworkFeatureFromCommandLine: --enable network_proxy turns the
+// feature on over a file without it, as for the exec-server.
+func TestMCPNetworkFeatureFromCommandLine(t *testing.T) {
+	home := writeHome(t, "default_permissions = \"net\"\n"+netConfigProfiles)
+	s := startMCPBed(t, []string{"CODEX_HOME=" + home}, "--enable", "network_proxy")
+	got := mcpProbe(t, s, 1, netProfile, mcpNetProbes)
+	if got["api"] != "hello api.example.com GET /" || got["other"] != "403" || !strings.Contains(got["direct"], "Network is unreachable") {
+		t.Errorf("--enable network_proxy: %q", got)
+	}
+}
+
 // TestMCPNetworkConfigRefused: a config.toml the Codex CLI refuses stops
 // the server at start-up, as it stops the exec-server: it cannot tell
 // whether the feature is on.

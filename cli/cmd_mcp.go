@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/codexec/codex/config"
 	"github.com/codexec/codex/execpolicy"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/shelltool"
@@ -45,13 +46,20 @@ it forks and the programs escalated for it: --max-pids-per-process and
 --max-memory-per-process limit it as they limit an exec-server command, and
 the whole leaf is killed when the call ends, times out or is cancelled.
 
+With [features] network_proxy = true in $CODEX_HOME/config.toml (the file the
+Codex CLI reads, and passes CODEX_HOME for; -c, --enable and --disable apply
+over it), a call whose sandbox state enables the network runs behind a proxy
+that allows the domains of the default_permissions profile, or nothing when
+that profile has no proxied network; a full-access state (danger-full-access,
+disabled, external) keeps the whole network (docs/shell-tool.md §3.6).
+
 Use it from Codex with, in config.toml:
   [mcp_servers.shell-tool]
   command = "/path/to/codex"
   args = ["exec-mcp-server"]
   [features]
   shell_tool = false`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "bash", Usage: "`PATH` of the shell (default: /bin/bash with --intercept ptrace, $CODEX_BASH_PATH, a patched Bash, with wrapper)"},
 			&cli.StringFlag{Name: "execve", Usage: "`PATH` of codex-execve-wrapper (default: this binary under that name, linked in a private temporary directory)"},
 			&cli.BoolFlag{Name: "preserve-program-paths", Usage: "match rules on the full program path instead of its base name"},
@@ -61,7 +69,7 @@ Use it from Codex with, in config.toml:
 			&cli.Int64Flag{Name: "max-pids-per-process", Value: defaultMaxPids, Usage: "`N` tasks (processes and threads) one call may have at once (its shell, what that forks, the programs escalated for it), through its cgroup's pids.max; stops fork bombs; 0: no limit"},
 			&cli.StringFlag{Name: "max-memory-per-process", Value: defaultMaxMemory, Usage: "memory.max of each call's cgroup: `SIZE` in bytes, with a K, M or G suffix, or a percentage of the memory the server may use (its cgroup's memory limit, else physical memory); 0: no limit"},
 			stateDirFlag,
-		},
+		}, configFlags()...),
 		Action: runExecMCPServer,
 	}
 }
@@ -125,6 +133,10 @@ func runExecMCPServer(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit("Error: "+err.Error(), 1)
 	}
+	network, err := mcpNetwork(c, logger)
+	if err != nil {
+		return cli.Exit("exec-mcp-server: "+err.Error(), 1)
+	}
 	pathDirs := programDirs(os.Getenv("PATH"))
 	stopWatchdog, err := startWatchdog(c, logger, c.String("log-level"), "console")
 	if err != nil {
@@ -162,9 +174,63 @@ func runExecMCPServer(c *cli.Context) error {
 		Programs:             shelltool.NewPrograms(pol.Programs(), pol.HostExecutables, pathDirs),
 		Escalation: &shelltool.EscalationPolicy{Dirs: shelltool.TrustedPathDirs(os.Getenv("PATH")),
 			HostExecutables: pol.HostExecutables, InWritableDirs: c.Bool("escalate-in-writable-dirs")},
-		Runner: runner,
-		Logger: logger,
+		Network: network,
+		Runner:  runner,
+		Logger:  logger,
 	})
+}
+
+// mcpNetwork is the server's rule for a call whose sandbox state enables
+// the network (docs/shell-tool.md §3.6), from $CODEX_HOME/config.toml with
+// the config flags: nil (the whole network, as the state says) without the
+// network_proxy feature; with it, a proxy of the default_permissions
+// profile's settings when that profile is proxied, and otherwise (not
+// proxied, not usable in the server's cwd, settings that do not compile) a
+// proxy that allows nothing, since the Codex CLI sends the state alone and
+// every enabled network goes through a proxy with the feature on. A file
+// the Codex CLI refuses stops start-up, as it does the exec-server's.
+func mcpNetwork(c *cli.Context, logger *zap.Logger) (*shelltool.NetworkProxy, error) {
+	opts, err := configOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	path := config.Path()
+	perms, err := config.LoadWith(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range perms.Warnings {
+		logger.Debug("configuration", zap.String("warning", w))
+	}
+	if !perms.ProxyGate() {
+		logger.Info("network: the network_proxy feature is off: a call whose sandbox state enables the network has the whole network", zap.String("file", path))
+		return nil, nil
+	}
+	name := perms.DefaultName()
+	deny := func(why string, err error) *shelltool.NetworkProxy {
+		n := shelltool.DenyAllProxy(why)
+		logger.Info("network: a call whose sandbox state enables the network runs behind a proxy that allows nothing",
+			zap.String("file", path), zap.String("default_permissions", name), zap.String("why", why), zap.Error(err))
+		return n
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return deny("the server's cwd is unknown", err), nil
+	}
+	r, err := perms.Resolve(name, cwd)
+	switch {
+	case err != nil:
+		return deny("the default profile cannot be used", err), nil
+	case r.Disabled || !r.Profile.Proxied():
+		return deny("the default profile has no proxied network", nil), nil
+	}
+	n, err := shelltool.NewNetworkProxy(*r.Profile.Proxy, "default_permissions "+name)
+	if err != nil {
+		return deny("the default profile's proxy settings are invalid", err), nil
+	}
+	logger.Info("network: a call whose sandbox state enables the network runs behind a proxy with the default profile's settings",
+		zap.String("file", path), zap.String("default_permissions", name), zap.Int("domains", len(r.Profile.Proxy.Domains)))
+	return n, nil
 }
 
 // callTree makes the owner of the calls' cgroup leaves (docs/shell-tool.md §4.1),

@@ -109,9 +109,10 @@ func TestConfigSharedWithCodexCLI(t *testing.T) {
 	}
 }
 
-// TestConfigSharedOtherCommands: `codex sandbox` and exec-mcp-server, which
-// run with the same CODEX_HOME, do not read config.toml: the shared file
-// stops neither.
+// TestConfigSharedOtherCommands: `codex sandbox` (which reads config.toml
+// only for --permissions-profile) and exec-mcp-server (which reads it for
+// the network of its calls, docs/shell-tool.md §3.6), run with the same
+// CODEX_HOME: the shared file stops neither.
 func TestConfigSharedOtherCommands(t *testing.T) {
 	home := writeHome(t, "default_permissions = \"dev\"\n"+sharedConfig)
 	cmd := exec.Command(binary, "sandbox", "--", "sh", "-c", "echo ok")

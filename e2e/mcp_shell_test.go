@@ -41,6 +41,13 @@ func startMCPScript(t *testing.T, env []string, script string, args ...string) *
 	t.Helper()
 	cmd := exec.Command("/bin/sh", append([]string{"-c", script, binary}, args...)...)
 	cmd.Env = append([]string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
+	return startMCPCmd(t, cmd)
+}
+
+// startMCPCmd starts cmd, which runs the server on its stdio, and
+// initializes the MCP session.
+func startMCPCmd(t *testing.T, cmd *exec.Cmd) *mcpServer {
+	t.Helper()
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	s := &mcpServer{in: in, lines: make(chan string, 100), stderr: &lockedBuffer{}}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/codexec/codex/netproxy"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/shelltool/escalate"
@@ -43,6 +44,10 @@ type Call struct {
 	Expired   <-chan struct{}
 	// Decider judges the execs of the command.
 	Decider escalate.Decider
+	// Network is the policy of the call's proxy when Plan has one
+	// (Plan.Proxy; docs/shell-tool.md §3.6): the runner serves the
+	// listeners the helper hands over with it until the command is done.
+	Network *netproxy.Policy
 }
 
 // callParams are the params of tools/call.
@@ -75,6 +80,7 @@ func (h *handler) toolsCall(req *rpc.Request) (any, error) {
 	if ms != nil {
 		st = *ms
 	}
+	st, network := h.cfg.Network.apply(st, h.log)
 	workdir := a.Workdir
 	if !filepath.IsAbs(workdir) {
 		workdir = filepath.Join(h.cfg.Cwd, workdir)
@@ -88,12 +94,12 @@ func (h *handler) toolsCall(req *rpc.Request) (any, error) {
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeInternalError, "%v", err)
 	}
-	h.start(req.ID, &a, workdir, plan)
+	h.start(req.ID, &a, workdir, plan, network)
 	return nil, rpc.ErrAsync
 }
 
 // start runs the call on a goroutine of the connection.
-func (h *handler) start(id rpc.ID, a *shellArgs, workdir string, plan *sandbox.Plan) {
+func (h *handler) start(id rpc.ID, a *shellArgs, workdir string, plan *sandbox.Plan, network *netproxy.Policy) {
 	ctx, cancel := context.WithCancel(h.base)
 	expired := make(chan struct{})
 	sw := NewStopwatch(h.cfg.Clock, a.timeout(), func() { close(expired) })
@@ -102,7 +108,7 @@ func (h *handler) start(id rpc.ID, a *shellArgs, workdir string, plan *sandbox.P
 	if h.elicitation {
 		d.Elicit = h.elicit
 	}
-	call := &Call{Command: a.Command, Workdir: workdir, Login: a.login(), Plan: plan, Stopwatch: sw, Expired: expired, Decider: d}
+	call := &Call{Command: a.Command, Workdir: workdir, Login: a.login(), Plan: plan, Stopwatch: sw, Expired: expired, Decider: d, Network: network}
 	key, rc := idKey(id), &runningCall{cancel: cancel}
 	h.mu.Lock()
 	h.calls[key] = rc

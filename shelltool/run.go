@@ -84,7 +84,7 @@ func (b *BashRunner) Run(ctx context.Context, c *Call) (Result, error) {
 		return Result{}, err
 	}
 	defer pr.Close()
-	cmd, cleanup, err := b.command(c, child, pw)
+	cmd, w, cleanup, err := b.command(c, child, pw)
 	var bash *os.Process
 	if err == nil {
 		bash, err = startCmd(cmd, leaf)
@@ -92,8 +92,18 @@ func (b *BashRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	cleanup()
 	pw.Close()
 	child.Close()
+	proxy, perr := serveCallProxy(ctx, w, c, log) // also after a failed start
+	if proxy != nil {
+		defer proxy.Close() // when the call is done
+	}
 	if err != nil {
 		return Result{}, rpc.Errorf(rpc.CodeInternalError, "failed to start %s: %v", b.Bash, err)
+	}
+	if perr != nil {
+		_ = leaf.Kill()
+		_ = syscall.Kill(-bash.Pid, syscall.SIGKILL)
+		_, _ = bash.Wait()
+		return Result{}, rpc.Errorf(rpc.CodeInternalError, "failed to start %s: %v", b.Bash, perr)
 	}
 	out := newOutput(MaxOutput)
 	read := make(chan struct{})
@@ -159,8 +169,10 @@ func (b *BashRunner) wait(ctx context.Context, c *Call, bash *os.Process, out *o
 
 // command builds the exec.Cmd of a call: Bash under the sandbox helper
 // when the call has a plan, else directly in a process group of its own.
-// cleanup closes the files only the start needed.
-func (b *BashRunner) command(c *Call, sock, stdout *os.File) (*exec.Cmd, func(), error) {
+// cleanup closes the files only the start needed. w is the wrapped
+// command of a sandboxed call (nil without a plan), whose proxy listeners
+// the caller receives after the start.
+func (b *BashRunner) command(c *Call, sock, stdout *os.File) (cmd *exec.Cmd, w *sandbox.WrappedCommand, cleanup func(), err error) {
 	argv := []string{b.Bash, "-lc", c.Command}
 	if !c.Login {
 		argv = []string{b.Bash, "--norc", "-c", c.Command}
@@ -169,8 +181,7 @@ func (b *BashRunner) command(c *Call, sock, stdout *os.File) (*exec.Cmd, func(),
 	if base == nil {
 		base = os.Environ()
 	}
-	var cmd *exec.Cmd
-	cleanup := func() {}
+	cleanup = func() {}
 	if c.Plan == nil {
 		cmd = exec.Command(b.Bash, argv[1:]...)
 		cmd.Dir = c.Workdir
@@ -182,16 +193,17 @@ func (b *BashRunner) command(c *Call, sock, stdout *os.File) (*exec.Cmd, func(),
 		p.Argv, p.Dir = argv, c.Workdir
 		p.KeepFD = sandbox.KeepFDFor(&p)
 		p.Env = callEnv(base, p.KeepFD, b.Wrapper)
-		w, err := sandbox.Wrap(p)
+		wc, err := sandbox.Wrap(p)
 		if err != nil {
-			return nil, cleanup, err
+			return nil, nil, cleanup, err
 		}
+		w = &wc
 		cleanup = w.Close
 		cmd = w.Command(context.Background())
 		cmd.ExtraFiles = append(slices.Clone(w.ExtraFiles), sock)
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stdout
-	return cmd, cleanup, nil
+	return cmd, w, cleanup, nil
 }
 
 // callEnv is base without the wrapper protocol's variables, plus them

@@ -68,6 +68,7 @@ func (b *TracedRunner) Run(ctx context.Context, c *Call) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer dropCallProxy(&w) // an error before serveCallProxy
 	syncR, syncW, err := os.Pipe()
 	if err != nil {
 		closeFiles(w.ExtraFiles)
@@ -94,19 +95,27 @@ func (b *TracedRunner) Run(ctx context.Context, c *Call) (Result, error) {
 			return leaf.Fork(attr.Sys, func() (int, error) { return syscall.ForkExec(path, argv, attr) })
 		}, syncW)
 	closeFiles(append(slices.Clone(w.ExtraFiles), syncR, pw, null))
+	proxy, perr := serveCallProxy(ctx, &w, c, log) // also after a failed start
+	if proxy != nil {
+		defer proxy.Close() // when the call is done
+	}
 	if err != nil {
 		return Result{}, rpc.Errorf(rpc.CodeInternalError, "failed to start %s: %v", b.Bash, err)
 	}
 	defer sess.Close()
-	out := newOutput(MaxOutput)
-	read := make(chan struct{})
-	go collect(pr, out, read)
 	kill := func() {
 		_ = leaf.Kill() // all at once, forks in flight included
 		sess.Kill()
 		esc.KillAll()
 		<-sess.Exited()
 	}
+	if perr != nil {
+		kill()
+		return Result{}, rpc.Errorf(rpc.CodeInternalError, "failed to start %s: %v", b.Bash, perr)
+	}
+	out := newOutput(MaxOutput)
+	read := make(chan struct{})
+	go collect(pr, out, read)
 	return b.wait(ctx, c, sess, kill, out, pr, read), nil
 }
 

@@ -38,6 +38,10 @@ type Config struct {
 	// Escalation is what an escalation trusts (§11.1-§11.2); nil trusts
 	// no directory: no program escalates from a sandboxed call.
 	Escalation *EscalationPolicy
+	// Network narrows the network of a call whose sandbox state enables
+	// it to a proxy (docs/shell-tool.md §3.6); nil gives such a call the
+	// whole network.
+	Network *NetworkProxy
 	// Runner runs one shell call (NewBashRunner).
 	Runner Runner
 	// Cwd resolves relative workdirs; empty means the process's cwd.

@@ -28,6 +28,7 @@ import (
 // Config holds the command line and the iteration counts it implies.
 type Config struct {
 	Ours, Ref  string
+	Base       string // optional second build of ours (fairness group)
 	Quick      bool
 	JSONOut    string
 	MDOut      string
@@ -50,6 +51,9 @@ type Config struct {
 	TailRef    int           // #9 runs per mode for the reference
 	SandWarm   int           // #11 warm-ups per subject
 	SandN      int           // #11 measured samples per subject
+	FairKs     []int         // fairness: streams on one connection
+	FairSize   int64         // fairness: bytes per stream
+	FairRounds int
 
 	MCPBash, MCPRefServer, MCPRefWrapper, MCPSandboxExe string // mcp group (#M1, #M2)
 }
@@ -70,13 +74,15 @@ func parseFlags() Config {
 	var ks string
 	flag.StringVar(&c.Ours, "ours", "", "our codex binary (required)")
 	flag.StringVar(&c.Ref, "ref", "", "reference codex 0.169.0 binary (required)")
+	flag.StringVar(&c.Base, "base", "", "fairness group: also run this build of ours (e.g. the branch's base) as \"base\"")
+	flag.IntVar(&c.FairRounds, "fair-rounds", 3, "fairness group: rounds")
 	flag.BoolVar(&c.Quick, "quick", false, "fewer iterations (a full run of both servers in a few minutes)")
 	flag.StringVar(&c.JSONOut, "json", "", "write the full results (with raw samples) to this JSON file")
 	flag.StringVar(&c.MDOut, "md", "", "write a Markdown section for docs/BENCHMARKS.md to this file")
 	flag.BoolVar(&c.QuickAck, "quickack", true, "set TCP_QUICKACK after every socket read")
 	flag.BoolVar(&c.CR32, "cr32", true, "also run the concurrency metric on the reference with --concurrent-requests 32")
 	flag.BoolVar(&c.Keep, "keep", false, "keep the scratch directory (server stderr logs, CODEX_HOME)")
-	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,cmdexec,http,throughput,clientthroughput,concurrency,tail,slow,robust,walk,handles,proxy,mcp (default all)")
+	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,cmdexec,http,throughput,clientthroughput,concurrency,tail,slow,robust,walk,handles,proxy,mcp,fairness (default all)")
 	flag.StringVar(&c.MCPBash, "mcp-bash", "", "mcp group: the patched Bash (scripts/patched-bash.sh)")
 	flag.StringVar(&c.MCPRefServer, "mcp-ref-server", "", "mcp group: the 0.97.0 codex-exec-mcp-server")
 	flag.StringVar(&c.MCPRefWrapper, "mcp-ref-wrapper", "", "mcp group: the 0.97.0 codex-execve-wrapper")
@@ -103,6 +109,7 @@ func parseFlags() Config {
 	c.MemK, c.Stall = 100, 8*time.Second
 	c.TailOurs, c.TailRef = 100, 100
 	c.SandWarm, c.SandN = 10, 50
+	c.FairKs, c.FairSize = []int{10, 50}, 64<<20
 	if c.Quick {
 		c.SandWarm, c.SandN = 3, 20
 		c.N, c.Rounds = 30, 3
@@ -198,6 +205,16 @@ func run(ctx context.Context, cfg Config) int {
 	if b.ours, err = b.startTarget(ctx, "ours", "ours", cfg.Ours, nil, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: ours:", err)
 		return 1
+	}
+	if cfg.Base != "" && b.wants("fairness") {
+		if abs, err := filepath.Abs(cfg.Base); err == nil {
+			cfg.Base = abs
+		}
+		if b.base, err = b.startTarget(ctx, "base", "ours (base build)", cfg.Base, nil, nil); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: base:", err)
+			return 1
+		}
+		defer b.stopTarget(b.base)
 	}
 	b.ref.Res.Version, b.ours.Res.Version = refVersion, oursVersion
 	b.ref.Res.Machine, b.ours.Res.Machine = mach, mach

@@ -49,6 +49,7 @@ type Metrics struct {
 	Walk                 *Latency        `json:"fs_walk,omitempty"`                   // #16 fs/walk of 100,000 entries in five calls
 	HTTP                 *HTTPMetrics    `json:"http_request,omitempty"`              // http/request of a 100 MiB body over stdio
 	Proxy                *ProxyMetrics   `json:"network_proxy,omitempty"`             // the managed network proxy in a test bed, over stdio
+	Fairness             []*Fairness     `json:"fairness,omitempty"`                  // K output streams on one connection
 }
 
 // Checks are the correctness observations made on every run (docs/benchmarking.md §3, end).

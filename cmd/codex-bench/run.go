@@ -15,6 +15,7 @@ type Bench struct {
 	scratch string
 	ref     *Target
 	ours    *Target
+	base    *Target // -base: a second build of ours (fairness group only)
 	floors  *Floors
 	servers []*Server  // every server started, stopped at the end
 	mcp     *MCPResult // the mcp group's results (nil: not run)
@@ -117,6 +118,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"handles", b.runHandles},
 		{"proxy", b.runProxy},
 		{"mcp", b.runMCP},
+		{"fairness", b.runFairness},
 	}
 	for _, s := range steps {
 		if ctx.Err() != nil {

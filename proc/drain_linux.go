@@ -47,8 +47,12 @@ func (p *Process) drainStream(o *outStream) {
 	if err != nil {
 		return // closed: nothing more can be delivered
 	}
+	var wake chan struct{}
+	if p.credit != nil {
+		wake = make(chan struct{}, 1)
+	}
 	for {
-		p.credit.acquire()
+		p.credit.acquire(wake)
 		more := p.drainStep(o, target)
 		p.credit.release()
 		if !more {

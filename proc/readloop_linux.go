@@ -36,12 +36,15 @@ func (p *Process) readLoop(o *outStream) {
 		return
 	}
 	r := &streamReader{o: o, credit: credit}
+	if credit != nil {
+		r.wake = make(chan struct{}, 1)
+	}
 	read := r.read
 	for {
 		r.bp, r.n, r.rerr, r.waitCred = nil, 0, nil, false
 		err := rc.Read(read)
 		if err == nil && r.waitCred {
-			credit.acquire()
+			credit.acquire(r.wake)
 			r.held = true
 			continue
 		}
@@ -80,6 +83,7 @@ func (p *Process) readLoop(o *outStream) {
 type streamReader struct {
 	o      *outStream
 	credit *OutputCredit // nil: no credit needed
+	wake   chan struct{} // hands this reader its credit when it queued for one
 	held   bool          // this reader holds a credit
 	grown  bool          // the pipe was enlarged (bigPipe)
 

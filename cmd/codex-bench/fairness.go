@@ -117,6 +117,11 @@ func fairnessRun(ctx context.Context, t *Target, k int, size int64) FairnessRun 
 		d := p.ClosedAt.Sub(p.Start)
 		fast, slow = min(fast, d), max(slow, d)
 	}
+	if os.Getenv("FAIR_DEBUG") != "" {
+		for _, p := range procs {
+			logf("  %s start +%.3f first +%.3f closed +%.3f chunks %d", p.ID, p.Start.Sub(first).Seconds(), p.FirstOutput.Sub(first).Seconds(), p.ClosedAt.Sub(first).Seconds(), p.Chunks)
+		}
+	}
 	d := last.Sub(first)
 	run.Seconds = round3(d.Seconds())
 	run.MiBps = round3(float64(run.Bytes) / (1 << 20) / d.Seconds())

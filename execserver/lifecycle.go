@@ -145,10 +145,17 @@ func (e *entry) watch(p *proc.Process) {
 			e.sess.reg.cfg.Metrics.SandboxDenied()
 		}
 	}
-	e.emitExited(code, denied)
-	w.until(p.OutputDone())
+	var exited []byte
+	if chanClosed(p.OutputDone()) {
+		// The output has ended too (as for most terminated processes):
+		// exited is held back and leaves with closed, in one write.
+		exited = e.markExited(code, denied)
+	} else {
+		e.emitExited(code, denied)
+		w.until(p.OutputDone())
+	}
 	e.logEnded(p, exitedAt.Sub(e.startedAt), denied, w.cause)
-	e.finish(p)
+	e.finish(p, exited)
 }
 
 // logEnded logs the end of the process at info: its exit code, the
@@ -242,9 +249,10 @@ func (w *watcher) stopGrace() {
 }
 
 // finish closes the entry once the output ended: placeholders released,
-// the live count and closed published, the process released, and the
-// entry kept for reads for ExitedRetention unless the session ended.
-func (e *entry) finish(p *proc.Process) {
+// the live count and closed published (with exited, if the caller held it
+// back: see markExited), the process released, and the entry kept for
+// reads for ExitedRetention unless the session ended.
+func (e *entry) finish(p *proc.Process, exited []byte) {
 	// The helper is gone: drop the placeholders and remove leftovers
 	// before the client learns of the close. The proxy ends with the
 	// command (docs/sandbox.md §9).
@@ -257,7 +265,7 @@ func (e *entry) finish(p *proc.Process) {
 	s.live--
 	s.mu.Unlock()
 	s.reg.cfg.Metrics.ProcessClosed()
-	e.emitClosed()
+	e.emitClosed(exited)
 	// What the tree left running (`cmd &`) lives as long as the session;
 	// adopted before procDown, so that a drain that sees no process left
 	// finds it among the session's leftovers.

@@ -287,12 +287,35 @@ func (e *entry) emitExited(code int, denied bool) {
 	}
 }
 
-func (e *entry) emitClosed() {
+// markExited records the exit like emitExited but holds its notification
+// back: it returns the encoded process/exited (a pooled frame) for
+// emitClosed to send together with process/closed. Only for a process
+// whose output has ended, so that no output can come between them.
+func (e *entry) markExited(code int, denied bool) []byte {
+	e.emitMu.Lock()
+	defer e.emitMu.Unlock()
+	seq := e.log.markExited(code, denied)
+	e.setState(stateExited)
+	return wire.AppendExitedNotification(rpc.AcquireFrame(), e.qid, seq, code, denied)
+}
+
+// emitClosed publishes the close. exited, if not nil, is the process/exited
+// that markExited held back: both leave in one write where the transport
+// allows (rpc.Conn.SendBatch), exited first.
+func (e *entry) emitClosed(exited []byte) {
 	e.emitMu.Lock()
 	defer e.emitMu.Unlock()
 	seq := e.log.markClosed()
 	e.setState(stateClosed)
-	if c := e.sess.conn(); c != nil {
+	c := e.sess.conn()
+	switch {
+	case c == nil:
+		if exited != nil {
+			rpc.ReleaseFrame(exited)
+		}
+	case exited != nil:
+		_ = c.SendBatch(e.sess.sends, [][]byte{exited, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq)}, true)
+	default:
 		_ = c.Send(e.sess.sends, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq), true)
 	}
 }

@@ -124,6 +124,52 @@ func (c *Conn) Send(ctx context.Context, frame []byte, pooled bool) error {
 	return nil
 }
 
+// SendBatch is Send for several encoded messages written in order with
+// nothing between them; where the transport allows (stdio, a WebSocket
+// server connection over a CorkConn) they leave in one write. With pooled,
+// every buffer is returned to the frame pool afterwards.
+func (c *Conn) SendBatch(ctx context.Context, frames [][]byte, pooled bool) error {
+	if pooled {
+		defer func() {
+			for _, f := range frames {
+				ReleaseFrame(f)
+			}
+		}()
+	}
+	select {
+	case <-c.wtok:
+	case <-c.stopWrite:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-c.stopWrite:
+		c.wtok <- struct{}{}
+		return ErrClosed
+	default:
+	}
+	var err error
+	if bw, ok := c.f.(batchWriter); ok {
+		err = bw.WriteBatch(c.ctx, frames)
+	} else {
+		for _, f := range frames {
+			if err = c.f.Write(c.ctx, f); err != nil {
+				break
+			}
+		}
+	}
+	c.wtok <- struct{}{}
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.log.Debug("write failed", "error", err)
+		}
+		c.cancel()
+		return ErrClosed
+	}
+	return nil
+}
+
 // Notify sends a notification with params marshalled by encoding/json.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	b, err := c.requestFrame(ID{}, method, params)

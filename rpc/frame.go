@@ -121,6 +121,19 @@ func (f *stdioFramer) Write(ctx context.Context, msg []byte) error {
 	return f.w.Flush()
 }
 
+// WriteBatch writes msgs, one line each, and flushes once.
+func (f *stdioFramer) WriteBatch(ctx context.Context, msgs [][]byte) error {
+	for _, m := range msgs {
+		if _, err := f.w.Write(m); err != nil {
+			return err
+		}
+		if err := f.w.WriteByte('\n'); err != nil {
+			return err
+		}
+	}
+	return f.w.Flush()
+}
+
 func (f *stdioFramer) Close(bool) error {
 	var err error
 	f.once.Do(func() {
@@ -143,16 +156,19 @@ func NewWebSocketFramer(c *websocket.Conn, label string, maxSize int64) Framer {
 // NewHijackedWebSocketFramer is NewWebSocketFramer for a server
 // connection: raw is the hijacked connection under c, whose deadline a
 // shutdown sets so that a peer which does not read cannot hold up the close
-// (Conn.CloseGoingAway).
+// (Conn.CloseGoingAway). When raw is a *CorkConn (the connection c writes
+// to), a batch of messages (Conn.SendBatch) leaves in one write.
 func NewHijackedWebSocketFramer(c *websocket.Conn, raw net.Conn, label string, maxSize int64) Framer {
 	f := NewWebSocketFramer(c, label, maxSize).(*wsFramer)
 	f.raw = raw
+	f.cork, _ = raw.(*CorkConn)
 	return f
 }
 
 type wsFramer struct {
 	c     *websocket.Conn
-	raw   net.Conn // the hijacked connection under c, or nil (see bound)
+	raw   net.Conn  // the hijacked connection under c, or nil (see bound)
+	cork  *CorkConn // raw if c writes through a CorkConn, else nil
 	label string
 	max   int64
 	away  atomic.Bool // the peer closed with 1001 (going away)
@@ -197,6 +213,30 @@ func (f *wsFramer) Read(ctx context.Context) ([]byte, error) {
 
 func (f *wsFramer) Write(ctx context.Context, msg []byte) error {
 	return f.c.Write(ctx, websocket.MessageText, msg)
+}
+
+// WriteBatch writes msgs as one WebSocket message each; under a CorkConn
+// they leave in one write.
+func (f *wsFramer) WriteBatch(ctx context.Context, msgs [][]byte) error {
+	if f.cork == nil {
+		for _, m := range msgs {
+			if err := f.Write(ctx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	f.cork.Cork()
+	var err error
+	for _, m := range msgs {
+		if err = f.Write(ctx, m); err != nil {
+			break
+		}
+	}
+	if uerr := f.cork.Uncork(); err == nil {
+		err = uerr
+	}
+	return err
 }
 
 func (f *wsFramer) Close(tooLarge bool) error {

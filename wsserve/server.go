@@ -314,7 +314,8 @@ func plainError(w http.ResponseWriter, code int, msg string) {
 }
 
 // hijackRecorder keeps the connection that websocket.Accept hijacks, so
-// that a shutdown can bound its writes with a deadline (wsFramer.bound).
+// that a shutdown can bound its writes with a deadline (wsFramer.bound),
+// and hands the library that connection wrapped in an rpc.CorkConn.
 type hijackRecorder struct {
 	http.ResponseWriter
 	conn net.Conn
@@ -326,6 +327,16 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, errors.New("http.ResponseWriter does not implement http.Hijacker")
 	}
 	c, rw, err := hj.Hijack()
-	h.conn = c
-	return c, rw, err
+	if err != nil {
+		return c, rw, err
+	}
+	// The library writes through rw.Writer: pointed at a CorkConn, it
+	// lets a batch of messages leave in one write (rpc.Conn.SendBatch).
+	cork := rpc.NewCorkConn(c)
+	if err := rw.Writer.Flush(); err != nil { // empty after a hijack; Reset drops what it holds
+		return c, rw, err
+	}
+	rw.Writer.Reset(cork)
+	h.conn = cork
+	return cork, rw, nil
 }

@@ -50,6 +50,7 @@ type Metrics struct {
 	HTTP                 *HTTPMetrics    `json:"http_request,omitempty"`              // http/request of a 100 MiB body over stdio
 	Proxy                *ProxyMetrics   `json:"network_proxy,omitempty"`             // the managed network proxy in a test bed, over stdio
 	Fairness             []*Fairness     `json:"fairness,omitempty"`                  // K output streams on one connection
+	Teardown             *Teardown       `json:"teardown,omitempty"`                  // terminate-all of N idle processes
 }
 
 // Checks are the correctness observations made on every run (docs/benchmarking.md §3, end).

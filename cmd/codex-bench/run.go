@@ -119,6 +119,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"proxy", b.runProxy},
 		{"mcp", b.runMCP},
 		{"fairness", b.runFairness},
+		{"teardown", b.runTeardown},
 	}
 	for _, s := range steps {
 		if ctx.Err() != nil {

@@ -1,0 +1,159 @@
+// Teardown: N idle processes on one connection terminated at once, with the
+// server's CPU time and write-like system calls (/proc/<pid>/io syscw) per
+// terminated process.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// TeardownRun is one terminate-all of N processes.
+type TeardownRun struct {
+	N          int     `json:"n"`
+	Seconds    float64 `json:"seconds"`           // first terminate sent → last closed
+	CPUPerProc float64 `json:"server_cpu_ms_per"` // server CPU per terminated process
+	WritesPer  float64 `json:"server_syscw_per"`  // write-like syscalls per terminated process
+	Error      string  `json:"error,omitempty"`
+}
+
+// Teardown summarises the runs (medians).
+type Teardown struct {
+	N          int           `json:"n"`
+	Runs       []TeardownRun `json:"runs"`
+	CPUPerProc float64       `json:"median_server_cpu_ms_per"`
+	WritesPer  float64       `json:"median_server_syscw_per"`
+}
+
+func (d *Teardown) add(r TeardownRun) {
+	d.Runs = append(d.Runs, r)
+	var cpu, w []float64
+	for _, r := range d.Runs {
+		if r.Error == "" {
+			cpu = append(cpu, r.CPUPerProc)
+			w = append(w, r.WritesPer)
+		}
+	}
+	d.CPUPerProc, d.WritesPer = round3(median(cpu)), round3(median(w))
+}
+
+// procSyscw is the write-like system calls pid has made.
+func procSyscw(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "syscw: "); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no syscw in /proc/%d/io", pid)
+}
+
+// teardownRun starts n `sleep 1000` on a new connection, then terminates
+// them all at once and waits for every process/closed.
+func teardownRun(ctx context.Context, t *Target, n int) TeardownRun {
+	run := TeardownRun{N: n}
+	c, err := t.dial(ctx)
+	if err != nil {
+		run.Error = err.Error()
+		return run
+	}
+	defer c.Close()
+	procs := make([]*Proc, 0, n)
+	for range n {
+		p, _, err := c.Start(ctx, []string{"/bin/sleep", "1000"}, false, false)
+		if err != nil {
+			run.Error = err.Error()
+			break
+		}
+		procs = append(procs, p)
+	}
+	defer func() {
+		for _, p := range procs {
+			t.cleanup(c, p)
+		}
+	}()
+	if run.Error != "" {
+		return run
+	}
+	time.Sleep(200 * time.Millisecond) // let the spawns settle
+	cpu0, _ := procCPU(t.Srv.Pid)
+	w0, err := procSyscw(t.Srv.Pid)
+	if err != nil {
+		run.Error = err.Error()
+		return run
+	}
+	t0 := time.Now()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Terminate(ctx, p); err != nil {
+				errs[i] = err
+				return
+			}
+			errs[i] = p.Wait(ctx, 60*time.Second)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		run.Error = err.Error()
+		return run
+	}
+	var last time.Time
+	for _, p := range procs {
+		if p.ClosedAt.After(last) {
+			last = p.ClosedAt
+		}
+	}
+	cpu1, _ := procCPU(t.Srv.Pid)
+	w1, _ := procSyscw(t.Srv.Pid)
+	run.Seconds = round3(last.Sub(t0).Seconds())
+	run.CPUPerProc = round3(float64((cpu1 - cpu0).Microseconds()) / 1000 / float64(n))
+	run.WritesPer = round3(float64(w1-w0) / float64(n))
+	return run
+}
+
+// runTeardown measures terminate-all of TeardownN processes, every subject
+// in turn per round.
+func (b *Bench) runTeardown(ctx context.Context) {
+	ts := b.targets()
+	if b.base != nil {
+		ts = append(ts, b.base)
+	}
+	res := map[*Target]*Teardown{}
+	for _, t := range ts {
+		res[t] = &Teardown{N: b.cfg.TeardownN}
+	}
+	logf("teardown: N=%d, %d rounds", b.cfg.TeardownN, b.cfg.FairRounds)
+	for r := range b.cfg.FairRounds {
+		for _, i := range order(len(ts), r) {
+			if ctx.Err() != nil {
+				return
+			}
+			t := ts[i]
+			run := teardownRun(ctx, t, b.cfg.TeardownN)
+			if run.Error != "" {
+				t.setError("teardown", errors.New(run.Error))
+			}
+			res[t].add(run)
+			logf("teardown: %-5s N=%d  %.3f s  cpu %.3f ms/process  syscw %.2f/process  load %s %s",
+				t.Role, run.N, run.Seconds, run.CPUPerProc, run.WritesPer, loadAvg(), run.Error)
+		}
+	}
+	for _, t := range ts {
+		t.Res.Metrics.Teardown = res[t]
+		logf("teardown: %-5s N=%d median cpu %.3f ms/process  syscw %.2f/process", t.Role, res[t].N, res[t].CPUPerProc, res[t].WritesPer)
+	}
+}

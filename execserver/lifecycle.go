@@ -146,9 +146,11 @@ func (e *entry) watch(p *proc.Process) {
 		}
 	}
 	var exited []byte
-	if chanClosed(p.OutputDone()) {
-		// The output has ended too (as for most terminated processes):
-		// exited is held back and leaves with closed, in one write.
+	if chanClosed(p.OutputDone()) || p.OutputEnding() {
+		// The output has ended too, or only its EOF is left to read (as
+		// for most terminated processes): exited is held back and leaves
+		// with closed, in one write.
+		w.until(p.OutputDone())
 		exited = e.markExited(code, denied)
 	} else {
 		e.emitExited(code, denied)

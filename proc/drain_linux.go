@@ -125,3 +125,47 @@ func (o *outStream) readNow(buf []byte) (n int, err error) {
 	}
 	return n, err
 }
+
+// OutputEnding reports whether every output stream of a pipe process has
+// nothing left to deliver and no writer left (POLLHUP with nothing to
+// read), so that OutputDone is about to close with no further output: the
+// readers only have to see the EOF that is waiting for them. A stream
+// whose reader already saw its end counts as ended. A PTY process, or a
+// stream that cannot be checked, reports false. It does not consume
+// anything.
+func (p *Process) OutputEnding() bool {
+	for _, o := range p.outs {
+		if o.s == StreamPTY || !o.hungUp() {
+			return false
+		}
+	}
+	return true
+}
+
+// hungUp reports whether the pipe has no writer left and nothing unread,
+// or its reader already saw its end.
+func (o *outStream) hungUp() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.eof {
+		return true
+	}
+	rc, err := o.f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ended := false
+	check := func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		if err != nil || n != 1 || fds[0].Revents&unix.POLLHUP == 0 {
+			return
+		}
+		inq, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+		ended = err == nil && inq == 0
+	}
+	if rc.Control(check) != nil {
+		return false // closed by Kill or Close: not an EOF to wait for
+	}
+	return ended
+}

@@ -26,3 +26,6 @@ func (p *Process) Resize(rows, cols uint16) error { return errors.ErrUnsupported
 // ClaimIgnoredSignals does nothing outside Linux.
 func ClaimIgnoredSignals() (restore func()) { return func() {} }
 func recycleChunk([]byte)                   {}
+
+// OutputEnding is implemented only on Linux.
+func (p *Process) OutputEnding() bool { return false }

@@ -103,3 +103,34 @@ func TestSendBatchOneWrite(t *testing.T) {
 	}
 	_ = client.CloseNow()
 }
+
+// countingWriter counts the writes that reach it.
+type countingWriter struct {
+	writes int
+	lines  []byte
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	w.lines = append(w.lines, p...)
+	return len(p), nil
+}
+
+// TestSendBatchStdioOneWrite: over stdio a batch is one line per message,
+// in order, flushed with one write.
+func TestSendBatchStdioOneWrite(t *testing.T) {
+	inR, inW := net.Pipe()
+	out := &countingWriter{}
+	c := rpc.NewConn(rpc.NewStdioFramer(inR, out, inR, "stdio", maxMsg), rpc.Options{})
+	defer func() {
+		_ = inW.Close()
+		_ = c.Close()
+		c.Wait()
+	}()
+	if err := c.SendBatch(callCtx(t), [][]byte{[]byte(`{"a":1}`), []byte(`{"b":2}`)}, false); err != nil {
+		t.Fatal(err)
+	}
+	if out.writes != 1 || string(out.lines) != "{\"a\":1}\n{\"b\":2}\n" {
+		t.Fatalf("%d writes of %q, want 1 of two lines", out.writes, out.lines)
+	}
+}

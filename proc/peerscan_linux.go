@@ -104,26 +104,60 @@ func leafMembers(leaves map[string]bool) map[int]bool {
 }
 
 // checkSocketOwners allows the peer if a process that is not sandboxed
-// holds the socket, and says why not otherwise.
+// holds the socket, and says why not otherwise. The processes of the
+// socket's own cgroup are searched first (peerfast_linux.go), then, if
+// none of them is an unsandboxed holder, every process: those that look
+// like the socket's creator (its cgroup, or its uid) first.
 func (t *TreeKiller) checkSocketOwners(sock sockdiag.Socket) error {
+	done := acquire(peerRound)
 	s := t.newPeerScan(sock)
 	want := "socket:[" + strconv.FormatUint(sock.Inode, 10) + "]"
+	pids, ok := t.socketCgroupProcs(s)
+	for _, pid := range pids {
+		if s.members[pid] {
+			s.skipped++
+		} else if !s.sandboxed(pid) && holdsSocket(pid, want) {
+			done()
+			return nil
+		}
+	}
+	done()
+	searched := make(map[int]bool, len(pids))
+	for _, pid := range pids {
+		searched[pid] = true
+	}
+	defer acquire(peerScanSem)()
 	var later []int
 	for _, pid := range allPids() {
-		if s.members[pid] {
+		if searched[pid] {
+			continue
+		} else if s.members[pid] {
 			s.skipped++
 		} else if !s.likelyCreator(pid) {
 			later = append(later, pid)
 		} else if !s.sandboxed(pid) && holdsSocket(pid, want) {
+			t.learnCgroup(s, pid, ok)
 			return nil
 		}
 	}
 	for _, pid := range later {
 		if !s.sandboxed(pid) && holdsSocket(pid, want) {
+			t.learnCgroup(s, pid, ok)
 			return nil
 		}
 	}
 	return fmt.Errorf("no unsandboxed process holds the local peer socket %d (%d sandboxed processes not searched)", sock.Inode, s.skipped)
+}
+
+// learnCgroup remembers the path of the socket's cgroup when the full scan
+// found its holder there and the first round could not open it by id.
+func (t *TreeKiller) learnCgroup(s *peerScan, pid int, opened bool) {
+	if opened || !s.sock.HasCgroupID || s.sock.CgroupID == 0 {
+		return
+	}
+	if p := s.cgroupPath(pid); p != "" && s.cgIno[p] == s.sock.CgroupID {
+		t.cgNames.put(s.sock.CgroupID, p)
+	}
 }
 
 // allPids lists the processes in /proc, newest pids first: a client has
@@ -148,6 +182,7 @@ func allPids() []int {
 
 // sandboxed judges pid without reading its fd table.
 func (s *peerScan) sandboxed(pid int) bool {
+	judged(pid)
 	sb := s.inSandboxedLeaf(pid) || s.inSandboxNS(pid) || s.byLineage(pid)
 	if sb {
 		s.skipped++
@@ -293,6 +328,7 @@ func (s *peerScan) isLauncher(pid int) bool {
 // kernel reported it) or its owner uid: the creator, usually its holder,
 // is searched first.
 func (s *peerScan) likelyCreator(pid int) bool {
+	judged(pid)
 	if s.sock.HasCgroupID && s.sock.CgroupID != 0 && s.mnt != "" {
 		p := s.cgroupPath(pid)
 		ino, ok := s.cgIno[p]
@@ -331,4 +367,14 @@ func holdsSocket(pid int, want string) bool {
 		}
 	}
 	return false
+}
+
+// procJudged, when set (by tests), is told of every process the search
+// looks at.
+var procJudged atomic.Pointer[func(pid int)]
+
+func judged(pid int) {
+	if f := procJudged.Load(); f != nil {
+		(*f)(pid)
+	}
 }

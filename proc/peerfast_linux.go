@@ -48,18 +48,19 @@ var (
 )
 
 // acquire takes a slot of sem, or none after peerSlotWait; the returned
-// function gives it back.
+// function gives it back (once, however often it is called).
 func acquire(sem chan struct{}) func() {
+	release := sync.OnceFunc(func() { <-sem })
 	select {
 	case sem <- struct{}{}:
-		return func() { <-sem }
+		return release
 	default:
 	}
 	t := time.NewTimer(peerSlotWait)
 	defer t.Stop()
 	select {
 	case sem <- struct{}{}:
-		return func() { <-sem }
+		return release
 	case <-t.C:
 		return func() {}
 	}
@@ -159,7 +160,92 @@ func (t *TreeKiller) socketCgroupProcs(s *peerScan) (pids []int, ok bool) {
 			pids = append(pids, pid)
 		}
 	}
-	slices.Sort(pids)
-	slices.Reverse(pids)
-	return slices.Compact(pids), true
+	return t.searchOrder(s, pids), true
+}
+
+// searchOrder orders the processes of the socket's cgroup for the first
+// round: the recent holders of allowed peer sockets (a client usually
+// connects again), then the others newest first, the server itself last
+// (its fd table is the largest, and it holds its clients' sockets only
+// when it connects to itself).
+func (t *TreeKiller) searchOrder(s *peerScan, pids []int) []int {
+	newestFirst(pids)
+	pids = slices.Compact(pids)
+	in := make(map[int]bool, len(pids))
+	for _, pid := range pids {
+		in[pid] = true
+	}
+	out := make([]int, 0, len(pids))
+	for _, pid := range t.holders.list() {
+		if in[pid] && pid != s.self {
+			out = append(out, pid)
+			in[pid] = false
+		}
+	}
+	for _, pid := range pids {
+		if in[pid] && pid != s.self {
+			out = append(out, pid)
+		}
+	}
+	if in[s.self] {
+		out = append(out, s.self)
+	}
+	return out
+}
+
+// recentHolders remembers the last processes found holding an allowed
+// peer socket: where the next search looks first. Its verdicts are not
+// remembered, only the pids: each is judged again.
+type recentHolders struct {
+	mu   sync.Mutex
+	pids []int // most recent first
+}
+
+const maxRecentHolders = 8
+
+func (r *recentHolders) list() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.pids)
+}
+
+func (r *recentHolders) add(pid int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i := slices.Index(r.pids, pid); i >= 0 {
+		r.pids = slices.Delete(r.pids, i, i+1)
+	}
+	r.pids = slices.Insert(r.pids, 0, pid)
+	if len(r.pids) > maxRecentHolders {
+		r.pids = r.pids[:maxRecentHolders]
+	}
+}
+
+// pidAge orders pids by allocation: pids are handed out upwards from
+// ns_last_pid and wrap at pid_max, so those above the last one handed out
+// are older than those at or below it.
+type pidAge struct{ last int }
+
+func (a pidAge) key(pid int) int {
+	if a.last > 0 && pid > a.last {
+		return pid - (1 << 30)
+	}
+	return pid
+}
+
+// newestFirst sorts pids from the most recently allocated down.
+func newestFirst(pids []int) {
+	age := pidAge{last: lastPid()}
+	slices.SortFunc(pids, func(a, b int) int { return age.key(b) - age.key(a) })
+}
+
+// lastPid returns the last pid allocated in our PID namespace, or 0.
+func lastPid() int {
+	var buf [32]byte
+	b, err := readProc("/proc/sys/kernel/ns_last_pid", buf[:], true)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
 }

@@ -109,7 +109,14 @@ func leafMembers(leaves map[string]bool) map[int]bool {
 // none of them is an unsandboxed holder, every process: those that look
 // like the socket's creator (its cgroup, or its uid) first.
 func (t *TreeKiller) checkSocketOwners(sock sockdiag.Socket) error {
-	done := acquire(peerRound)
+	leave := acquire(peerRound)
+	defer leave()
+	return t.searchOwners(sock, leave)
+}
+
+// searchOwners is checkSocketOwners in a slot of the first round, which
+// leave gives back before the full scan waits for a slot of its own.
+func (t *TreeKiller) searchOwners(sock sockdiag.Socket, leave func()) error {
 	s := t.newPeerScan(sock)
 	want := "socket:[" + strconv.FormatUint(sock.Inode, 10) + "]"
 	pids, ok := t.socketCgroupProcs(s)
@@ -117,15 +124,15 @@ func (t *TreeKiller) checkSocketOwners(sock sockdiag.Socket) error {
 		if s.members[pid] {
 			s.skipped++
 		} else if !s.sandboxed(pid) && holdsSocket(pid, want) {
-			done()
+			t.holders.add(pid)
 			return nil
 		}
 	}
-	done()
 	searched := make(map[int]bool, len(pids))
 	for _, pid := range pids {
 		searched[pid] = true
 	}
+	leave()
 	defer acquire(peerScanSem)()
 	var later []int
 	for _, pid := range allPids() {
@@ -137,12 +144,14 @@ func (t *TreeKiller) checkSocketOwners(sock sockdiag.Socket) error {
 			later = append(later, pid)
 		} else if !s.sandboxed(pid) && holdsSocket(pid, want) {
 			t.learnCgroup(s, pid, ok)
+			t.holders.add(pid)
 			return nil
 		}
 	}
 	for _, pid := range later {
 		if !s.sandboxed(pid) && holdsSocket(pid, want) {
 			t.learnCgroup(s, pid, ok)
+			t.holders.add(pid)
 			return nil
 		}
 	}
@@ -160,7 +169,7 @@ func (t *TreeKiller) learnCgroup(s *peerScan, pid int, opened bool) {
 	}
 }
 
-// allPids lists the processes in /proc, newest pids first: a client has
+// allPids lists the processes in /proc, newest first: a client has
 // usually started recently.
 func allPids() []int {
 	f, err := os.Open("/proc")
@@ -175,8 +184,7 @@ func allPids() []int {
 			pids = append(pids, pid)
 		}
 	}
-	slices.Sort(pids)
-	slices.Reverse(pids)
+	newestFirst(pids)
 	return pids
 }
 

@@ -70,6 +70,8 @@ func acquire(sem chan struct{}) func() {
 // server that cannot open a cgroup by its id (open_by_handle_at needs
 // CAP_DAC_READ_SEARCH).
 type cgroupNames struct {
+	once  sync.Once
+	mnt   string // the cgroup v2 mount (peerMount)
 	mu    sync.Mutex
 	paths map[uint64]string
 }
@@ -164,33 +166,16 @@ func (t *TreeKiller) socketCgroupProcs(s *peerScan) (pids []int, ok bool) {
 }
 
 // searchOrder orders the processes of the socket's cgroup for the first
-// round: the recent holders of allowed peer sockets (a client usually
-// connects again), then the others newest first, the server itself last
-// (its fd table is the largest, and it holds its clients' sockets only
-// when it connects to itself).
+// round: newest first, the server itself last (its fd table is the
+// largest, and it holds its clients' sockets only when it connects to
+// itself).
 func (t *TreeKiller) searchOrder(s *peerScan, pids []int) []int {
 	newestFirst(pids)
 	pids = slices.Compact(pids)
-	in := make(map[int]bool, len(pids))
-	for _, pid := range pids {
-		in[pid] = true
+	if i := slices.Index(pids, s.self); i >= 0 {
+		pids = append(slices.Delete(pids, i, i+1), s.self)
 	}
-	out := make([]int, 0, len(pids))
-	for _, pid := range t.holders.list() {
-		if in[pid] && pid != s.self {
-			out = append(out, pid)
-			in[pid] = false
-		}
-	}
-	for _, pid := range pids {
-		if in[pid] && pid != s.self {
-			out = append(out, pid)
-		}
-	}
-	if in[s.self] {
-		out = append(out, s.self)
-	}
-	return out
+	return pids
 }
 
 // recentHolders remembers the last processes found holding an allowed
@@ -248,4 +233,11 @@ func lastPid() int {
 	}
 	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return n
+}
+
+// peerMount returns the cgroup v2 mount the peer check uses, found once:
+// it is where the server's own cgroups live, which do not move.
+func (t *TreeKiller) peerMount() string {
+	t.cgNames.once.Do(func() { t.cgNames.mnt, _ = cgroup2Mount() })
+	return t.cgNames.mnt
 }

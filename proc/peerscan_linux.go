@@ -53,7 +53,7 @@ type peerScan struct {
 func (t *TreeKiller) newPeerScan(sock sockdiag.Socket) *peerScan {
 	s := &peerScan{sock: sock, self: os.Getpid(), leaves: map[string]bool{}, roots: map[int]bool{},
 		nss: map[uint64]bool{}, cgPath: map[int]string{}, lineage: map[int]bool{}, nsMemo: map[uint64]bool{}, cgIno: map[string]uint64{}}
-	s.mnt, _ = cgroup2Mount()
+	s.mnt = t.peerMount()
 	s.ownNS, _ = nsInode("/proc/self/ns/pid")
 	s.launchers = t.launchers
 	t.copySandboxState(s)
@@ -119,16 +119,32 @@ func (t *TreeKiller) checkSocketOwners(sock sockdiag.Socket) error {
 func (t *TreeKiller) searchOwners(sock sockdiag.Socket, leave func()) error {
 	s := t.newPeerScan(sock)
 	want := "socket:[" + strconv.FormatUint(sock.Inode, 10) + "]"
+	// The last holders found, if they are in the socket's cgroup: a client
+	// usually connects again.
+	searched := map[int]bool{}
+	if s.sock.HasCgroupID && s.sock.CgroupID != 0 && s.mnt != "" {
+		for _, pid := range t.holders.list() {
+			if pid == s.self || !s.likelyCreator(pid) {
+				continue
+			}
+			searched[pid] = true
+			if !s.members[pid] && !s.sandboxed(pid) && holdsSocket(pid, want) {
+				t.holders.add(pid)
+				return nil
+			}
+		}
+	}
 	pids, ok := t.socketCgroupProcs(s)
 	for _, pid := range pids {
-		if s.members[pid] {
+		if searched[pid] {
+			continue
+		} else if s.members[pid] {
 			s.skipped++
 		} else if !s.sandboxed(pid) && holdsSocket(pid, want) {
 			t.holders.add(pid)
 			return nil
 		}
 	}
-	searched := make(map[int]bool, len(pids))
 	for _, pid := range pids {
 		searched[pid] = true
 	}

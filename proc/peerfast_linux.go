@@ -43,6 +43,7 @@ const (
 )
 
 var (
+	scansQueued atomic.Int32 // full scans waiting for a slot (read by tests)
 	peerRound   = make(chan struct{}, peerRoundSlots)
 	peerScanSem = make(chan struct{}, peerScanSlots)
 )

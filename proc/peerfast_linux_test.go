@@ -166,3 +166,57 @@ func TestPeerSearchesBounded(t *testing.T) {
 		t.Errorf("%d process searches ran at once, want at most %d", m, maxPeerSearches)
 	}
 }
+
+// Searches that must go over every process (here: sockets held only by a
+// sandboxed process) wait for a scan slot without holding a slot of the
+// first round: while every scan slot is taken, other clients' checks
+// still go through at once.
+func TestPeerScansHoldUpNoFirstRound(t *testing.T) {
+	tk, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tk.Close() })
+	ln := listen(t)
+	plain := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})
+	sbx := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})
+	tk.trackSandboxed(sbx.cmd.Process.Pid)
+	if !peerSocket(t, sbx).HasCgroupID {
+		t.Skip("the kernel does not report a socket's cgroup")
+	}
+	for range peerScanSlots {
+		peerScanSem <- struct{}{}
+	}
+	freed := false
+	free := func() {
+		if !freed {
+			freed = true
+			for range peerScanSlots {
+				<-peerScanSem
+			}
+		}
+	}
+	t.Cleanup(free)
+	var wg sync.WaitGroup
+	for range peerRoundSlots {
+		wg.Go(func() {
+			if err := check(tk, sbx); err == nil {
+				t.Error("a sandboxed process's socket was allowed")
+			}
+		})
+	}
+	for deadline := time.Now().Add(20 * time.Second); scansQueued.Load() < peerRoundSlots; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d scans waiting for a slot", scansQueued.Load(), peerRoundSlots)
+		}
+	}
+	start := time.Now()
+	if err := check(tk, plain); err != nil {
+		t.Errorf("refused: %v", err)
+	}
+	if d := time.Since(start); d >= peerSlotWait*3/4 {
+		t.Errorf("a check waited %v while full scans waited for their slots", d)
+	}
+	free()
+	wg.Wait()
+}

@@ -149,7 +149,10 @@ func (t *TreeKiller) searchOwners(sock sockdiag.Socket, leave func()) error {
 		searched[pid] = true
 	}
 	leave()
-	defer acquire(peerScanSem)()
+	scansQueued.Add(1)
+	release := acquire(peerScanSem)
+	scansQueued.Add(-1)
+	defer release()
 	var later []int
 	for _, pid := range allPids() {
 		if searched[pid] {

@@ -155,6 +155,8 @@ func (t *TreeKiller) CheckPeer(local, remote net.Addr) error {
 	if !lok || !rok {
 		return nil // not TCP: nothing a sandbox can reach
 	}
+	leave := acquire(peerRound)
+	defer leave()
 	sock, err := sockdiag.LookupTCP(ra, la)
 	if err != nil && !errors.Is(err, sockdiag.ErrNotFound) {
 		// No sock_diag here (an old kernel, a restricted container).
@@ -174,7 +176,7 @@ func (t *TreeKiller) CheckPeer(local, remote net.Addr) error {
 	if euid := os.Geteuid(); euid != 0 && sock.UID != uint32(euid) {
 		return nil // another user's socket: not one of our sandboxes'
 	}
-	return t.checkSocketOwners(sock)
+	return t.searchOwners(sock, leave)
 }
 
 // unidentified refuses a local peer that could not be identified if a

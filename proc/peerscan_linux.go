@@ -53,7 +53,7 @@ type peerScan struct {
 func (t *TreeKiller) newPeerScan(sock sockdiag.Socket) *peerScan {
 	s := &peerScan{sock: sock, self: os.Getpid(), leaves: map[string]bool{}, roots: map[int]bool{},
 		nss: map[uint64]bool{}, cgPath: map[int]string{}, lineage: map[int]bool{}, nsMemo: map[uint64]bool{}, cgIno: map[string]uint64{}}
-	s.mnt, _ = cgroup2Mount()
+	s.mnt = t.peerMount()
 	s.ownNS, _ = nsInode("/proc/self/ns/pid")
 	s.launchers = t.launchers
 	t.copySandboxState(s)
@@ -104,29 +104,91 @@ func leafMembers(leaves map[string]bool) map[int]bool {
 }
 
 // checkSocketOwners allows the peer if a process that is not sandboxed
-// holds the socket, and says why not otherwise.
+// holds the socket, and says why not otherwise. The processes of the
+// socket's own cgroup are searched first (peerfast_linux.go), then, if
+// none of them is an unsandboxed holder, every process: those that look
+// like the socket's creator (its cgroup, or its uid) first.
 func (t *TreeKiller) checkSocketOwners(sock sockdiag.Socket) error {
+	leave := acquire(peerRound)
+	defer leave()
+	return t.searchOwners(sock, leave)
+}
+
+// searchOwners is checkSocketOwners in a slot of the first round, which
+// leave gives back before the full scan waits for a slot of its own.
+func (t *TreeKiller) searchOwners(sock sockdiag.Socket, leave func()) error {
 	s := t.newPeerScan(sock)
 	want := "socket:[" + strconv.FormatUint(sock.Inode, 10) + "]"
+	// The last holders found, if they are in the socket's cgroup: a client
+	// usually connects again.
+	searched := map[int]bool{}
+	if s.sock.HasCgroupID && s.sock.CgroupID != 0 && s.mnt != "" {
+		for _, pid := range t.holders.list() {
+			if pid == s.self || !s.likelyCreator(pid) {
+				continue
+			}
+			searched[pid] = true
+			if !s.members[pid] && !s.sandboxed(pid) && holdsSocket(pid, want) {
+				t.holders.add(pid)
+				return nil
+			}
+		}
+	}
+	pids, ok := t.socketCgroupProcs(s)
+	for _, pid := range pids {
+		if searched[pid] {
+			continue
+		} else if s.members[pid] {
+			s.skipped++
+		} else if !s.sandboxed(pid) && holdsSocket(pid, want) {
+			t.holders.add(pid)
+			return nil
+		}
+	}
+	for _, pid := range pids {
+		searched[pid] = true
+	}
+	leave()
+	scansQueued.Add(1)
+	release := acquire(peerScanSem)
+	scansQueued.Add(-1)
+	defer release()
 	var later []int
 	for _, pid := range allPids() {
-		if s.members[pid] {
+		if searched[pid] {
+			continue
+		} else if s.members[pid] {
 			s.skipped++
 		} else if !s.likelyCreator(pid) {
 			later = append(later, pid)
 		} else if !s.sandboxed(pid) && holdsSocket(pid, want) {
+			t.learnCgroup(s, pid, ok)
+			t.holders.add(pid)
 			return nil
 		}
 	}
 	for _, pid := range later {
 		if !s.sandboxed(pid) && holdsSocket(pid, want) {
+			t.learnCgroup(s, pid, ok)
+			t.holders.add(pid)
 			return nil
 		}
 	}
 	return fmt.Errorf("no unsandboxed process holds the local peer socket %d (%d sandboxed processes not searched)", sock.Inode, s.skipped)
 }
 
-// allPids lists the processes in /proc, newest pids first: a client has
+// learnCgroup remembers the path of the socket's cgroup when the full scan
+// found its holder there and the first round could not open it by id.
+func (t *TreeKiller) learnCgroup(s *peerScan, pid int, opened bool) {
+	if opened || !s.sock.HasCgroupID || s.sock.CgroupID == 0 {
+		return
+	}
+	if p := s.cgroupPath(pid); p != "" && s.cgIno[p] == s.sock.CgroupID {
+		t.cgNames.put(s.sock.CgroupID, p)
+	}
+}
+
+// allPids lists the processes in /proc, newest first: a client has
 // usually started recently.
 func allPids() []int {
 	f, err := os.Open("/proc")
@@ -141,13 +203,13 @@ func allPids() []int {
 			pids = append(pids, pid)
 		}
 	}
-	slices.Sort(pids)
-	slices.Reverse(pids)
+	newestFirst(pids)
 	return pids
 }
 
 // sandboxed judges pid without reading its fd table.
 func (s *peerScan) sandboxed(pid int) bool {
+	judged(pid)
 	sb := s.inSandboxedLeaf(pid) || s.inSandboxNS(pid) || s.byLineage(pid)
 	if sb {
 		s.skipped++
@@ -293,6 +355,7 @@ func (s *peerScan) isLauncher(pid int) bool {
 // kernel reported it) or its owner uid: the creator, usually its holder,
 // is searched first.
 func (s *peerScan) likelyCreator(pid int) bool {
+	judged(pid)
 	if s.sock.HasCgroupID && s.sock.CgroupID != 0 && s.mnt != "" {
 		p := s.cgroupPath(pid)
 		ino, ok := s.cgIno[p]
@@ -331,4 +394,14 @@ func holdsSocket(pid int, want string) bool {
 		}
 	}
 	return false
+}
+
+// procJudged, when set (by tests), is told of every process the search
+// looks at.
+var procJudged atomic.Pointer[func(pid int)]
+
+func judged(pid int) {
+	if f := procJudged.Load(); f != nil {
+		(*f)(pid)
+	}
 }

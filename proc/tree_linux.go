@@ -73,6 +73,9 @@ type TreeKiller struct {
 	pending map[string]struct{} // cgroup: leaves still busy after their Process ended
 	sb      sandboxState        // what the peer check knows of sandboxed processes
 
+	cgNames cgroupNames   // the peer check's cgroup paths by id; own lock
+	holders recentHolders // where the peer check looks first; own lock
+
 	// per-process limits (cgroup mode), immutable after construction.
 	limits    []leafLimit // control files written into each leaf
 	v1        *pidsV1     // cgroup v1 pids fallback; nil without

@@ -144,6 +144,44 @@ func (c *cx) wait(id int, timeout time.Duration) map[string]any {
 	}
 }
 
+// waitEach returns the responses to ids, which may come in any order,
+// keeping notifications seen meanwhile.
+func (c *cx) waitEach(timeout time.Duration, ids ...int) map[int]map[string]any {
+	c.t.Helper()
+	want := map[float64]int{}
+	for _, id := range ids {
+		want[float64(id)] = id
+	}
+	got := map[int]map[string]any{}
+	deadline := time.After(timeout)
+	for len(got) < len(ids) {
+		select {
+		case m, ok := <-c.in:
+			if !ok {
+				c.t.Fatalf("connection closed waiting for %v", ids)
+			}
+			if _, isN := m["method"]; isN {
+				c.notifs = append(c.notifs, m)
+				continue
+			}
+			idf, _ := m["id"].(float64)
+			id, ok := want[idf]
+			if !ok {
+				c.t.Fatalf("unexpected message %v waiting for %v", m, ids)
+			}
+			var result json.RawMessage
+			if _, isErr := m["error"]; !isErr {
+				result, _ = json.Marshal(m["result"])
+			}
+			c.requests.answered(c.t, fmt.Sprint(id), result)
+			got[id] = m
+		case <-deadline:
+			c.t.Fatalf("no responses to %v within %v (got %d)", ids, timeout, len(got))
+		}
+	}
+	return got
+}
+
 func (c *cx) call(method string, params any) map[string]any {
 	c.t.Helper()
 	return c.wait(c.send(method, params), 15*time.Second)

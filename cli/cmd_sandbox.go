@@ -265,14 +265,7 @@ func serveSandboxProxy(w *sandbox.WrappedCommand, policy *netproxy.Policy) (*net
 		fmt.Fprintf(os.Stderr, "codex sandbox: network: %s %s:%d %s\n", ev.Protocol, ev.Host, ev.Port, verdict)
 	}})
 	for _, l := range ls {
-		switch l.Route {
-		case sandbox.RouteHTTP:
-			p.ServeHTTP(l.Listener)
-		case sandbox.RouteSOCKS5:
-			p.ServeSOCKS5(l.Listener)
-		default:
-			_ = l.Listener.Close()
-		}
+		p.Serve(l.Route, l.Listener)
 	}
 	return p, nil
 }

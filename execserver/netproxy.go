@@ -111,14 +111,7 @@ func serveProxy(l *sandbox.Launcher, pol *netproxy.Policy, hooks proxyHooks, log
 	}
 	p := netproxy.New(netproxy.Options{Policy: pol, Review: hooks.review, OnDecision: hooks.decided, Logger: zapslog.New(log)})
 	for _, pl := range ls {
-		switch pl.Route {
-		case sandbox.RouteHTTP:
-			p.ServeHTTP(pl.Listener)
-		case sandbox.RouteSOCKS5:
-			p.ServeSOCKS5(pl.Listener)
-		default:
-			_ = pl.Listener.Close()
-		}
+		p.Serve(pl.Route, pl.Listener)
 	}
 	return &commandProxy{p: p}, nil
 }

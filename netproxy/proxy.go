@@ -144,6 +144,25 @@ func (p *Proxy) ServeHTTP(l net.Listener) { p.serve(l, p.handleHTTP) }
 // and returns at once; the proxy owns l from now on.
 func (p *Proxy) ServeSOCKS5(l net.Listener) { p.serve(l, p.handleSOCKS5) }
 
+// Routes: what a listener handed to Serve is for.
+const (
+	RouteHTTP   = "http"
+	RouteSOCKS5 = "socks5"
+)
+
+// Serve serves l as route says: RouteHTTP with ServeHTTP, RouteSOCKS5 with
+// ServeSOCKS5. A listener of any other route is closed.
+func (p *Proxy) Serve(route string, l net.Listener) {
+	switch route {
+	case RouteHTTP:
+		p.ServeHTTP(l)
+	case RouteSOCKS5:
+		p.ServeSOCKS5(l)
+	default:
+		_ = l.Close()
+	}
+}
+
 func (p *Proxy) serve(l net.Listener, handle func(net.Conn)) {
 	p.mu.Lock()
 	if p.closed {

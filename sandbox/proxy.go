@@ -14,8 +14,8 @@ import (
 // (Plan.Proxy) serves. The server's proxy serves HTTP (absolute-form and
 // CONNECT) on the "http" listener and SOCKS5 on the "socks5" one.
 const (
-	RouteHTTP   = "http"
-	RouteSOCKS5 = "socks5"
+	RouteHTTP   = netproxy.RouteHTTP
+	RouteSOCKS5 = netproxy.RouteSOCKS5
 )
 
 // ProxyListener is one listener of a proxied command

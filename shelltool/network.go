@@ -101,14 +101,7 @@ func serveCallProxy(ctx context.Context, w *sandbox.WrappedCommand, c *Call, log
 	}
 	p := netproxy.New(netproxy.Options{Policy: c.Network, Logger: zapslog.New(log)})
 	for _, l := range ls {
-		switch l.Route {
-		case sandbox.RouteHTTP:
-			p.ServeHTTP(l.Listener)
-		case sandbox.RouteSOCKS5:
-			p.ServeSOCKS5(l.Listener)
-		default:
-			_ = l.Listener.Close()
-		}
+		p.Serve(l.Route, l.Listener)
 	}
 	return p, nil
 }

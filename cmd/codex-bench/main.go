@@ -56,6 +56,9 @@ type Config struct {
 	FairRounds int
 	TeardownN  int // teardown: processes terminated at once
 
+	PTYPairedRounds int   // ptypaired: rounds
+	PTYPairedSize   int64 // ptypaired: bytes per run
+
 	MCPBash, MCPRefServer, MCPRefWrapper, MCPSandboxExe string // mcp group (#M1, #M2)
 }
 
@@ -75,16 +78,18 @@ func parseFlags() Config {
 	var ks string
 	flag.StringVar(&c.Ours, "ours", "", "our codex binary (required)")
 	flag.StringVar(&c.Ref, "ref", "", "reference codex 0.169.0 binary (required)")
-	flag.StringVar(&c.Base, "base", "", "fairness and teardown groups: also run this build of ours (e.g. the branch's base) as \"base\"")
+	flag.StringVar(&c.Base, "base", "", "fairness, teardown and ptypaired groups: also run this build of ours (e.g. the branch's base) as \"base\"")
 	flag.IntVar(&c.FairRounds, "fair-rounds", 3, "fairness and teardown groups: rounds")
 	flag.IntVar(&c.TeardownN, "teardown-n", 200, "teardown group: processes terminated at once")
+	flag.IntVar(&c.PTYPairedRounds, "pty-rounds", 15, "ptypaired group: paired rounds")
+	flag.Int64Var(&c.PTYPairedSize, "pty-size", 64<<20, "ptypaired group: bytes per run")
 	flag.BoolVar(&c.Quick, "quick", false, "fewer iterations (a full run of both servers in a few minutes)")
 	flag.StringVar(&c.JSONOut, "json", "", "write the full results (with raw samples) to this JSON file")
 	flag.StringVar(&c.MDOut, "md", "", "write a Markdown section for docs/BENCHMARKS.md to this file")
 	flag.BoolVar(&c.QuickAck, "quickack", true, "set TCP_QUICKACK after every socket read")
 	flag.BoolVar(&c.CR32, "cr32", true, "also run the concurrency metric on the reference with --concurrent-requests 32")
 	flag.BoolVar(&c.Keep, "keep", false, "keep the scratch directory (server stderr logs, CODEX_HOME)")
-	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,cmdexec,http,throughput,clientthroughput,concurrency,tail,slow,robust,walk,handles,proxy,mcp,fairness,teardown (default all)")
+	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,cmdexec,http,throughput,clientthroughput,concurrency,tail,slow,robust,walk,handles,proxy,mcp,fairness,teardown,ptypaired (default all)")
 	flag.StringVar(&c.MCPBash, "mcp-bash", "", "mcp group: the patched Bash (scripts/patched-bash.sh)")
 	flag.StringVar(&c.MCPRefServer, "mcp-ref-server", "", "mcp group: the 0.97.0 codex-exec-mcp-server")
 	flag.StringVar(&c.MCPRefWrapper, "mcp-ref-wrapper", "", "mcp group: the 0.97.0 codex-execve-wrapper")
@@ -208,7 +213,7 @@ func run(ctx context.Context, cfg Config) int {
 		fmt.Fprintln(os.Stderr, "bench: ours:", err)
 		return 1
 	}
-	if cfg.Base != "" && (b.wants("fairness") || b.wants("teardown")) {
+	if cfg.Base != "" && (b.wants("fairness") || b.wants("teardown") || b.wants("ptypaired")) {
 		if abs, err := filepath.Abs(cfg.Base); err == nil {
 			cfg.Base = abs
 		}

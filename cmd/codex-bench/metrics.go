@@ -51,6 +51,7 @@ type Metrics struct {
 	Proxy                *ProxyMetrics   `json:"network_proxy,omitempty"`             // the managed network proxy in a test bed, over stdio
 	Fairness             []*Fairness     `json:"fairness,omitempty"`                  // K output streams on one connection
 	Teardown             *Teardown       `json:"teardown,omitempty"`                  // terminate-all of N idle processes
+	PTYPaired            *PTYPaired      `json:"pty_paired,omitempty"`                // paired PTY throughput rounds (all subjects)
 }
 
 // Checks are the correctness observations made on every run (docs/benchmarking.md §3, end).

@@ -120,6 +120,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"mcp", b.runMCP},
 		{"fairness", b.runFairness},
 		{"teardown", b.runTeardown},
+		{"ptypaired", b.runPTYPaired},
 	}
 	for _, s := range steps {
 		if ctx.Err() != nil {

@@ -9,7 +9,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/creack/pty"
@@ -21,6 +23,8 @@ type PTYPairedRun struct {
 	MiBps     float64 `json:"mib_s"`
 	CPUPerMiB float64 `json:"server_cpu_ms_per_mib,omitempty"` // servers only
 	Chunks    int     `json:"chunks,omitempty"`
+	AvgChunk  float64 `json:"avg_chunk_bytes,omitempty"`
+	CSwPerMiB float64 `json:"server_context_switches_per_mib,omitempty"` // servers only: voluntary + involuntary, summed over the live threads
 	Error     string  `json:"error,omitempty"`
 }
 
@@ -37,6 +41,7 @@ type PTYPaired struct {
 	Rounds []PTYPairedRound   `json:"rounds"`
 	MiBps  map[string]float64 `json:"median_mib_s"`
 	CPU    map[string]float64 `json:"median_server_cpu_ms_per_mib"`
+	CSw    map[string]float64 `json:"median_server_context_switches_per_mib"`
 	Ratios map[string]float64 `json:"median_paired_ratio"` // "a/b": median over rounds of a's MiB/s over b's
 }
 
@@ -52,7 +57,7 @@ func (b *Bench) runPTYPaired(ctx context.Context) {
 	}
 	subs = append(subs, subject{"ref", b.ref}, subject{"floor", nil}, subject{"floor-blocking", nil})
 	size := b.cfg.PTYPairedSize
-	res := &PTYPaired{Size: size, MiBps: map[string]float64{}, CPU: map[string]float64{}, Ratios: map[string]float64{}}
+	res := &PTYPaired{Size: size, MiBps: map[string]float64{}, CPU: map[string]float64{}, CSw: map[string]float64{}, Ratios: map[string]float64{}}
 	logf("ptypaired: head -c %d MiB, tty, %d rounds of %d subjects", size>>20, b.cfg.PTYPairedRounds, len(subs))
 	for r := range b.cfg.PTYPairedRounds {
 		round := PTYPairedRound{Runs: map[string]PTYPairedRun{}}
@@ -79,7 +84,7 @@ func (b *Bench) runPTYPaired(ctx context.Context) {
 			run := round.Runs[s.name]
 			line += fmt.Sprintf("  %s %6.1f", s.name, run.MiBps)
 			if run.CPUPerMiB > 0 {
-				line += fmt.Sprintf(" (%.1f ms/MiB)", run.CPUPerMiB)
+				line += fmt.Sprintf(" (%.1f ms %.0f csw /MiB)", run.CPUPerMiB, run.CSwPerMiB)
 			}
 		}
 		logf("%s", line)
@@ -93,18 +98,20 @@ func (b *Bench) runPTYPaired(ctx context.Context) {
 		pairs = append(pairs, [2]string{"base", "ref"}, [2]string{"ours", "base"})
 	}
 	for _, n := range names {
-		var rate, cpu []float64
+		var rate, cpu, csw []float64
 		for _, rd := range res.Rounds {
 			if run := rd.Runs[n]; run.Error == "" && run.MiBps > 0 {
 				rate = append(rate, run.MiBps)
 				if run.CPUPerMiB > 0 {
 					cpu = append(cpu, run.CPUPerMiB)
+					csw = append(csw, run.CSwPerMiB)
 				}
 			}
 		}
 		res.MiBps[n] = round3(median(rate))
 		if len(cpu) > 0 {
 			res.CPU[n] = round3(median(cpu))
+			res.CSw[n] = round3(median(csw))
 		}
 	}
 	for _, p := range pairs {
@@ -118,7 +125,7 @@ func (b *Bench) runPTYPaired(ctx context.Context) {
 		res.Ratios[p[0]+"/"+p[1]] = round3(median(ratios))
 	}
 	for _, n := range names {
-		logf("ptypaired: %-14s median %6.1f MiB/s  cpu %.2f ms/MiB", n, res.MiBps[n], res.CPU[n])
+		logf("ptypaired: %-14s median %6.1f MiB/s  cpu %.2f ms/MiB  %.0f context switches/MiB", n, res.MiBps[n], res.CPU[n], res.CSw[n])
 	}
 	for _, p := range pairs {
 		k := p[0] + "/" + p[1]
@@ -131,14 +138,18 @@ func (b *Bench) runPTYPaired(ctx context.Context) {
 // server's CPU time over the run.
 func ptyServerRun(ctx context.Context, t *Target, size int64) PTYPairedRun {
 	cpu0, _ := procCPU(t.Srv.Pid)
+	csw0 := ctxSwitches(t.Srv.Pid)
 	tr, _, err := throughputRun(ctx, t, true, size)
 	cpu1, _ := procCPU(t.Srv.Pid)
-	run := PTYPairedRun{MiBps: tr.MiBps, Chunks: tr.Chunks, Error: tr.FirstError}
+	csw1 := ctxSwitches(t.Srv.Pid)
+	run := PTYPairedRun{MiBps: tr.MiBps, Chunks: tr.Chunks, AvgChunk: tr.AvgChunk, Error: tr.FirstError}
 	if err != nil {
 		run.Error = err.Error()
 	}
 	if tr.Bytes > 0 {
-		run.CPUPerMiB = round3(float64((cpu1 - cpu0).Milliseconds()) / (float64(tr.Bytes) / (1 << 20)))
+		mib := float64(tr.Bytes) / (1 << 20)
+		run.CPUPerMiB = round3(float64((cpu1 - cpu0).Milliseconds()) / mib)
+		run.CSwPerMiB = round3(float64(csw1-csw0) / mib)
 	}
 	return run
 }
@@ -187,4 +198,24 @@ func floorPTYReadBlocking(ctx context.Context, size int64) (ThroughputRun, error
 	d := time.Since(t0)
 	ptmx.Close()
 	return newRun(n, d, 0, n == size && err == nil), err
+}
+
+// ctxSwitches sums the voluntary and involuntary context switches of pid's
+// live threads.
+func ctxSwitches(pid int) int64 {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range ents {
+		for _, line := range strings.Split(readTrim(dir+"/"+e.Name()+"/status"), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				x, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += x
+			}
+		}
+	}
+	return n
 }

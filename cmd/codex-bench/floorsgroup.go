@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // runFloors measures, interleaved in rounds with their floors: start →
 // closed of /bin/true (pipes) and start → first byte of `echo hi` against
 // os/exec; `codex exec run -- /bin/true` of ours (and base) against a raw
-// os/exec spawn; and the server's RSS per idle child (pipes and PTY), each
+// os/exec spawn, in wall time and in CPU time of the process tree; and the server's RSS per idle child (pipes and PTY), each
 // on a fresh server per side. It logs one table with the ratios (the
 // median of the per-round ratios for the latencies) and the load average.
 func (b *Bench) runFloors(ctx context.Context) {
@@ -49,15 +50,10 @@ func (b *Bench) runFloors(ctx context.Context) {
 	}
 	subs = nil
 	for _, t := range ours {
-		bin := t.Res.Binary
-		subs = append(subs, subject{t.Role, timedRun(func(ctx context.Context) error {
-			return exec.CommandContext(ctx, bin, "exec", "run", "--", "/bin/true").Run()
-		})})
+		subs = append(subs, subject{t.Role, timedTreeRun(t.Res.Binary, "exec", "run", "--", "/bin/true")})
 	}
-	subs = append(subs, subject{"floor", timedRun(func(ctx context.Context) error {
-		return exec.CommandContext(ctx, "/bin/true").Run()
-	})})
-	execRun := interleave(ctx, subs, 1, c.SandWarm, c.SandN, max(1, min(c.Rounds, c.SandN)))
+	subs = append(subs, subject{"floor", timedTreeRun("/bin/true")})
+	execRun := interleave(ctx, subs, 2, c.SandWarm, c.SandN, max(1, min(c.Rounds, c.SandN)))
 	recordErrors("floors_exec_run", false, ours, execRun)
 
 	mem := map[*Target][2]*Memory{}
@@ -101,7 +97,13 @@ func (b *Bench) runFloors(ctx context.Context) {
 		if r != nil {
 			rs = fmt.Sprintf("%.2f×", *r)
 		}
+		lc, fc := execRun[i].latency(1), execRun[len(ours)].latency(1)
+		cs := "–"
+		if r := roundRatio(lc.Rounds, fc.Rounds); r != nil {
+			cs = fmt.Sprintf("%.2f×", *r)
+		}
 		lines = append(lines, fmt.Sprintf("%-7s %-22s p50 %7.2f ms (min %6.2f)  raw spawn p50 %6.2f ms  ratio %s  rounds %v / %v", t.Role, "exec run -- /bin/true", l.P50, l.Min, f.P50, rs, l.Rounds, f.Rounds))
+		lines = append(lines, fmt.Sprintf("%-7s %-22s p50 %7.2f ms CPU (min %6.2f)  raw spawn p50 %6.2f ms CPU  ratio %s  (user+system of the whole tree)", t.Role, "exec run -- /bin/true", lc.P50, lc.Min, fc.P50, cs))
 	}
 	refMem := mem[b.ref]
 	for k, mode := range []string{"pipes", "PTY"} {
@@ -119,6 +121,24 @@ func (b *Bench) runFloors(ctx context.Context) {
 	}
 	lines = append(lines, fmt.Sprintf("load average: %s at the start, %s at the end", load0, readTrim("/proc/loadavg")))
 	logf("floors:\n  %s", strings.Join(lines, "\n  "))
+}
+
+// timedTreeRun samples the wall time of running argv and the CPU time
+// (user + system) of its whole process tree: the rusage of a reaped child
+// includes that of the descendants it reaped (for exec run: the server
+// child and its watchdog), which is steadier than wall time on a shared
+// machine.
+func timedTreeRun(argv ...string) sampler {
+	return func(ctx context.Context) ([]time.Duration, error) {
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		t0 := time.Now()
+		if err := cmd.Run(); err != nil {
+			return nil, err
+		}
+		wall := time.Since(t0)
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		return []time.Duration{wall, cpu}, nil
+	}
 }
 
 // s2role names the i-th subject of ts.

@@ -14,9 +14,10 @@ import (
 // runFloors measures, interleaved in rounds with their floors: start →
 // closed of /bin/true (pipes) and start → first byte of `echo hi` against
 // os/exec; `codex exec run -- /bin/true` of ours (and base) against a raw
-// os/exec spawn, in wall time and in CPU time of the process tree; and the server's RSS per idle child (pipes and PTY), each
-// on a fresh server per side. It logs one table with the ratios (the
-// median of the per-round ratios for the latencies) and the load average.
+// os/exec spawn, in wall time and in CPU time of the process tree; and the
+// server's RSS per idle child (pipes and PTY), each on a fresh server per
+// side. It logs one table with the ratios (the median of the per-round
+// ratios for the latencies) and the load average.
 func (b *Bench) runFloors(ctx context.Context) {
 	c := b.cfg
 	ts := b.targets()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
@@ -53,25 +54,31 @@ func commandPath(c *cli.Context) string {
 }
 
 // flagErrorRewrites turn the flag package's messages, which spell every
-// flag with one dash, into ours, which spell long flags with two.
-var flagErrorRewrites = []struct {
+// flag with one dash, into ours, which spell long flags with two. They are
+// compiled on the first flag error, not at every start of the binary.
+var flagErrorRewrites = sync.OnceValue(func() []flagRewrite {
+	return []flagRewrite{
+		{regexp.MustCompile(`^flag provided but not defined: -(\S+)$`), "unknown flag $1"},
+		{regexp.MustCompile(`^flag needs an argument: -(\S+)$`), "flag $1 needs a value"},
+		{regexp.MustCompile(`^invalid value (".*") for flag -(\S+): (.*)$`), "invalid value $1 for $2: $3"},
+		{regexp.MustCompile(`^invalid boolean value (".*") for -(\S+): (.*)$`), "invalid value $1 for $2: $3"},
+		{regexp.MustCompile(`^invalid boolean flag (\S+): (.*)$`), "flag $1 takes no value: $2"},
+	}
+})
+
+// flagRewrite is one rewrite of flagErrorRewrites.
+type flagRewrite struct {
 	re   *regexp.Regexp
 	repl string
-}{
-	{regexp.MustCompile(`^flag provided but not defined: -(\S+)$`), "unknown flag $1"},
-	{regexp.MustCompile(`^flag needs an argument: -(\S+)$`), "flag $1 needs a value"},
-	{regexp.MustCompile(`^invalid value (".*") for flag -(\S+): (.*)$`), "invalid value $1 for $2: $3"},
-	{regexp.MustCompile(`^invalid boolean value (".*") for -(\S+): (.*)$`), "invalid value $1 for $2: $3"},
-	{regexp.MustCompile(`^invalid boolean flag (\S+): (.*)$`), "flag $1 takes no value: $2"},
 }
 
 // flagErrorMessage words a flag parsing error of urfave/cli.
 func flagErrorMessage(err error) string {
 	msg := err.Error()
-	for _, r := range flagErrorRewrites {
+	for _, r := range flagErrorRewrites() {
 		if m := r.re.FindStringSubmatchIndex(msg); m != nil {
 			out := string(r.re.ExpandString(nil, r.repl, msg, m))
-			return dashFlag.ReplaceAllStringFunc(out, spellFlag)
+			return dashFlag().ReplaceAllStringFunc(out, spellFlag)
 		}
 	}
 	return msg
@@ -79,7 +86,7 @@ func flagErrorMessage(err error) string {
 
 // dashFlag finds the flag names flagErrorRewrites leave bare: a word
 // after "flag " or "for ".
-var dashFlag = regexp.MustCompile(`(?:flag|for) [A-Za-z0-9][\w-]*`)
+var dashFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:flag|for) [A-Za-z0-9][\w-]*`) })
 
 // spellFlag puts the dashes before the flag name of a dashFlag match.
 func spellFlag(s string) string {

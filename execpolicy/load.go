@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.starlark.net/resolve"
@@ -173,7 +174,7 @@ func starlarkError(f *syntax.File, err error) error {
 	default:
 		if p, m, ok := firstResolveError(err); ok {
 			pos, msg = p, m
-			if m := undefinedName.FindStringSubmatch(msg); m != nil {
+			if m := undefinedName().FindStringSubmatch(msg); m != nil {
 				msg = "Variable `" + m[1] + "` not found" // Codex's wording
 			} else if strings.HasSuffix(msg, "does not support sets") {
 				msg = "Variable `set` not found" // Codex has no set either
@@ -184,7 +185,7 @@ func starlarkError(f *syntax.File, err error) error {
 	return errors.New(b.String())
 }
 
-var undefinedName = regexp.MustCompile(`^undefined: (\S+)`)
+var undefinedName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^undefined: (\S+)`) })
 
 // firstResolveError unpacks the first error of a resolver error list.
 func firstResolveError(err error) (syntax.Position, string, bool) {

@@ -26,14 +26,22 @@ func DecodeParams(raw json.RawMessage, v any) error {
 		return Errorf(CodeInvalidParams, "invalid type: %s, expected struct", jsonKind(raw))
 	}
 	if req := requiredFields(reflect.TypeOf(v).Elem()); len(req) > 0 {
-		var present map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &present); err != nil {
-			return decodeError(err)
-		}
-		for _, name := range req {
-			if _, ok := present[name]; !ok {
-				return Errorf(CodeInvalidParams, "missing field `%s`", name)
+		missing, ok := missingMember(raw, req)
+		if !ok { // invalid JSON or an escaped key: decode the members to tell
+			var present map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &present); err != nil {
+				return decodeError(err)
 			}
+			missing = ""
+			for _, name := range req {
+				if _, ok := present[name]; !ok {
+					missing = name
+					break
+				}
+			}
+		}
+		if missing != "" {
+			return Errorf(CodeInvalidParams, "missing field `%s`", missing)
 		}
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
@@ -118,4 +126,104 @@ func requiredFields(t reflect.Type) []string {
 	}
 	requiredCache.Store(t, names)
 	return names
+}
+
+// missingMember returns the first name of req (in req's order) that is not
+// a member of the JSON object raw, or "" if all are, without decoding
+// anything: every request with required fields passes here, and a map of
+// its members was garbage of the size of the request. ok is false when it
+// cannot tell that way: raw is not valid JSON, holds more than 64 required
+// names, or a member name holds an escape (which the decoder would
+// unescape before comparing).
+func missingMember(raw []byte, req []string) (missing string, ok bool) {
+	if len(req) > 64 || !json.Valid(raw) {
+		return "", false
+	}
+	var found uint64
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return "", false
+	}
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] == '"' {
+		end := i + 1
+		for end < len(raw) && raw[end] != '"' {
+			if raw[end] == '\\' {
+				return "", false
+			}
+			end++
+		}
+		key := raw[i+1 : end]
+		for k, name := range req {
+			if string(key) == name {
+				found |= 1 << k
+			}
+		}
+		i = skipSpace(raw, end+1) // at ':'
+		i = skipValue(raw, skipSpace(raw, i+1))
+		i = skipSpace(raw, i) // at ',' or '}'
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+			continue
+		}
+		break
+	}
+	for k, name := range req {
+		if found&(1<<k) == 0 {
+			return name, true
+		}
+	}
+	return "", true
+}
+
+// skipSpace returns the index of the first non-space byte of raw at or
+// after i.
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the JSON value starting at i of
+// raw, which is valid JSON.
+func skipValue(raw []byte, i int) int {
+	depth := 0
+	for i < len(raw) {
+		switch c := raw[i]; c {
+		case '"':
+			i++
+			for i < len(raw) && raw[i] != '"' {
+				if raw[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			i++
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		case ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	return i
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // osErrorSuffix matches the errno of a spawn failure on the wire:
 // "<strerror> (os error N)" (docs/protocol.md §3).
-var osErrorSuffix = regexp.MustCompile(`\(os error ([0-9]+)\)$`)
+var osErrorSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\(os error ([0-9]+)\)$`) })
 
 // wireErrno returns the errno of a -32603 spawn failure, or 0 when err is
 // not one.
@@ -24,7 +25,7 @@ func wireErrno(err error) syscall.Errno {
 	if !errors.As(err, &we) || we.Code != rpc.CodeInternalError {
 		return 0
 	}
-	m := osErrorSuffix.FindStringSubmatch(we.Message)
+	m := osErrorSuffix().FindStringSubmatch(we.Message)
 	if m == nil {
 		return 0
 	}

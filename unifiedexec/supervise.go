@@ -239,7 +239,9 @@ func (c *Client) ServerPID() int {
 // ourVersionLine is the --version line of this project's binary
 // (versionLine in cli/version.go): "codex VERSION
 // (exec-server protocol X.Y.Z)". The Codex CLI prints "codex-cli X.Y.Z".
-var ourVersionLine = regexp.MustCompile(`^codex \S+ \(exec-server protocol [0-9][^()\s]*\)$`)
+var ourVersionLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^codex \S+ \(exec-server protocol [0-9][^()\s]*\)$`)
+})
 
 // versionCheckTimeout bounds the --version run of a candidate binary.
 const versionCheckTimeout = 5 * time.Second
@@ -263,7 +265,7 @@ func findOurCodex(ctx context.Context, opts SuperviseOptions) (string, error) {
 	cmd.WaitDelay = time.Second
 	out, err := cmd.Output()
 	line, _, more := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	if err == nil && !more && ourVersionLine.MatchString(line) {
+	if err == nil && !more && ourVersionLine().MatchString(line) {
 		return exe, nil
 	}
 	if len(line) > 200 {

@@ -78,7 +78,7 @@ func parseFlags() Config {
 	var ks string
 	flag.StringVar(&c.Ours, "ours", "", "our codex binary (required)")
 	flag.StringVar(&c.Ref, "ref", "", "reference codex 0.169.0 binary (required)")
-	flag.StringVar(&c.Base, "base", "", "fairness, teardown and ptypaired groups: also run this build of ours (e.g. the branch's base) as \"base\"")
+	flag.StringVar(&c.Base, "base", "", "fairness, teardown, ptypaired and floors groups: also run this build of ours (e.g. the branch's base) as \"base\"")
 	flag.IntVar(&c.FairRounds, "fair-rounds", 3, "fairness and teardown groups: rounds")
 	flag.IntVar(&c.TeardownN, "teardown-n", 200, "teardown group: processes terminated at once")
 	flag.IntVar(&c.PTYPairedRounds, "pty-rounds", 15, "ptypaired group: paired rounds")
@@ -89,7 +89,7 @@ func parseFlags() Config {
 	flag.BoolVar(&c.QuickAck, "quickack", true, "set TCP_QUICKACK after every socket read")
 	flag.BoolVar(&c.CR32, "cr32", true, "also run the concurrency metric on the reference with --concurrent-requests 32")
 	flag.BoolVar(&c.Keep, "keep", false, "keep the scratch directory (server stderr logs, CODEX_HOME)")
-	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,cmdexec,http,throughput,clientthroughput,concurrency,tail,slow,robust,walk,handles,proxy,mcp,fairness,teardown,ptypaired (default all)")
+	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,cmdexec,http,throughput,clientthroughput,concurrency,tail,slow,robust,walk,handles,proxy,mcp,fairness,teardown,ptypaired,floors (default all)")
 	flag.StringVar(&c.MCPBash, "mcp-bash", "", "mcp group: the patched Bash (scripts/patched-bash.sh)")
 	flag.StringVar(&c.MCPRefServer, "mcp-ref-server", "", "mcp group: the 0.97.0 codex-exec-mcp-server")
 	flag.StringVar(&c.MCPRefWrapper, "mcp-ref-wrapper", "", "mcp group: the 0.97.0 codex-execve-wrapper")
@@ -213,7 +213,7 @@ func run(ctx context.Context, cfg Config) int {
 		fmt.Fprintln(os.Stderr, "bench: ours:", err)
 		return 1
 	}
-	if cfg.Base != "" && (b.wants("fairness") || b.wants("teardown") || b.wants("ptypaired")) {
+	if cfg.Base != "" && (b.wants("fairness") || b.wants("teardown") || b.wants("ptypaired") || b.wants("floors")) {
 		if abs, err := filepath.Abs(cfg.Base); err == nil {
 			cfg.Base = abs
 		}

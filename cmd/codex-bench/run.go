@@ -15,7 +15,7 @@ type Bench struct {
 	scratch string
 	ref     *Target
 	ours    *Target
-	base    *Target // -base: a second build of ours (fairness group only)
+	base    *Target // -base: a second build of ours (fairness, teardown and floors groups)
 	floors  *Floors
 	servers []*Server  // every server started, stopped at the end
 	mcp     *MCPResult // the mcp group's results (nil: not run)
@@ -121,6 +121,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"fairness", b.runFairness},
 		{"teardown", b.runTeardown},
 		{"ptypaired", b.runPTYPaired},
+		{"floors", b.runFloors},
 	}
 	for _, s := range steps {
 		if ctx.Err() != nil {

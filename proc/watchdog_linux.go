@@ -50,7 +50,6 @@ var watchdog atomic.Pointer[Watchdog]
 // Timing of the watchdog's supervision.
 const (
 	watchdogWrite   = 2 * time.Second        // a message not taken by then: the watchdog is stuck
-	watchdogStop    = 2 * time.Second        // Stop waits that long before killing it
 	watchdogQuick   = time.Second            // a watchdog that died sooner is restarted after a pause
 	watchdogRetries = 5                      // quick deaths in a row before giving up
 	watchdogAckWait = 500 * time.Millisecond // Let waits that long for the answer
@@ -74,6 +73,7 @@ type Watchdog struct {
 	mu       sync.Mutex
 	conn     *net.UnixConn // the running watchdog's socket; nil between runs
 	pid      int
+	proc     *os.Process // the running watchdog; nil between runs
 	stopped  bool
 	cgroups  []ownedCgroup
 	children map[int]childFDs      // subreaper mode: ours, by pid
@@ -120,7 +120,7 @@ func StartWatchdog(log *zap.Logger, stateDir string, args []string, remove Remov
 		w.rec.close(false)
 		return nil, err
 	}
-	w.conn, w.pid = conn, cmd.Process.Pid
+	w.conn, w.pid, w.proc = conn, cmd.Process.Pid, cmd.Process
 	watchdog.Store(w)
 	go w.supervise(cmd, conn)
 	log.Debug("watchdog started", zap.Int("pid", w.pid))
@@ -176,7 +176,7 @@ func (w *Watchdog) supervise(cmd *exec.Cmd, conn *net.UnixConn) {
 		_ = reap.WaitCmd(cmd)
 		w.mu.Lock()
 		stopped := w.stopped
-		w.conn, w.pid = nil, 0
+		w.conn, w.pid, w.proc = nil, 0, nil
 		w.mu.Unlock()
 		conn.Close()
 		if stopped {
@@ -213,7 +213,7 @@ func (w *Watchdog) relaunch() (*exec.Cmd, *net.UnixConn, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	w.conn, w.pid = conn, cmd.Process.Pid
+	w.conn, w.pid, w.proc = conn, cmd.Process.Pid, cmd.Process
 	for _, c := range w.cgroups {
 		w.send(cgroupMsg(c))
 	}
@@ -272,8 +272,12 @@ func (w *Watchdog) send(m wireMsg) bool {
 }
 
 // Stop ends the watchdog of a server that stops cleanly, after every
-// TreeKiller was closed and every run released: the watchdog exits
-// without doing anything, and is reaped. Idempotent.
+// TreeKiller was closed and every run released, and reaps it. Idempotent.
+//
+// The watchdog has nothing left to do then, so it is killed rather than
+// told goodbye: a goodbye waits until it has finished starting up and
+// reads its socket, tens of milliseconds on a loaded host, which every
+// short-lived server (each `codex exec run`) paid at its exit.
 func (w *Watchdog) Stop() {
 	w.mu.Lock()
 	if w.stopped {
@@ -282,18 +286,12 @@ func (w *Watchdog) Stop() {
 	}
 	w.stopped = true
 	watchdog.CompareAndSwap(w, nil)
-	w.send(wireMsg{kind: msgBye})
-	pid := w.pid
+	p := w.proc
 	w.mu.Unlock()
-	select {
-	case <-w.done:
-	case <-time.After(watchdogStop):
-		w.log.Warn("the watchdog did not exit; killing it", zap.Int("pid", pid))
-		if pid > 0 {
-			_ = unix.Kill(pid, unix.SIGKILL)
-		}
-		<-w.done
+	if p != nil {
+		_ = p.Kill() // by its pidfd: safe against a concurrent reap
 	}
+	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, c := range w.cgroups {

@@ -36,7 +36,6 @@ func TestWatchdogWire(t *testing.T) {
 		{kind: msgForget, token: 42},
 		{kind: msgHold, token: 7, id: fsat.ID{Dev: 1, Ino: 2}, text: []string{".git"}, fds: []int{one, two}},
 		{kind: msgLet, token: 7},
-		{kind: msgBye},
 	}
 	buf, oob := make([]byte, maxMessage), make([]byte, unix.CmsgSpace(4*4))
 	for _, m := range msgs {

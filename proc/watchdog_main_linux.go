@@ -1,8 +1,8 @@
 //go:build linux
 
 // The watchdog process itself: it learns what the server owns, and when
-// the server is gone without saying goodbye, kills it all and removes
-// the placeholders (docs/operations.md §5).
+// the server is gone (its socket ends while the watchdog lives), kills it
+// all and removes the placeholders (docs/operations.md §5).
 
 package proc
 
@@ -36,9 +36,9 @@ type watchState struct {
 }
 
 // RunWatchdog is the watchdog process (WatchdogName): it reads the
-// server's messages on fd 3 until the server says goodbye (exit 0, doing
-// nothing) or the socket reaches end of file, which means the server is
-// gone: then it kills the processes the server started and removes its
+// server's messages on fd 3 until the socket reaches end of file, which
+// means the server is gone (a server that stops cleanly kills its
+// watchdog first, with nothing left to do): then it kills the processes the server started and removes its
 // placeholders, logs what it did, and exits 0. It ignores SIGINT,
 // SIGTERM and SIGHUP. With records, fd 4 is the server's record file: it
 // marks there what it dealt with, and removes the file when nothing is
@@ -66,9 +66,6 @@ func RunWatchdog(log *zap.Logger, records bool, remove RemoveOrphaned) int {
 			closeFDs(m.fds)
 			log.Warn("watchdog: malformed message", zap.Error(err))
 			continue
-		}
-		if m.kind == msgBye {
-			return 0 // the server removes its record
 		}
 		s.apply(m)
 	}

@@ -25,7 +25,6 @@ const (
 	msgHold   = 'H' // a held placeholder: token, identity, name; its parent's handle and its own (fds)
 	msgLet    = 'L' // let go of the placeholder of that token; answered by msgAck
 	msgAck    = 'A' // the watchdog closed its handles on that token's placeholder
-	msgBye    = 'B' // the server stops cleanly: exit without doing anything
 )
 
 // maxMessage bounds a message (a cgroup message carries two paths).

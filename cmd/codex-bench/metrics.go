@@ -51,6 +51,7 @@ type Metrics struct {
 	Proxy                *ProxyMetrics   `json:"network_proxy,omitempty"`             // the managed network proxy in a test bed, over stdio
 	Fairness             []*Fairness     `json:"fairness,omitempty"`                  // K output streams on one connection
 	Teardown             *Teardown       `json:"teardown,omitempty"`                  // terminate-all of N idle processes
+	Scale                *Scale          `json:"scale,omitempty"`                     // cost against N processes, C connections, K streams
 }
 
 // Checks are the correctness observations made on every run (docs/benchmarking.md §3, end).

@@ -120,6 +120,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"mcp", b.runMCP},
 		{"fairness", b.runFairness},
 		{"teardown", b.runTeardown},
+		{"scale", b.runScale},
 	}
 	for _, s := range steps {
 		if ctx.Err() != nil {

@@ -76,7 +76,7 @@ func parseFlags() Config {
 	var ks string
 	flag.StringVar(&c.Ours, "ours", "", "our codex binary (required)")
 	flag.StringVar(&c.Ref, "ref", "", "reference codex 0.169.0 binary (required)")
-	flag.StringVar(&c.Base, "base", "", "fairness and teardown groups: also run this build of ours (e.g. the branch's base) as \"base\"")
+	flag.StringVar(&c.Base, "base", "", "fairness, teardown and scale groups: also run this build of ours (e.g. the branch's base) as \"base\"")
 	flag.IntVar(&c.FairRounds, "fair-rounds", 3, "fairness and teardown groups: rounds")
 	flag.IntVar(&c.TeardownN, "teardown-n", 200, "teardown group: processes terminated at once")
 	flag.BoolVar(&c.Quick, "quick", false, "fewer iterations (a full run of both servers in a few minutes)")
@@ -240,7 +240,7 @@ func run(ctx context.Context, cfg Config) int {
 		fmt.Fprintln(os.Stderr, "bench: ours:", err)
 		return 1
 	}
-	if cfg.Base != "" && (b.wants("fairness") || b.wants("teardown")) {
+	if cfg.Base != "" && (b.wants("fairness") || b.wants("teardown") || b.wants("scale")) {
 		if abs, err := filepath.Abs(cfg.Base); err == nil {
 			cfg.Base = abs
 		}

@@ -84,6 +84,7 @@ type ScaleProcsRun struct {
 	Connect90    float64 `json:"connect_p90_ms"`       //
 	TermSeconds  float64 `json:"terminate_all_s"`      // first terminate sent → last closed
 	TermCPU      float64 `json:"terminate_cpu_ms_per"` // server CPU per terminated process
+	TermError    string  `json:"terminate_error,omitempty"`
 	Load         string  `json:"load"`
 	Error        string  `json:"error,omitempty"`
 }
@@ -167,54 +168,51 @@ func connectSamples(ctx context.Context, t *Target, n int) ([]time.Duration, err
 }
 
 // scaleProcsPerConn is how many processes one ramp connection holds.
-const scaleProcsPerConn = 250
+const scaleProcsPerConn = 500
 
-// scaleRampWindow is how many untimed ramp starts are in flight at once on
-// each connection.
-const scaleRampWindow = 4
+// scaleRampWindow is how many untimed ramp starts are in flight at once:
+// one. The reference stopped answering, with kilobytes unread in its
+// receive queues, when starts were pipelined (4 in flight: at 1,090
+// processes; 4 on each of eight connections: at 486; 2026-11-29).
+const scaleRampWindow = 1
 
 // scaleRampMiddle starts procs[from:to] (`/bin/sleep 1000`), each on its
-// connection (conns[i/scaleProcsPerConn]), the connections in parallel.
+// connection (conns[i/scaleProcsPerConn]), scaleRampWindow in flight, one
+// connection at a time.
 func scaleRampMiddle(ctx context.Context, conns []*Client, procs []*Proc, from, to int) error {
 	var wg sync.WaitGroup
-	errs := make([]error, len(conns))
-	for ci, c := range conns {
-		lo, hi := max(from, ci*scaleProcsPerConn), min(to, (ci+1)*scaleProcsPerConn)
-		if lo >= hi {
-			continue
+	var mu sync.Mutex
+	var errs error
+	sem := make(chan struct{}, scaleRampWindow)
+	for i := from; i < to && ctx.Err() == nil; i++ {
+		if i > from && i%scaleProcsPerConn == 0 {
+			wg.Wait()
 		}
+		c := conns[i/scaleProcsPerConn]
+		p, ch, err := c.StartAsync(ctx, StartParams{Argv: []string{"/bin/sleep", "1000"}, Cwd: "file:///tmp", Env: benchEnv}, false)
+		if err != nil {
+			mu.Lock()
+			errs = errors.Join(errs, err)
+			mu.Unlock()
+			break
+		}
+		procs[i] = p
+		sem <- struct{}{}
 		wg.Go(func() {
-			var inner sync.WaitGroup
-			var mu sync.Mutex
-			sem := make(chan struct{}, scaleRampWindow)
-			for i := lo; i < hi && ctx.Err() == nil; i++ {
-				p, ch, err := c.StartAsync(ctx, StartParams{Argv: []string{"/bin/sleep", "1000"}, Cwd: "file:///tmp", Env: benchEnv}, false)
-				if err != nil {
-					mu.Lock()
-					errs[ci] = err
-					mu.Unlock()
-					break
-				}
-				procs[i] = p
-				sem <- struct{}{}
-				inner.Go(func() {
-					defer func() { <-sem }()
-					r, err := c.Await(ctx, ch)
-					if err == nil && r.Err != nil {
-						err = r.Err
-					}
-					if err != nil {
-						mu.Lock()
-						errs[ci] = errors.Join(errs[ci], err)
-						mu.Unlock()
-					}
-				})
+			defer func() { <-sem }()
+			r, err := c.Await(ctx, ch)
+			if err == nil && r.Err != nil {
+				err = r.Err
 			}
-			inner.Wait()
+			if err != nil {
+				mu.Lock()
+				errs = errors.Join(errs, err)
+				mu.Unlock()
+			}
 		})
 	}
 	wg.Wait()
-	return errors.Join(append(errs, ctx.Err())...)
+	return errors.Join(errs, ctx.Err())
 }
 
 // scaleProcsRun ramps a fresh server like t's to n sleeping processes and
@@ -270,9 +268,7 @@ func (b *Bench) scaleProcsRun(ctx context.Context, t *Target, sc ScaleConfig, n 
 		}
 	}
 	// The first and the last W starts go one at a time, timed, with the
-	// server's CPU read around them; the starts in between go to their
-	// connections in parallel, scaleRampWindow in flight on each, to keep
-	// the ramp short.
+	// server's CPU read around them; the starts in between are not timed.
 	w := max(1, min(sc.W, n/4))
 	var lat []time.Duration
 	timed := func(i int) error {
@@ -347,25 +343,40 @@ func (b *Bench) scaleProcsRun(ctx context.Context, t *Target, sc ScaleConfig, n 
 	}
 	run.Connect, run.Connect90 = durationsQ(conn, 0.5), durationsQ(conn, 0.9)
 
-	// Terminate all N at once.
+	// Terminate all N, scaleTermInFlight requests at a time, within
+	// scaleTermWithin; a failure here is the row's TermError and leaves
+	// the rows measured above standing.
+	run.Load = loadAvg()
+	tctx, cancel := context.WithTimeout(ctx, scaleTermWithin)
+	defer cancel()
 	cpu0, _ := procCPU(pid)
 	t0 := time.Now()
 	errs := make([]error, len(procs))
+	sem := make(chan struct{}, scaleTermInFlight)
 	var wg sync.WaitGroup
 	for i, p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := connOf(i).Terminate(ctx, p); err != nil {
-				errs[i] = err
+		sem <- struct{}{}
+		wg.Go(func() {
+			_, err := connOf(i).Terminate(tctx, p)
+			<-sem
+			if err != nil {
+				errs[i] = fmt.Errorf("terminate %s: %w", p.ID, err)
 				return
 			}
-			errs[i] = p.Wait(ctx, 120*time.Second)
-		}()
+			errs[i] = p.Wait(tctx, scaleTermWithin)
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		run.Error = err.Error()
+		closed := 0
+		for _, p := range procs {
+			select {
+			case <-p.Closed():
+				closed++
+			default:
+			}
+		}
+		run.TermError = fmt.Sprintf("%d of %d closed within %v; first error: %v", closed, n, scaleTermWithin, firstErr(errs))
 		return run
 	}
 	var last time.Time
@@ -377,9 +388,27 @@ func (b *Bench) scaleProcsRun(ctx context.Context, t *Target, sc ScaleConfig, n 
 	cpu1, _ := procCPU(pid)
 	run.TermSeconds = round3(last.Sub(t0).Seconds())
 	run.TermCPU = round3(float64((cpu1 - cpu0).Microseconds()) / 1000 / float64(n))
-	run.Load = loadAvg()
 	return run
 }
+
+// firstErr is the first non-nil error of errs.
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Terminate-all: requests in flight at once, and how long it may take. The
+// reference, sent 2,000 at once on four connections, answered some, sent
+// no process/closed for the others within two minutes and stopped reading
+// its connections (2026-11-29).
+const (
+	scaleTermInFlight = 64
+	scaleTermWithin   = 60 * time.Second
+)
 
 // scaleConnsRun opens c idle connections to a fresh server like t's.
 func (b *Bench) scaleConnsRun(ctx context.Context, t *Target, sc ScaleConfig, c int) (run ScaleConnsRun) {
@@ -472,6 +501,9 @@ func (b *Bench) scaleConnsRun(ctx context.Context, t *Target, sc ScaleConfig, c 
 func (b *Bench) runScale(ctx context.Context) {
 	sc := b.cfg.Scale
 	ts := b.targets()
+	if b.base != nil {
+		ts = append(ts, b.base)
+	}
 	res := map[*Target]*Scale{}
 	for _, t := range ts {
 		s := &Scale{W: sc.W, Procs: map[int][]ScaleProcsRun{}, Conns: map[int][]ScaleConnsRun{}}
@@ -493,10 +525,13 @@ func (b *Bench) runScale(ctx context.Context) {
 				if run.Error != "" {
 					t.setError(fmt.Sprintf("scale_procs_%d", n), errors.New(run.Error))
 				}
+				if run.TermError != "" {
+					t.setError(fmt.Sprintf("scale_terminate_all_%d", n), errors.New(run.TermError))
+				}
 				res[t].Procs[n] = append(res[t].Procs[n], run)
 				logf("scale: %-4s N=%-5d rss %.0f KiB (%.1f/proc) fds %.0f threads %.0f  ramp p50 %.2f→%.2f ms cpu %.3f→%.3f ms  start %.2f ms  connect %.2f/%.2f ms  terminate-all %.2f s %.3f ms/proc  load %s %s",
 					t.Role, n, run.RSSKiB, run.RSSPerProc, run.FDs, run.Threads, run.RampFirst, run.RampLast, run.RampCPUFirst, run.RampCPULast,
-					run.Start, run.Connect, run.Connect90, run.TermSeconds, run.TermCPU, loadAvg(), run.Error)
+					run.Start, run.Connect, run.Connect90, run.TermSeconds, run.TermCPU, loadAvg(), run.Error+run.TermError)
 			}
 		}
 		for _, c := range sc.Cs {
@@ -532,6 +567,10 @@ func (b *Bench) runScale(ctx context.Context) {
 	}
 	var sb strings.Builder
 	scaleDetail(&sb, res[b.ours], res[b.ref])
+	if b.base != nil {
+		sb.WriteString("\nThe branch's base (\"base\") in the reference's column:\n")
+		scaleDetail(&sb, res[b.ours], res[b.base])
+	}
 	for _, l := range strings.Split(strings.TrimSpace(sb.String()), "\n") {
 		logf("%s", l)
 	}

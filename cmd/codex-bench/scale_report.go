@@ -6,7 +6,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"runtime"
+	"slices"
 	"sort"
 )
 
@@ -17,6 +19,7 @@ type scaleLine struct {
 }
 
 func procsOK(r ScaleProcsRun) bool { return r.Error == "" }
+func termOK(r ScaleProcsRun) bool  { return r.Error == "" && r.TermError == "" }
 func connsOK(r ScaleConnsRun) bool { return r.Error == "" }
 
 // scaleProcsLines are the rows of one N.
@@ -32,6 +35,15 @@ func scaleProcsLines(o, r []ScaleProcsRun, oBase, rBase []ScaleProcsRun, base in
 	}
 	line := func(name string, f func(ScaleProcsRun) float64) scaleLine {
 		return scaleLine{name, m(o, f), m(r, f)}
+	}
+	termLine := func(name string, f func(ScaleProcsRun) float64) scaleLine {
+		v := func(runs []ScaleProcsRun) float64 {
+			if !slices.ContainsFunc(runs, termOK) {
+				return math.NaN() // no terminate-all finished: "–"
+			}
+			return scaleMedian(runs, termOK, f)
+		}
+		return scaleLine{name, v(o), v(r)}
 	}
 	connect := func(x ScaleProcsRun) float64 { return x.Connect }
 	n := 0
@@ -56,8 +68,8 @@ func scaleProcsLines(o, r []ScaleProcsRun, oBase, rBase []ScaleProcsRun, base in
 		line("ramp: start p50 of the first W, ms", func(x ScaleProcsRun) float64 { return x.RampFirst }),
 		line("ramp: start p50 of the last W, ms", func(x ScaleProcsRun) float64 { return x.RampLast }),
 		line("ramp: server CPU per start, last W / first W", func(x ScaleProcsRun) float64 { return div(x.RampCPULast, x.RampCPUFirst) }),
-		line("terminate-all, s", func(x ScaleProcsRun) float64 { return x.TermSeconds }),
-		line("terminate-all server CPU per process, ms", func(x ScaleProcsRun) float64 { return x.TermCPU }),
+		termLine("terminate-all, s", func(x ScaleProcsRun) float64 { return x.TermSeconds }),
+		termLine("terminate-all server CPU per process, ms", func(x ScaleProcsRun) float64 { return x.TermCPU }),
 	)
 	return out
 }
@@ -69,10 +81,16 @@ func scaleDetail(w io.Writer, o, r *Scale) {
 	}
 	row := func(prefix string, l scaleLine) {
 		ratio := "–"
-		if l.ref != 0 {
+		if l.ref != 0 && !math.IsNaN(l.ours) && !math.IsNaN(l.ref) {
 			ratio = fmt.Sprintf("%.2f×", l.ours/l.ref)
 		}
-		fmt.Fprintf(w, "| %s%s | %s | %s | %s |\n", prefix, l.name, fmtVal(fp(l.ours)), fmtVal(fp(l.ref)), ratio)
+		val := func(v float64) string {
+			if math.IsNaN(v) {
+				return "–"
+			}
+			return fmtVal(fp(v))
+		}
+		fmt.Fprintf(w, "| %s%s | %s | %s | %s |\n", prefix, l.name, val(l.ours), val(l.ref), ratio)
 	}
 	fmt.Fprintf(w, "\nScale (group `scale`), medians over the rounds; ours/ref is the ratio of the medians; W = min(%d, N/4):\n\n| row | ours | reference | ours/ref |\n|---|---:|---:|---:|\n", o.W)
 	ns := sortedKeys(o.Procs, r.Procs)

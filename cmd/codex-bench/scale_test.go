@@ -51,3 +51,20 @@ func TestScaleDetail(t *testing.T) {
 		t.Errorf("the smallest N is compared with itself:\n%s", out)
 	}
 }
+
+// A terminate-all that failed leaves the run's other rows standing.
+func TestScaleTerminateErrorKeepsOtherRows(t *testing.T) {
+	o := &Scale{Procs: map[int][]ScaleProcsRun{2000: {{N: 2000, Connect: 4, TermCPU: 0.5}}}}
+	r := &Scale{Procs: map[int][]ScaleProcsRun{2000: {{N: 2000, Connect: 5, TermCPU: 9, TermError: "stalled"}}}}
+	var b strings.Builder
+	scaleDetail(&b, o, r)
+	out := b.String()
+	for _, want := range []string{
+		"| N=2000: connect + initialize p50, ms | 4.00 | 5.00 | 0.80× |",
+		"| N=2000: terminate-all server CPU per process, ms | 0.50 | – | – |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -171,9 +171,8 @@ func connectSamples(ctx context.Context, t *Target, n int) ([]time.Duration, err
 const scaleProcsPerConn = 500
 
 // scaleRampWindow is how many untimed ramp starts are in flight at once:
-// one. The reference stopped answering, with kilobytes unread in its
-// receive queues, when starts were pipelined (4 in flight: at 1,090
-// processes; 4 on each of eight connections: at 486; 2026-11-29).
+// one, as a client that waits for each answer (the reference serves one
+// start at a time anyway).
 const scaleRampWindow = 1
 
 // scaleRampMiddle starts procs[from:to] (`/bin/sleep 1000`), each on its

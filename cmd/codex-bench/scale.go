@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,6 +83,7 @@ type ScaleProcsRun struct {
 	Start        float64 `json:"start_p50_ms"`         // /bin/true start → response with N alive
 	Connect      float64 `json:"connect_p50_ms"`       // connect + initialize with N alive
 	Connect90    float64 `json:"connect_p90_ms"`       //
+	ConnectCPU   float64 `json:"connect_cpu_ms"`       // server CPU per connect + initialize (+ close)
 	TermSeconds  float64 `json:"terminate_all_s"`      // first terminate sent → last closed
 	TermCPU      float64 `json:"terminate_cpu_ms_per"` // server CPU per terminated process
 	TermError    string  `json:"terminate_error,omitempty"`
@@ -128,6 +130,31 @@ func durationsQ(d []time.Duration, q float64) float64 {
 	}
 	sort.Float64s(v)
 	return round3(quantile(v, q))
+}
+
+// threadsCPU is the CPU time pid's live threads have used, in
+// nanoseconds (the sum of /proc/<pid>/task/*/schedstat), or 0: finer than
+// /proc/<pid>/stat's 10 ms ticks, for costs of a millisecond.
+func threadsCPU(pid int) time.Duration {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var sum time.Duration
+	for _, e := range ents {
+		data, err := os.ReadFile(dir + "/" + e.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(data))
+		if len(f) == 0 {
+			continue
+		}
+		ns, _ := strconv.ParseInt(f[0], 10, 64)
+		sum += time.Duration(ns)
+	}
+	return sum
 }
 
 // threadsOf reads the server's thread count (0 when unreadable).
@@ -335,10 +362,14 @@ func (b *Bench) scaleProcsRun(ctx context.Context, t *Target, sc ScaleConfig, n 
 	}
 	run.Start = durationsQ(starts, 0.5)
 
+	c0 := threadsCPU(pid)
 	conn, err := connectSamples(ctx, fresh, sc.Connects)
 	if err != nil {
 		run.Error = err.Error()
 		return run
+	}
+	if c1 := threadsCPU(pid); c0 > 0 && c1 > c0 {
+		run.ConnectCPU = round3(float64((c1 - c0).Microseconds()) / 1000 / float64(len(conn)))
 	}
 	run.Connect, run.Connect90 = durationsQ(conn, 0.5), durationsQ(conn, 0.9)
 
@@ -528,9 +559,9 @@ func (b *Bench) runScale(ctx context.Context) {
 					t.setError(fmt.Sprintf("scale_terminate_all_%d", n), errors.New(run.TermError))
 				}
 				res[t].Procs[n] = append(res[t].Procs[n], run)
-				logf("scale: %-4s N=%-5d rss %.0f KiB (%.1f/proc) fds %.0f threads %.0f  ramp p50 %.2f→%.2f ms cpu %.3f→%.3f ms  start %.2f ms  connect %.2f/%.2f ms  terminate-all %.2f s %.3f ms/proc  load %s %s",
+				logf("scale: %-4s N=%-5d rss %.0f KiB (%.1f/proc) fds %.0f threads %.0f  ramp p50 %.2f→%.2f ms cpu %.3f→%.3f ms  start %.2f ms  connect %.2f/%.2f ms (cpu %.3f ms)  terminate-all %.2f s %.3f ms/proc  load %s %s",
 					t.Role, n, run.RSSKiB, run.RSSPerProc, run.FDs, run.Threads, run.RampFirst, run.RampLast, run.RampCPUFirst, run.RampCPULast,
-					run.Start, run.Connect, run.Connect90, run.TermSeconds, run.TermCPU, loadAvg(), run.Error+run.TermError)
+					run.Start, run.Connect, run.Connect90, run.ConnectCPU, run.TermSeconds, run.TermCPU, loadAvg(), run.Error+run.TermError)
 			}
 		}
 		for _, c := range sc.Cs {

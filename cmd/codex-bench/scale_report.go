@@ -60,6 +60,7 @@ func scaleProcsLines(o, r []ScaleProcsRun, oBase, rBase []ScaleProcsRun, base in
 		line("`/bin/true` start → response p50, ms", func(x ScaleProcsRun) float64 { return x.Start }),
 		line("connect + initialize p50, ms", connect),
 		line("connect + initialize p90, ms", func(x ScaleProcsRun) float64 { return x.Connect90 }),
+		line("server CPU per connect + initialize, ms", func(x ScaleProcsRun) float64 { return x.ConnectCPU }),
 	}
 	if base != n && len(oBase)+len(rBase) > 0 {
 		out = append(out, scaleLine{fmt.Sprintf("connect p50 / own at N=%d", base), div(m(o, connect), m(oBase, connect)), div(m(r, connect), m(rBase, connect))})

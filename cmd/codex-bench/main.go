@@ -150,6 +150,9 @@ func parseFlags() Config {
 	}
 	c.Rounds = max(1, min(c.Rounds, c.N))
 	c.Scale = scaleDefaults(*scaleFull)
+	if c.Quick && !*scaleFull {
+		c.Scale.Ns, c.Scale.Rounds = []int{10, 500}, 1
+	}
 	for _, l := range []struct {
 		flag, s string
 		dst     *[]int

@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/codexec/codex/wire"
 )
@@ -97,11 +99,66 @@ func detectShell(env []string) wire.Shell {
 }
 
 // loginShell reads the user's shell from /etc/passwd.
-func loginShell(name string) string {
-	data, err := os.ReadFile("/etc/passwd")
+func loginShell(name string) string { return passwdShells.lookup("/etc/passwd", name) }
+
+// passwdShells remembers the last passwd lookup: every initialize answer
+// names the shell (environmentInfo), and a stat of the file is one system
+// call where reading it again is five. The answer is reused while the
+// file is the same file (device and inode) with the same size and
+// modification time: an edit in place or a rename over it changes one.
+var passwdShells shellCache
+
+type shellCache struct {
+	mu    sync.Mutex
+	fi    os.FileInfo // of the file the answer was read from; nil: none yet
+	mtime time.Time
+	size  int64
+	path  string
+	name  string
+	shell string
+}
+
+func (c *shellCache) lookup(path, name string) string {
+	fi, err := os.Stat(path)
 	if err != nil {
 		return ""
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fi != nil && c.path == path && c.name == name && os.SameFile(c.fi, fi) && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
+		return c.shell
+	}
+	shell, read := readLoginShell(path, name)
+	if read == nil {
+		c.fi = nil
+		return shell
+	}
+	c.fi, c.mtime, c.size, c.path, c.name, c.shell = read, read.ModTime(), read.Size(), path, name, shell
+	return shell
+}
+
+// readLoginShell reads name's shell from the passwd file at path, and
+// returns the file's state taken before the read (nil on an error): a
+// change during the read shows at the next stat.
+func readLoginShell(path, name string) (string, os.FileInfo) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", nil
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return "", nil
+	}
+	return shellOf(data, name), fi
+}
+
+// shellOf finds name's shell in passwd data.
+func shellOf(data []byte, name string) string {
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Split(line, ":")
 		if len(f) >= 7 && f[0] == name {

@@ -375,7 +375,9 @@ func (s *peerScan) likelyCreator(pid int) bool {
 // fdTableRead, when set (by tests), is told of every fd table read.
 var fdTableRead atomic.Pointer[func(pid int)]
 
-// holdsSocket reports whether pid has an fd whose link reads want.
+// holdsSocket reports whether pid has an fd whose link reads want. Every
+// fd is read until one matches: the order changes the cost, not the
+// verdict.
 func holdsSocket(pid int, want string) bool {
 	if f := fdTableRead.Load(); f != nil {
 		(*f)(pid)
@@ -387,9 +389,19 @@ func holdsSocket(pid int, want string) bool {
 	}
 	names, _ := f.Readdirnames(-1)
 	f.Close()
-	buf := make([]byte, 64)
+	// Highest fd first: a socket just connected usually holds the
+	// highest number, so a client with many fds open (hundreds of
+	// connections) is found at the first link read, not the last.
+	fds := make([]int, 0, len(names))
 	for _, n := range names {
-		if k, err := unix.Readlink(dir+n, buf); err == nil && string(buf[:k]) == want {
+		if fd, err := strconv.Atoi(n); err == nil {
+			fds = append(fds, fd)
+		}
+	}
+	slices.Sort(fds)
+	buf := make([]byte, 64)
+	for i := len(fds) - 1; i >= 0; i-- {
+		if k, err := unix.Readlink(dir+strconv.Itoa(fds[i]), buf); err == nil && string(buf[:k]) == want {
 			return true
 		}
 	}

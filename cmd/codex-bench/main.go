@@ -54,7 +54,8 @@ type Config struct {
 	FairKs     []int         // fairness: streams on one connection
 	FairSize   int64         // fairness: bytes per stream
 	FairRounds int
-	TeardownN  int // teardown: processes terminated at once
+	TeardownN  int         // teardown: processes terminated at once
+	Scale      ScaleConfig // scale group (scale.go)
 
 	PTYPairedRounds int   // ptypaired: rounds
 	PTYPairedSize   int64 // ptypaired: bytes per run
@@ -78,7 +79,7 @@ func parseFlags() Config {
 	var ks string
 	flag.StringVar(&c.Ours, "ours", "", "our codex binary (required)")
 	flag.StringVar(&c.Ref, "ref", "", "reference codex 0.169.0 binary (required)")
-	flag.StringVar(&c.Base, "base", "", "fairness, teardown, ptypaired and floors groups: also run this build of ours (e.g. the branch's base) as \"base\"")
+	flag.StringVar(&c.Base, "base", "", "fairness, teardown, ptypaired, floors and scale groups: also run this build of ours (e.g. the branch's base) as \"base\"")
 	flag.IntVar(&c.FairRounds, "fair-rounds", 3, "fairness and teardown groups: rounds")
 	flag.IntVar(&c.TeardownN, "teardown-n", 200, "teardown group: processes terminated at once")
 	flag.IntVar(&c.PTYPairedRounds, "pty-rounds", 15, "ptypaired group: paired rounds")
@@ -89,7 +90,7 @@ func parseFlags() Config {
 	flag.BoolVar(&c.QuickAck, "quickack", true, "set TCP_QUICKACK after every socket read")
 	flag.BoolVar(&c.CR32, "cr32", true, "also run the concurrency metric on the reference with --concurrent-requests 32")
 	flag.BoolVar(&c.Keep, "keep", false, "keep the scratch directory (server stderr logs, CODEX_HOME)")
-	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,cmdexec,http,throughput,clientthroughput,concurrency,tail,slow,robust,walk,handles,proxy,mcp,fairness,teardown,ptypaired,floors (default all)")
+	flag.StringVar(&c.Only, "only", "", "comma-separated metric groups: memory,latency,sandbox,execrun,cmdexec,http,throughput,clientthroughput,concurrency,tail,slow,robust,walk,handles,proxy,mcp,fairness,teardown,ptypaired,floors,scale (default all)")
 	flag.StringVar(&c.MCPBash, "mcp-bash", "", "mcp group: the patched Bash (scripts/patched-bash.sh)")
 	flag.StringVar(&c.MCPRefServer, "mcp-ref-server", "", "mcp group: the 0.97.0 codex-exec-mcp-server")
 	flag.StringVar(&c.MCPRefWrapper, "mcp-ref-wrapper", "", "mcp group: the 0.97.0 codex-execve-wrapper")
@@ -98,6 +99,13 @@ func parseFlags() Config {
 	flag.IntVar(&rounds, "rounds", 0, "override the number of interleaved latency rounds")
 	flag.IntVar(&tailRef, "tail-ref", 0, "override the tail-completeness runs for the reference")
 	flag.StringVar(&ks, "k", "", "override the concurrency K values (comma-separated)")
+	scaleFull := flag.Bool("scale-full", false, "scale group: the full counts (N up to 4,000 live processes with W=250, C up to 300 connections, K up to 50 streams of 64 MiB, 3 rounds)")
+	scaleN := flag.String("scale-n", "", "scale group: live-process counts N (comma-separated; default 10,200,1000)")
+	scaleC := flag.String("scale-c", "", "scale group: idle-connection counts C (default 1,100,300)")
+	scaleK := flag.String("scale-k", "", "scale group: stream counts K on one connection (default 1,10,50)")
+	scaleSize := flag.Int64("scale-size", 0, "scale group: MiB per stream (default 16)")
+	scaleRounds := flag.Int("scale-rounds", 0, "scale group: rounds (default 2)")
+	scaleW := flag.Int("scale-w", 0, "scale group: ramp starts timed at each end of a ramp to N, at most N/4 (default 100)")
 	flag.Parse()
 	if c.Ours == "" || c.Ref == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: bench -ours BIN -ref BIN [-quick] [-json FILE] [-md FILE]")
@@ -146,6 +154,33 @@ func parseFlags() Config {
 		}
 	}
 	c.Rounds = max(1, min(c.Rounds, c.N))
+	c.Scale = scaleDefaults(*scaleFull)
+	if c.Quick && !*scaleFull {
+		c.Scale.Ns, c.Scale.Rounds = []int{10, 500}, 1
+	}
+	for _, l := range []struct {
+		flag, s string
+		dst     *[]int
+	}{{"-scale-n", *scaleN, &c.Scale.Ns}, {"-scale-c", *scaleC, &c.Scale.Cs}, {"-scale-k", *scaleK, &c.Scale.Ks}} {
+		if l.s == "" {
+			continue
+		}
+		v, err := parseCounts(l.s)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", l.flag, err)
+			os.Exit(2)
+		}
+		*l.dst = v
+	}
+	if *scaleSize > 0 {
+		c.Scale.Size = *scaleSize << 20
+	}
+	if *scaleW > 0 {
+		c.Scale.W = *scaleW
+	}
+	if *scaleRounds > 0 {
+		c.Scale.Rounds = *scaleRounds
+	}
 	return c
 }
 
@@ -213,7 +248,7 @@ func run(ctx context.Context, cfg Config) int {
 		fmt.Fprintln(os.Stderr, "bench: ours:", err)
 		return 1
 	}
-	if cfg.Base != "" && (b.wants("fairness") || b.wants("teardown") || b.wants("ptypaired") || b.wants("floors")) {
+	if cfg.Base != "" && (b.wants("fairness") || b.wants("teardown") || b.wants("ptypaired") || b.wants("floors") || b.wants("scale")) {
 		if abs, err := filepath.Abs(cfg.Base); err == nil {
 			cfg.Base = abs
 		}

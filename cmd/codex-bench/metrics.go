@@ -52,6 +52,7 @@ type Metrics struct {
 	Fairness             []*Fairness     `json:"fairness,omitempty"`                  // K output streams on one connection
 	Teardown             *Teardown       `json:"teardown,omitempty"`                  // terminate-all of N idle processes
 	PTYPaired            *PTYPaired      `json:"pty_paired,omitempty"`                // paired PTY throughput rounds (all subjects)
+	Scale                *Scale          `json:"scale,omitempty"`                     // cost against N processes, C connections, K streams
 }
 
 // Checks are the correctness observations made on every run (docs/benchmarking.md §3, end).

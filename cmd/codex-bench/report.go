@@ -485,6 +485,7 @@ func (rep *Report) markdown() string {
 	}
 	cmdExecDetail(&b, o.CmdExec, r.CmdExec, f)
 	proxyDetail(&b, o.Proxy, r.Proxy, f)
+	scaleDetail(&b, o.Scale, r.Scale)
 	fmt.Fprintf(&b, "\nTargets (docs/benchmarking.md §6), ours:\n\n| target | measured | result |\n|---|---|---|\n")
 	for _, t := range rep.Targets {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.Target, t.Measured, fmtPass(t.Pass))

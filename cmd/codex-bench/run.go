@@ -122,6 +122,7 @@ func (b *Bench) execute(ctx context.Context) {
 		{"teardown", b.runTeardown},
 		{"ptypaired", b.runPTYPaired},
 		{"floors", b.runFloors},
+		{"scale", b.runScale},
 	}
 	for _, s := range steps {
 		if ctx.Err() != nil {

@@ -40,14 +40,3 @@ func PidsLeaf(t *TreeKiller, dir string) string {
 	}
 	return dir
 }
-
-// PooledTwins returns the empty cgroup v1 twins t keeps for reuse (nil
-// without the v1 fallback).
-func PooledTwins(t *TreeKiller) []string {
-	if t.v1 == nil {
-		return nil
-	}
-	t.v1.mu.Lock()
-	defer t.v1.mu.Unlock()
-	return append([]string(nil), t.v1.pool...)
-}

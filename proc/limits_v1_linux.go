@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -27,26 +26,11 @@ import (
 // thread and the child inherits it, so the command never runs outside.
 // The tasks files of both moves are opened ahead (the leaf's when the leaf
 // is made), so a spawn pays for two writes only.
-//
-// The v1 twins are reused: a twin whose command is over and that holds no
-// task (pids.current 0, nothing charged) and no cgroup of its own is
-// renamed into a bounded pool (v1, unlike v2, allows a rename within the
-// parent), and the next leaf takes it by renaming it to its own name and
-// writing pids.max again. A rename is one short step under the kernel's
-// cgroup lock where a mkdir and an rmdir each take it for longer and leave
-// work to the kernel's workers.
 type pidsV1 struct {
 	dir  string   // <mount><our v1 pids cgroup>/<name of the v2 directory>
 	home *os.File // tasks of our own v1 pids cgroup, where the thread returns
 	max  string   // pids.max of each leaf
-
-	mu   sync.Mutex
-	pool []string // empty twins ready for reuse, named pool-<n>; at most maxPooledTwins
-	next uint64   // names the pooled twins
 }
-
-// maxPooledTwins bounds the empty v1 twins kept for reuse.
-const maxPooledTwins = 256
 
 // setupPidsV1 prepares the v1 fallback for pids.max; failures are logged
 // and leave it off.
@@ -121,10 +105,7 @@ func (t *TreeKiller) prepareV1(leaf string) (string, *os.File) {
 		return "", nil
 	}
 	dir := filepath.Join(t.v1.dir, filepath.Base(leaf))
-	err := t.v1.reuse(dir)
-	if err != nil {
-		err = unix.Mkdir(dir, 0o755)
-	}
+	err := unix.Mkdir(dir, 0o755)
 	if err == unix.EEXIST {
 		err = nil // left by a dead server of the same name: ours now
 	}
@@ -158,85 +139,12 @@ func openTasks(dir string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// releaseV1 puts the v1 leaf paired with a removed v2 leaf into the pool
-// when it is empty and the pool has room, and removes it otherwise.
+// releaseV1 removes the v1 leaf paired with a removed v2 leaf.
 func (t *TreeKiller) releaseV1(leaf string) {
 	if t.v1 == nil || leaf == "" {
 		return
 	}
-	dir := filepath.Join(t.v1.dir, filepath.Base(leaf))
-	if t.v1.recycle(dir) {
-		return
-	}
-	_ = rmdirRetry(dir, 100*time.Millisecond)
-}
-
-// reuse renames a pooled twin to dir. It fails if the pool is empty or
-// the rename does (the twin is then removed).
-func (v *pidsV1) reuse(dir string) error {
-	v.mu.Lock()
-	n := len(v.pool)
-	if n == 0 {
-		v.mu.Unlock()
-		return unix.ENOENT
-	}
-	old := v.pool[n-1]
-	v.pool = v.pool[:n-1]
-	v.mu.Unlock()
-	if err := unix.Rename(old, dir); err != nil {
-		_ = rmdirRetry(old, 0)
-		return err
-	}
-	return nil
-}
-
-// recycle moves the empty twin dir into the pool; false if the pool is
-// full or the twin is not empty: a task in it, a task still charged to it
-// (pids.current counts zombies until they are reaped), or a cgroup made
-// inside it. Its pids.max is written again when it is reused.
-func (v *pidsV1) recycle(dir string) bool {
-	v.mu.Lock()
-	full := len(v.pool) >= maxPooledTwins
-	v.mu.Unlock()
-	if full || !emptyV1(dir) {
-		return false
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if len(v.pool) >= maxPooledTwins {
-		return false
-	}
-	v.next++
-	name := filepath.Join(v.dir, "pool-"+strconv.FormatUint(v.next, 10))
-	if unix.Rename(dir, name) != nil {
-		return false
-	}
-	v.pool = append(v.pool, name)
-	return true
-}
-
-// emptyV1 reports whether the v1 pids cgroup dir has nothing charged to
-// it and no cgroup below it.
-func emptyV1(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "pids.current"))
-	if err != nil || strings.TrimSpace(string(data)) != "0" {
-		return false
-	}
-	return !hasSubdir(dir)
-}
-
-// hasSubdir reports whether dir has a subdirectory (or cannot be read).
-func hasSubdir(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return true
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			return true
-		}
-	}
-	return false
+	_ = rmdirRetry(filepath.Join(t.v1.dir, filepath.Base(leaf)), 100*time.Millisecond)
 }
 
 // closeV1 removes the v1 directory (after every leaf was released).

@@ -168,6 +168,9 @@ func teardownRun(ctx context.Context, t *Target, n int) TeardownRun {
 // in turn per round.
 func (b *Bench) runTeardown(ctx context.Context) {
 	ts := b.targets()
+	if b.cfg.TeardownNoRef {
+		ts = []*Target{b.ours}
+	}
 	if b.base != nil {
 		ts = append(ts, b.base)
 	}

@@ -132,9 +132,10 @@ func (t *TreeKiller) killCgroup(dir string) error {
 // release removes the cgroup leaf of a finished process. If it is still
 // busy (a descendant outlived the process), it retries for up to
 // releaseWait when wait is set, and otherwise leaves it to a later sweep.
-func (t *TreeKiller) release(leaf string, wait bool) {
+// It reports whether the leaf is gone.
+func (t *TreeKiller) release(leaf string, wait bool) bool {
 	if t == nil || leaf == "" {
-		return
+		return true
 	}
 	timeout := time.Duration(0)
 	if wait {
@@ -147,12 +148,13 @@ func (t *TreeKiller) release(leaf string, wait bool) {
 		delete(t.pending, leaf)
 		t.forgetLeaf(leaf)
 		t.releaseV1(leaf)
-		return
+		return true
 	}
 	if err != unix.EBUSY {
 		t.log.Warn("removing cgroup leaf", zap.String("dir", leaf), zap.Error(err))
 	}
 	t.pending[leaf] = struct{}{}
+	return false
 }
 
 // sweep retries the removal of busy leaves whose descendants may be gone.

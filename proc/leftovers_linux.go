@@ -52,8 +52,8 @@ type Leftovers struct {
 // before TreeKiller.Close.
 func (p *Process) CloseLeftovers() *Leftovers {
 	p.Close()
-	if p.tree == nil {
-		return nil
+	if p.tree == nil || p.leaf != "" && p.leafGone {
+		return nil // the leaf was removed empty: nothing is left
 	}
 	l := &Leftovers{t: p.tree, leaf: p.leaf, sid: p.pid}
 	if l.leaf == "" && p.tree.mode == modeSubreaper && !p.tree.orphanIn(l.sid) {

@@ -55,6 +55,7 @@ type Process struct {
 	openOut    int         // reader goroutines still running
 	graceTimer *time.Timer // armed by Kill while output is open; stopped at EOF
 	unfinished int         // of {exit, output EOF}; at 0 the cgroup leaf is released
+	leafGone   bool        // the leaf was removed by finishOne; written before wg.Done
 
 	exitCode    int            // written by the wait goroutine before exited is closed
 	exitSignal  syscall.Signal // likewise: the signal that ended the child, 0 if it exited
@@ -417,7 +418,10 @@ func (p *Process) close() {
 		p.mu.Unlock()
 		// After a kill the leaf empties within moments; otherwise a busy
 		// leaf means a descendant outlived a normal exit: leave it be.
-		p.tree.release(p.leaf, killed)
+		// The usual leaf is gone already (finishOne, before wg.Wait).
+		if !p.leafGone {
+			p.tree.release(p.leaf, killed)
+		}
 	}
 	p.log.Debug("process closed")
 }
@@ -467,7 +471,7 @@ func (p *Process) finishOne() {
 	p.mu.Unlock()
 	if done && p.tree != nil {
 		runtime.Gosched()
-		p.tree.release(p.leaf, false)
+		p.leafGone = p.tree.release(p.leaf, false)
 	}
 }
 

@@ -5,6 +5,7 @@ package proc_test
 import (
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 
 	"github.com/codexec/codex/proc"
@@ -68,5 +69,39 @@ func BenchmarkOSExecTrue(b *testing.B) {
 		if err := exec.Command("/bin/true").Run(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkStartTrueFdTable is BenchmarkStartTrueLimited with the server's
+// fd table holding fds extra open descriptors, each its own open file (one
+// end of a pipe), as the read ends of live processes are: what a fork
+// copies (dup_fd) and the child closes again at exec grows with them.
+func BenchmarkStartTrueFdTable(b *testing.B) {
+	mem, err := proc.PhysicalMemory()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tree, err := proc.NewLimitedTreeKiller(nil, proc.Limits{MaxPids: 4096, MaxMemory: mem / 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tree.Close()
+	for _, fds := range []int{0, 4000, 8000} {
+		b.Run(strconv.Itoa(fds), func(b *testing.B) {
+			var held []*os.File
+			defer func() {
+				for _, f := range held {
+					_ = f.Close()
+				}
+			}()
+			for len(held) < fds {
+				r, w, err := os.Pipe()
+				if err != nil {
+					b.Fatal(err)
+				}
+				held = append(held, r, w)
+			}
+			benchTrue(b, tree)
+		})
 	}
 }

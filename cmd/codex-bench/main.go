@@ -27,35 +27,36 @@ import (
 
 // Config holds the command line and the iteration counts it implies.
 type Config struct {
-	Ours, Ref  string
-	Base       string // optional second build of ours (fairness group)
-	Quick      bool
-	JSONOut    string
-	MDOut      string
-	QuickAck   bool
-	CR32       bool
-	Keep       bool
-	Only       string
-	Warm       int   // latency warm-ups per subject
-	N          int   // measured latency samples per subject
-	Rounds     int   // interleaved rounds the N samples are split into
-	PipeSize   int64 // #4 bytes per run
-	PipeRounds int
-	PTYSize    int64 // #5 bytes per run
-	PTYRounds  int
-	ConcKs     []int // #6 K values
-	ConcRounds int
-	MemK       int           // #7 idle children
-	Stall      time.Duration // #8 time without reading
-	TailOurs   int           // #9 runs per mode for ours
-	TailRef    int           // #9 runs per mode for the reference
-	SandWarm   int           // #11 warm-ups per subject
-	SandN      int           // #11 measured samples per subject
-	FairKs     []int         // fairness: streams on one connection
-	FairSize   int64         // fairness: bytes per stream
-	FairRounds int
-	TeardownN  int         // teardown: processes terminated at once
-	Scale      ScaleConfig // scale group (scale.go)
+	Ours, Ref     string
+	Base          string // optional second build of ours (fairness group)
+	Quick         bool
+	JSONOut       string
+	MDOut         string
+	QuickAck      bool
+	CR32          bool
+	Keep          bool
+	Only          string
+	Warm          int   // latency warm-ups per subject
+	N             int   // measured latency samples per subject
+	Rounds        int   // interleaved rounds the N samples are split into
+	PipeSize      int64 // #4 bytes per run
+	PipeRounds    int
+	PTYSize       int64 // #5 bytes per run
+	PTYRounds     int
+	ConcKs        []int // #6 K values
+	ConcRounds    int
+	MemK          int           // #7 idle children
+	Stall         time.Duration // #8 time without reading
+	TailOurs      int           // #9 runs per mode for ours
+	TailRef       int           // #9 runs per mode for the reference
+	SandWarm      int           // #11 warm-ups per subject
+	SandN         int           // #11 measured samples per subject
+	FairKs        []int         // fairness: streams on one connection
+	FairSize      int64         // fairness: bytes per stream
+	FairRounds    int
+	TeardownN     int         // teardown: processes terminated at once
+	TeardownNoRef bool        // teardown: leave the reference out (it stalls near 1,800 live processes)
+	Scale         ScaleConfig // scale group (scale.go)
 
 	PTYPairedRounds int   // ptypaired: rounds
 	PTYPairedSize   int64 // ptypaired: bytes per run
@@ -81,7 +82,8 @@ func parseFlags() Config {
 	flag.StringVar(&c.Ref, "ref", "", "reference codex 0.169.0 binary (required)")
 	flag.StringVar(&c.Base, "base", "", "fairness, teardown, ptypaired, floors and scale groups: also run this build of ours (e.g. the branch's base) as \"base\"")
 	flag.IntVar(&c.FairRounds, "fair-rounds", 3, "fairness and teardown groups: rounds")
-	flag.IntVar(&c.TeardownN, "teardown-n", 200, "teardown group: processes terminated at once")
+	flag.IntVar(&c.TeardownN, "teardown-n", 200, "teardown group: processes terminated at once (above 1,000 ours gets --max-processes to match)")
+	flag.BoolVar(&c.TeardownNoRef, "teardown-no-ref", false, "teardown group: ours and base only")
 	flag.IntVar(&c.PTYPairedRounds, "pty-rounds", 15, "ptypaired group: paired rounds")
 	flag.Int64Var(&c.PTYPairedSize, "pty-size", 64<<20, "ptypaired group: bytes per run")
 	flag.BoolVar(&c.Quick, "quick", false, "fewer iterations (a full run of both servers in a few minutes)")
@@ -244,7 +246,12 @@ func run(ctx context.Context, cfg Config) int {
 		fmt.Fprintln(os.Stderr, "bench: reference:", err)
 		return 1
 	}
-	if b.ours, err = b.startTarget(ctx, "ours", "ours", cfg.Ours, nil, nil); err != nil {
+	var oursExtra []string
+	if b.wants("teardown") && cfg.TeardownN > 1000 {
+		// Our default --max-processes (1,024 per session) would refuse the ramp.
+		oursExtra = []string{"--max-processes", strconv.Itoa(cfg.TeardownN + 100)}
+	}
+	if b.ours, err = b.startTarget(ctx, "ours", "ours", cfg.Ours, oursExtra, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: ours:", err)
 		return 1
 	}
@@ -252,7 +259,7 @@ func run(ctx context.Context, cfg Config) int {
 		if abs, err := filepath.Abs(cfg.Base); err == nil {
 			cfg.Base = abs
 		}
-		if b.base, err = b.startTarget(ctx, "base", "ours (base build)", cfg.Base, nil, nil); err != nil {
+		if b.base, err = b.startTarget(ctx, "base", "ours (base build)", cfg.Base, oursExtra, nil); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: base:", err)
 			return 1
 		}

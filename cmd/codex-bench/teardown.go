@@ -21,7 +21,14 @@ type TeardownRun struct {
 	Seconds    float64 `json:"seconds"`           // first terminate sent → last closed
 	CPUPerProc float64 `json:"server_cpu_ms_per"` // server CPU per terminated process
 	WritesPer  float64 `json:"server_syscw_per"`  // write-like syscalls per terminated process
-	Error      string  `json:"error,omitempty"`
+	// The ramp: the processes start one after the other, each start
+	// awaited; the first and the last N/8 starts are timed (wall clock and
+	// the server's CPU), so that a cost growing with N shows as a ratio.
+	FirstStartsMs float64 `json:"first_starts_ms"`     // the first N/8 starts, wall
+	LastStartsMs  float64 `json:"last_starts_ms"`      // the last N/8 starts, wall
+	FirstStartCPU float64 `json:"first_starts_cpu_ms"` // the server's CPU over the first N/8
+	LastStartCPU  float64 `json:"last_starts_cpu_ms"`  // the server's CPU over the last N/8
+	Error         string  `json:"error,omitempty"`
 }
 
 // Teardown summarises the runs (medians).
@@ -30,18 +37,33 @@ type Teardown struct {
 	Runs       []TeardownRun `json:"runs"`
 	CPUPerProc float64       `json:"median_server_cpu_ms_per"`
 	WritesPer  float64       `json:"median_server_syscw_per"`
+	RampWall   float64       `json:"median_ramp_last_over_first"`     // last N/8 starts / first N/8, wall
+	RampCPU    float64       `json:"median_ramp_cpu_last_over_first"` // the same in server CPU
 }
 
 func (d *Teardown) add(r TeardownRun) {
 	d.Runs = append(d.Runs, r)
-	var cpu, w []float64
+	var cpu, w, rw, rc []float64
 	for _, r := range d.Runs {
 		if r.Error == "" {
 			cpu = append(cpu, r.CPUPerProc)
 			w = append(w, r.WritesPer)
+			rw = append(rw, r.rampWall())
+			rc = append(rc, r.rampCPU())
 		}
 	}
 	d.CPUPerProc, d.WritesPer = round3(median(cpu)), round3(median(w))
+	d.RampWall, d.RampCPU = round3(median(rw)), round3(median(rc))
+}
+
+func (r TeardownRun) rampWall() float64 { return divOr0(r.LastStartsMs, r.FirstStartsMs) }
+func (r TeardownRun) rampCPU() float64  { return divOr0(r.LastStartCPU, r.FirstStartCPU) }
+
+func divOr0(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
 }
 
 // procSyscw is the write-like system calls pid has made.
@@ -69,13 +91,30 @@ func teardownRun(ctx context.Context, t *Target, n int) TeardownRun {
 	}
 	defer c.Close()
 	procs := make([]*Proc, 0, n)
-	for range n {
+	seg := max(n/8, 1)
+	var segT time.Time
+	var segCPU time.Duration
+	for i := range n {
+		if i == 0 || i == n-seg {
+			segT = time.Now()
+			segCPU, _ = procCPU(t.Srv.Pid)
+		}
 		p, _, err := c.Start(ctx, []string{"/bin/sleep", "1000"}, false, false)
 		if err != nil {
 			run.Error = err.Error()
 			break
 		}
 		procs = append(procs, p)
+		if i == seg-1 || i == n-1 {
+			wall := float64(time.Since(segT).Microseconds()) / 1000
+			cpu, _ := procCPU(t.Srv.Pid)
+			ms := float64((cpu - segCPU).Microseconds()) / 1000
+			if i == seg-1 {
+				run.FirstStartsMs, run.FirstStartCPU = round3(wall), round3(ms)
+			} else {
+				run.LastStartsMs, run.LastStartCPU = round3(wall), round3(ms)
+			}
+		}
 	}
 	defer func() {
 		for _, p := range procs {
@@ -129,6 +168,9 @@ func teardownRun(ctx context.Context, t *Target, n int) TeardownRun {
 // in turn per round.
 func (b *Bench) runTeardown(ctx context.Context) {
 	ts := b.targets()
+	if b.cfg.TeardownNoRef {
+		ts = []*Target{b.ours}
+	}
 	if b.base != nil {
 		ts = append(ts, b.base)
 	}
@@ -148,12 +190,15 @@ func (b *Bench) runTeardown(ctx context.Context) {
 				t.setError("teardown", errors.New(run.Error))
 			}
 			res[t].add(run)
+			logf("teardown: %-5s N=%d  ramp first/last %d starts %.0f/%.0f ms (%.2f×), server CPU %.0f/%.0f ms (%.2f×)",
+				t.Role, run.N, max(run.N/8, 1), run.FirstStartsMs, run.LastStartsMs, run.rampWall(), run.FirstStartCPU, run.LastStartCPU, run.rampCPU())
 			logf("teardown: %-5s N=%d  %.3f s  cpu %.3f ms/process  syscw %.2f/process  load %s %s",
 				t.Role, run.N, run.Seconds, run.CPUPerProc, run.WritesPer, loadAvg(), run.Error)
 		}
 	}
 	for _, t := range ts {
 		t.Res.Metrics.Teardown = res[t]
-		logf("teardown: %-5s N=%d median cpu %.3f ms/process  syscw %.2f/process", t.Role, res[t].N, res[t].CPUPerProc, res[t].WritesPer)
+		logf("teardown: %-5s N=%d median cpu %.3f ms/process  syscw %.2f/process  ramp last/first %.2f× wall, %.2f× CPU",
+			t.Role, res[t].N, res[t].CPUPerProc, res[t].WritesPer, res[t].RampWall, res[t].RampCPU)
 	}
 }

@@ -95,6 +95,37 @@ func (c *Conn) Send(ctx context.Context, frame []byte, pooled bool) error {
 	if pooled {
 		defer ReleaseFrame(frame)
 	}
+	return c.write(ctx, func() error { return c.f.Write(c.ctx, frame) })
+}
+
+// SendBatch is Send for several encoded messages written in order with
+// nothing between them; where the transport allows (stdio, a WebSocket
+// server connection over a CorkConn) they leave in one write. With pooled,
+// every buffer is returned to the frame pool afterwards.
+func (c *Conn) SendBatch(ctx context.Context, frames [][]byte, pooled bool) error {
+	if pooled {
+		defer func() {
+			for _, f := range frames {
+				ReleaseFrame(f)
+			}
+		}()
+	}
+	return c.write(ctx, func() error {
+		if bw, ok := c.f.(batchWriter); ok {
+			return bw.WriteBatch(c.ctx, frames)
+		}
+		for _, f := range frames {
+			if err := c.f.Write(c.ctx, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// write runs w, which writes to the framer, holding the write token. A
+// failed write ends the connection.
+func (c *Conn) write(ctx context.Context, w func() error) error {
 	select {
 	case <-c.wtok:
 	case <-c.stopWrite:
@@ -110,7 +141,7 @@ func (c *Conn) Send(ctx context.Context, frame []byte, pooled bool) error {
 		return ErrClosed
 	default:
 	}
-	err := c.f.Write(c.ctx, frame)
+	err := w()
 	c.wtok <- struct{}{}
 	if err != nil {
 		if c.ctx.Err() == nil {
@@ -118,52 +149,6 @@ func (c *Conn) Send(ctx context.Context, frame []byte, pooled bool) error {
 		}
 		// End the connection without holding up the caller: the closer
 		// goroutine runs the shutdown.
-		c.cancel()
-		return ErrClosed
-	}
-	return nil
-}
-
-// SendBatch is Send for several encoded messages written in order with
-// nothing between them; where the transport allows (stdio, a WebSocket
-// server connection over a CorkConn) they leave in one write. With pooled,
-// every buffer is returned to the frame pool afterwards.
-func (c *Conn) SendBatch(ctx context.Context, frames [][]byte, pooled bool) error {
-	if pooled {
-		defer func() {
-			for _, f := range frames {
-				ReleaseFrame(f)
-			}
-		}()
-	}
-	select {
-	case <-c.wtok:
-	case <-c.stopWrite:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-c.stopWrite:
-		c.wtok <- struct{}{}
-		return ErrClosed
-	default:
-	}
-	var err error
-	if bw, ok := c.f.(batchWriter); ok {
-		err = bw.WriteBatch(c.ctx, frames)
-	} else {
-		for _, f := range frames {
-			if err = c.f.Write(c.ctx, f); err != nil {
-				break
-			}
-		}
-	}
-	c.wtok <- struct{}{}
-	if err != nil {
-		if c.ctx.Err() == nil {
-			c.log.Debug("write failed", "error", err)
-		}
 		c.cancel()
 		return ErrClosed
 	}

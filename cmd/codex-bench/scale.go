@@ -166,17 +166,28 @@ func threadsOf(pid int) int {
 	return st.Threads
 }
 
-// freshScaleServer starts a new server like t's; stop it with the returned
-// function, which also merges its checks into t.
-func (b *Bench) freshScaleServer(ctx context.Context, t *Target) (*Target, func(), error) {
-	fresh, err := b.startTarget(ctx, t.Role+"-scale", t.Res.Server, t.Res.Binary, nil, t.viol)
+// freshScaleServer starts a new server like t's, warms it up a little (so
+// that its first connection's and start's set-up is not counted) and reads
+// its status before the run; stop it with the returned function, which also
+// merges its checks into t.
+func (b *Bench) freshScaleServer(ctx context.Context, t *Target) (fresh *Target, before ProcStatus, stop func(), err error) {
+	fresh, err = b.startTarget(ctx, t.Role+"-scale", t.Res.Server, t.Res.Binary, nil, t.viol)
 	if err != nil {
-		return nil, nil, err
+		return nil, before, nil, err
 	}
-	return fresh, func() {
+	stop = func() {
 		b.stopTarget(fresh)
 		mergeChecks(t, fresh)
-	}, nil
+	}
+	if _, err = connectSamples(ctx, fresh, 3); err == nil {
+		time.Sleep(100 * time.Millisecond)
+		before, err = readProcStatus(fresh.Srv.Pid)
+	}
+	if err != nil {
+		stop()
+		return nil, before, nil, err
+	}
+	return fresh, before, stop, nil
 }
 
 // connectSamples times n sequential connect + initialize on t, closing each.
@@ -245,25 +256,13 @@ func scaleRampMiddle(ctx context.Context, conns []*Client, procs []*Proc, from, 
 // measures it there.
 func (b *Bench) scaleProcsRun(ctx context.Context, t *Target, sc ScaleConfig, n int) (run ScaleProcsRun) {
 	run.N = n
-	fresh, stop, err := b.freshScaleServer(ctx, t)
+	fresh, before, stop, err := b.freshScaleServer(ctx, t)
 	if err != nil {
 		run.Error = err.Error()
 		return run
 	}
 	defer stop()
 	pid := fresh.Srv.Pid
-	// Warm the server up a little so that its first start's set-up is not
-	// counted in the ramp.
-	if _, err := connectSamples(ctx, fresh, 3); err != nil {
-		run.Error = err.Error()
-		return run
-	}
-	time.Sleep(100 * time.Millisecond)
-	before, err := readProcStatus(pid)
-	if err != nil {
-		run.Error = err.Error()
-		return run
-	}
 	// Processes are spread over connections of scaleProcsPerConn each.
 	conns := make([]*Client, (n+scaleProcsPerConn-1)/scaleProcsPerConn)
 	procs := make([]*Proc, n)
@@ -443,23 +442,13 @@ const (
 // scaleConnsRun opens c idle connections to a fresh server like t's.
 func (b *Bench) scaleConnsRun(ctx context.Context, t *Target, sc ScaleConfig, c int) (run ScaleConnsRun) {
 	run.C = c
-	fresh, stop, err := b.freshScaleServer(ctx, t)
+	fresh, before, stop, err := b.freshScaleServer(ctx, t)
 	if err != nil {
 		run.Error = err.Error()
 		return run
 	}
 	defer stop()
 	pid := fresh.Srv.Pid
-	if _, err := connectSamples(ctx, fresh, 3); err != nil {
-		run.Error = err.Error()
-		return run
-	}
-	time.Sleep(100 * time.Millisecond)
-	before, err := readProcStatus(pid)
-	if err != nil {
-		run.Error = err.Error()
-		return run
-	}
 	// Sample the thread count every 5 ms while the connections open.
 	var peak atomic.Int64
 	sampleDone, sampleStop := make(chan struct{}), make(chan struct{})

@@ -15,14 +15,7 @@ import (
 
 // procsJudged records the pids the peer search looks at (reads anything
 // of under /proc) until the test ends.
-func procsJudged(t *testing.T) func(pid int) bool {
-	var mu sync.Mutex
-	seen := map[int]bool{}
-	f := func(pid int) { mu.Lock(); seen[pid] = true; mu.Unlock() }
-	procJudged.Store(&f)
-	t.Cleanup(func() { procJudged.Store(nil) })
-	return func(pid int) bool { mu.Lock(); defer mu.Unlock(); return seen[pid] }
-}
+func procsJudged(t *testing.T) func(pid int) bool { return recordPids(t, &procJudged) }
 
 // selfConn connects the test process to ln and returns the server end.
 func selfConn(t *testing.T, ln net.Listener) net.Conn {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -15,13 +16,17 @@ import (
 
 // fdTablesRead records the pids whose fd tables the peer search reads
 // until the test ends.
-func fdTablesRead(t *testing.T) func(pid int) bool {
+func fdTablesRead(t *testing.T) func(pid int) bool { return recordPids(t, &fdTableRead) }
+
+// recordPids makes hook record every pid it is told of until the test
+// ends, and returns whether a pid was.
+func recordPids(t *testing.T, hook *atomic.Pointer[func(pid int)]) func(pid int) bool {
 	var mu sync.Mutex
-	read := map[int]bool{}
-	f := func(pid int) { mu.Lock(); read[pid] = true; mu.Unlock() }
-	fdTableRead.Store(&f)
-	t.Cleanup(func() { fdTableRead.Store(nil) })
-	return func(pid int) bool { mu.Lock(); defer mu.Unlock(); return read[pid] }
+	seen := map[int]bool{}
+	f := func(pid int) { mu.Lock(); seen[pid] = true; mu.Unlock() }
+	hook.Store(&f)
+	t.Cleanup(func() { hook.Store(nil) })
+	return func(pid int) bool { mu.Lock(); defer mu.Unlock(); return seen[pid] }
 }
 
 // peerSocket returns what sock_diag says of h's socket.

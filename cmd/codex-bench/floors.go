@@ -144,17 +144,32 @@ func floorPTYRead(ctx context.Context, size int64) (ThroughputRun, error) {
 // sleeps, so it shows what the PTY allows without the reader's wake-up
 // latency (large on a VM). Informational; it burns a CPU while it runs.
 func floorPTYReadSpin(ctx context.Context, size int64) (ThroughputRun, error) {
+	return floorPTYReadRaw(ctx, size, true)
+}
+
+// floorPTYReadBlocking is floorPTYRead with the master in blocking mode,
+// so every read blocks its OS thread in read(2) instead of parking in the
+// netpoller.
+func floorPTYReadBlocking(ctx context.Context, size int64) (ThroughputRun, error) {
+	return floorPTYReadRaw(ctx, size, false)
+}
+
+// floorPTYReadRaw reads the master with read(2) on the calling thread:
+// busy-polling a non-blocking fd with spin, blocking in read(2) without.
+func floorPTYReadRaw(ctx context.Context, size int64, spin bool) (ThroughputRun, error) {
 	cmd := floorCmd(ctx, "head", "-c", strconv.FormatInt(size, 10), "/dev/zero")
 	t0 := time.Now()
 	ptmx, err := pty.Start(cmd)
 	if err != nil {
 		return ThroughputRun{}, err
 	}
-	fd := int(ptmx.Fd()) // Fd switches the file to blocking mode; undo that
-	if err := unix.SetNonblock(fd, true); err != nil {
-		ptmx.Close()
-		_ = cmd.Wait()
-		return ThroughputRun{}, err
+	fd := int(ptmx.Fd()) // Fd switches the file to blocking mode
+	if spin {
+		if err := unix.SetNonblock(fd, true); err != nil {
+			ptmx.Close()
+			_ = cmd.Wait()
+			return ThroughputRun{}, err
+		}
 	}
 	buf := make([]byte, 64<<10)
 	var n int64

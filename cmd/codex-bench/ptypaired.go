@@ -12,10 +12,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/creack/pty"
-	"golang.org/x/sys/unix"
 )
 
 // PTYPairedRun is one subject's run in one round.
@@ -169,35 +165,6 @@ func ptyFloorRun(ctx context.Context, blocking bool, size int64) PTYPairedRun {
 		run.Error = err.Error()
 	}
 	return run
-}
-
-// floorPTYReadBlocking is floorPTYRead with the master in blocking mode
-// (File.Fd does that), so every read blocks its OS thread in read(2)
-// instead of parking in the netpoller.
-func floorPTYReadBlocking(ctx context.Context, size int64) (ThroughputRun, error) {
-	cmd := floorCmd(ctx, "head", "-c", strconv.FormatInt(size, 10), "/dev/zero")
-	t0 := time.Now()
-	ptmx, err := pty.Start(cmd)
-	if err != nil {
-		return ThroughputRun{}, err
-	}
-	fd := int(ptmx.Fd()) // blocking from here on
-	buf := make([]byte, 64<<10)
-	var n int64
-	for {
-		k, err := unix.Read(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if k <= 0 || err != nil {
-			break
-		}
-		n += int64(k)
-	}
-	err = cmd.Wait()
-	d := time.Since(t0)
-	ptmx.Close()
-	return newRun(n, d, 0, n == size && err == nil), err
 }
 
 // ctxSwitches sums the voluntary and involuntary context switches of pid's

@@ -39,14 +39,7 @@ func selfConn(t *testing.T, ln net.Listener) net.Conn {
 // for among that cgroup's processes, and no process elsewhere (here: the
 // server's own commands, each in its leaf) is judged or read.
 func TestPeerSearchStaysInSocketCgroup(t *testing.T) {
-	tk, err := newTreeKiller(zaptest.NewLogger(t), true, Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tk.Close() })
-	if tk.Mode() != modeCgroup {
-		t.Skip("no writable cgroup v2 here")
-	}
+	tk := cgroupTreeKiller(t)
 	ln := listen(t)
 	var decoys []*holder
 	for range 8 {
@@ -80,14 +73,7 @@ func TestPeerSearchStaysInSocketCgroup(t *testing.T) {
 // the cgroups whose sockets it allowed live: the first check from a
 // cgroup searches every process, the next ones that cgroup only.
 func TestPeerSearchLearnsCgroups(t *testing.T) {
-	tk, err := newTreeKiller(zaptest.NewLogger(t), true, Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tk.Close() })
-	if tk.Mode() != modeCgroup {
-		t.Skip("no writable cgroup v2 here")
-	}
+	tk := cgroupTreeKiller(t)
 	noHandles.Store(true)
 	t.Cleanup(func() { noHandles.Store(false) })
 	ln := listen(t)

@@ -18,6 +18,21 @@ import (
 // until the test ends.
 func fdTablesRead(t *testing.T) func(pid int) bool { return recordPids(t, &fdTableRead) }
 
+// cgroupTreeKiller returns a TreeKiller in cgroup mode, closed when the
+// test ends; it skips the test where cgroup v2 is not writable.
+func cgroupTreeKiller(t *testing.T) *TreeKiller {
+	t.Helper()
+	tk, err := newTreeKiller(zaptest.NewLogger(t), true, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tk.Close() })
+	if tk.Mode() != modeCgroup {
+		t.Skip("no writable cgroup v2 here")
+	}
+	return tk
+}
+
 // recordPids makes hook record every pid it is told of until the test
 // ends, and returns whether a pid was.
 func recordPids(t *testing.T, hook *atomic.Pointer[func(pid int)]) func(pid int) bool {
@@ -77,14 +92,7 @@ func TestPeerScanSkipsSandboxedFDTables(t *testing.T) {
 		}
 	})
 	t.Run("cgroup", func(t *testing.T) {
-		tk, err := newTreeKiller(zaptest.NewLogger(t), true, Limits{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = tk.Close() })
-		if tk.Mode() != modeCgroup {
-			t.Skip("no writable cgroup v2 here")
-		}
+		tk := cgroupTreeKiller(t)
 		ln := listen(t)
 		slot, err := tk.prepare(true)
 		if err != nil {

@@ -29,9 +29,10 @@ const (
 // zero (docs/operations.md §5).
 const DefaultShutdownGrace = 5 * time.Second
 
-// closeWithin bounds the close of each connection at the end of a drain:
-// 1001 and the answers left, to a client that reads; nothing more to one
-// that does not.
+// closeWithin bounds the close of each connection at the end of a drain
+// for a client that does not read: a WebSocket write that it takes nothing
+// of for this long fails (one that reads still gets the answers left and
+// the 1001, rpc.Conn.CloseGoingAway); a stdio close takes no longer.
 const closeWithin = 20 * time.Millisecond
 
 // Config is what Run serves and how. The zero value serves WebSocket on

@@ -201,9 +201,11 @@ func (c *Conn) Close() error {
 // requests still unanswered get their error answer and a WebSocket
 // transport is closed with status 1001 (going away), telling the peer to
 // reconnect elsewhere at once. On a WebSocket framed by
-// NewHijackedWebSocketFramer (as a listener's are) every write, the close
-// handshake included, fails once d has passed, so a peer that does not read
-// holds the call up no longer than that.
+// NewHijackedWebSocketFramer over a CorkConn (as a listener's are) a write
+// to the peer, the close included, fails once the peer has taken nothing
+// of it for d, so a peer that does not read holds the call up about d; one
+// that reads gets the answers and the 1001 within CloseWithin, however
+// long past d a loaded machine takes to write them.
 func (c *Conn) CloseGoingAway(d time.Duration) {
 	c.shutdown(nil, ending{goingAway: true, within: d})
 }
@@ -231,9 +233,14 @@ type ending struct {
 	within    time.Duration // the bound of the whole shutdown
 }
 
-// bounder is implemented by framers whose writes and close can be given a
-// deadline (a WebSocket from NewHijackedWebSocketFramer (wsserve.WebSocketServer)).
-type bounder interface{ bound(deadline time.Time) }
+// bounder is implemented by framers whose writes and close can be bounded
+// (a WebSocket from NewHijackedWebSocketFramer (wsserve.WebSocketServer)):
+// from bound on, a peer that does not read holds them up for within at
+// most. It reports whether a write to a peer that reads goes on until
+// limit (a CorkConn's BoundStalls) rather than failing at within.
+type bounder interface {
+	bound(within time.Duration, limit time.Time) bool
+}
 
 // Wait blocks until every goroutine owned by the connection has returned.
 func (c *Conn) Wait() { c.wg.Wait() }
@@ -241,14 +248,24 @@ func (c *Conn) Wait() { c.wg.Wait() }
 // shutdown ends the connection once. final, if not nil, is written last,
 // after an error response to every request still unanswered. Answers
 // already being written and a sender stuck on a peer that does not read are
-// given how.within in all before the transport is closed under them.
+// given how.within in all before the transport is closed under them (on a
+// bounder, a peer that reads is given up to CloseWithin).
 func (c *Conn) shutdown(final []byte, how ending) {
 	c.closeOnce.Do(func() {
-		deadline := time.Now().Add(how.within)
+		now := time.Now()
+		// writeBy bounds the answers being written, the last ones and the
+		// close. Where writes are bounded by stalls, a writer gives up by
+		// itself on a peer that has stopped reading, so a peer that reads,
+		// or a writer the loaded machine has not run yet, is given up to
+		// CloseWithin.
+		writeBy := now.Add(how.within)
 		if b, ok := c.f.(bounder); ok {
-			b.bound(deadline)
+			limit := now.Add(max(how.within, CloseWithin))
+			if b.bound(how.within, limit) {
+				writeBy = limit
+			}
 		}
-		timer := time.NewTimer(how.within)
+		timer := time.NewTimer(writeBy.Sub(now))
 		defer timer.Stop()
 		c.mu.Lock()
 		c.ending = true
@@ -286,7 +303,7 @@ func (c *Conn) shutdown(final []byte, how ending) {
 		if got {
 			// The context may already be cancelled (a failed write); the
 			// transport then fails these writes at once.
-			ctx, cancel := context.WithDeadline(context.Background(), deadline)
+			ctx, cancel := context.WithDeadline(context.Background(), writeBy)
 			for _, in := range left {
 				if c.f.Write(ctx, c.errorFrame(in.id, errUnanswered)) != nil {
 					break

@@ -2,8 +2,12 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // batchWriter is a Writer that can write several messages with one write
@@ -21,11 +25,16 @@ type batchWriter interface {
 // Writes outside a cork pass through; they and Uncork's write are
 // serialised, so a control frame the library writes meanwhile (a pong)
 // lands whole before or after the batch, or inside it between messages.
+//
+// Once BoundStalls is called, a write fails when the peer has taken none of
+// it for the stall bound, and every write fails past the hard limit.
 type CorkConn struct {
 	net.Conn
 	mu     sync.Mutex // serialises writes to Conn and guards corked and buf
 	corked bool
 	buf    []byte
+	stall  atomic.Int64 // BoundStalls' stall bound in ns, 0 before it
+	until  atomic.Int64 // BoundStalls' hard limit in Unix ns
 }
 
 // NewCorkConn wraps c.
@@ -39,7 +48,44 @@ func (c *CorkConn) Write(p []byte) (int, error) {
 		c.buf = append(c.buf, p...)
 		return len(p), nil
 	}
-	return c.Conn.Write(p)
+	return c.write(p)
+}
+
+// BoundStalls makes every write, the one under way included, fail once
+// the peer has taken nothing of it for stall, and fail at until in any
+// case. A peer that reads, however slowly or late the writer runs, gets
+// what is written until then; one that has stopped reading holds a writer
+// up for stall. Reads are not affected.
+func (c *CorkConn) BoundStalls(stall time.Duration, until time.Time) {
+	c.until.Store(until.UnixNano())
+	c.stall.Store(int64(stall))
+	_ = c.Conn.SetWriteDeadline(c.deadline())
+}
+
+// deadline is the deadline of a write that starts, or last made progress,
+// now (BoundStalls).
+func (c *CorkConn) deadline() time.Time {
+	d := time.Now().Add(time.Duration(c.stall.Load()))
+	if u := time.Unix(0, c.until.Load()); d.After(u) {
+		return u
+	}
+	return d
+}
+
+// write writes p to Conn. Under BoundStalls a write cut by its deadline
+// after some progress is given a fresh one and goes on.
+func (c *CorkConn) write(p []byte) (int, error) {
+	n := 0
+	for {
+		if c.stall.Load() != 0 {
+			_ = c.Conn.SetWriteDeadline(c.deadline())
+		}
+		m, err := c.Conn.Write(p[n:])
+		n += m
+		if err == nil || m == 0 || c.stall.Load() == 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+			return n, err
+		}
+	}
 }
 
 // Cork starts holding writes back.
@@ -59,7 +105,7 @@ func (c *CorkConn) Uncork() error {
 	if len(c.buf) == 0 {
 		return nil
 	}
-	_, err := c.Conn.Write(c.buf)
+	_, err := c.write(c.buf)
 	c.buf = c.buf[:0]
 	if cap(c.buf) > 64<<10 {
 		c.buf = nil

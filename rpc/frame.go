@@ -251,13 +251,24 @@ func (f *wsFramer) closeGoingAway() error {
 	return f.c.Close(websocket.StatusGoingAway, "server shutting down")
 }
 
-// bound makes every write and read of the connection, the close handshake
-// included, fail at deadline (a shutdown that a peer which does not read
-// must not hold up).
-func (f *wsFramer) bound(deadline time.Time) {
-	if f.raw != nil {
-		_ = f.raw.SetDeadline(deadline)
+// bound makes the connection's writes and the close handshake give up on a
+// peer that does not read (a shutdown it must not hold up): reads fail
+// from now + within; under a CorkConn a write fails once the peer has
+// taken nothing of it for within, or at the latest at limit (the peer that
+// reads gets what is written and the close), and without one every write
+// fails from now + within too. It reports whether writes are bounded by
+// stalls (CorkConn) rather than by that one deadline.
+func (f *wsFramer) bound(within time.Duration, limit time.Time) bool {
+	if f.raw == nil {
+		return false
 	}
+	_ = f.raw.SetReadDeadline(time.Now().Add(within))
+	if f.cork != nil {
+		f.cork.BoundStalls(within, limit)
+		return true
+	}
+	_ = f.raw.SetWriteDeadline(time.Now().Add(within))
+	return false
 }
 
 func (f *wsFramer) peerGoingAway() bool { return f.away.Load() }

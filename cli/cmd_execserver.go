@@ -305,6 +305,7 @@ func sessionTTL(c *cli.Context) time.Duration {
 }
 
 func runExecServer(c *cli.Context) error {
+	defer surviveBrokenPipe()()
 	if c.NArg() > 0 {
 		return usageErrorf(c, "unexpected argument %q", c.Args().First())
 	}

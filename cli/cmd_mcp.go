@@ -103,6 +103,7 @@ func rulesLoadError(err error) error {
 }
 
 func runExecMCPServer(c *cli.Context) error {
+	defer surviveBrokenPipe()()
 	if c.NArg() > 0 {
 		return usageErrorf(c, "unexpected argument %q", c.Args().First())
 	}

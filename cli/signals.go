@@ -30,6 +30,20 @@ func ignoreSignals() (stop func()) {
 	}
 }
 
+// surviveBrokenPipe makes a write to a stdout or stderr whose reader is
+// gone fail with EPIPE instead of ending the process, the Go runtime's
+// default for fds 1 and 2: a stdio server whose client died then drains
+// (docs/protocol.md §1.4), its commands get their SIGTERM and the server
+// exits 0, instead of dying and leaving them to the watchdog's SIGKILL.
+// SIGPIPE is caught, not ignored, so a command starts with its default
+// action (an ignored signal would be inherited). The returned function
+// restores the default.
+func surviveBrokenPipe() (stop func()) {
+	c := make(chan os.Signal, 1) // never read: a caught SIGPIPE needs nothing done
+	signal.Notify(c, syscall.SIGPIPE)
+	return func() { signal.Stop(c) }
+}
+
 // forwardedSignals are passed on to a command running in a session of its
 // own: the terminal's Ctrl-C and Ctrl-\, and the usual termination signals.
 var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}

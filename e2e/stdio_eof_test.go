@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -147,9 +150,10 @@ func TestMCPUnknownProtocolVersion(t *testing.T) {
 
 // stdioChild is a stdio server whose stdin the test holds open.
 type stdioChild struct {
-	cmd  *exec.Cmd
-	out  *stdioServer
-	done chan struct{}
+	cmd    *exec.Cmd
+	out    *stdioServer
+	stdout io.Closer // the test's end of the child's stdout
+	done   chan struct{}
 }
 
 // startHeld starts the binary with args and stdin a pipe the test keeps
@@ -165,7 +169,7 @@ func startHeld(t *testing.T, args ...string) *stdioChild {
 		t.Fatal(err)
 	}
 	go readLines(out, s.lines)
-	c := &stdioChild{cmd: cmd, out: s, done: make(chan struct{})}
+	c := &stdioChild{cmd: cmd, out: s, stdout: out, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(c.done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
@@ -235,6 +239,73 @@ func TestStdioSignalWithStdinOpen(t *testing.T) {
 	}
 	if got := strings.Join(events, ","); !strings.HasSuffix(got, "process/exited,process/closed") {
 		t.Fatalf("notifications after SIGTERM: %s, want the trap's output, exited and closed", got)
+	}
+}
+
+// A stdio client that goes away, both its ends of the server's stdin and
+// stdout closed as when it dies, gets the drain of docs/protocol.md §1.4:
+// the command runs its TERM trap and the server exits 0. Before, the next
+// write of output killed the server with SIGPIPE (the Go runtime's default
+// for a broken stdout), and its watchdog SIGKILLed the command: no trap ran.
+// The command starts with SIGPIPE at its default all the same.
+func TestStdioClientGone(t *testing.T) {
+	dir := t.TempDir()
+	c := startHeld(t, "exec-server", "--listen", "stdio", "--shutdown-grace", "2s")
+	s := c.out
+	s.send(t, `{"id":1,"method":"initialize","params":{"clientName":"x"}}`+"\n"+`{"method":"initialized"}`+"\n")
+	s.recv(t)
+	script := fmt.Sprintf(`grep SigIgn /proc/$$/status > %[1]s/sigign; trap 'echo > %[1]s/term; exit 3' TERM; while :; do echo tick; sleep 0.05; done`, dir)
+	s.send(t, `{"id":2,"method":"process/start","params":{"processId":"p","argv":["/bin/sh","-c",`+strconv.Quote(script)+`],"cwd":"/tmp","env":{"PATH":"/usr/bin:/bin"},"tty":false}}`+"\n")
+	for m := s.recv(t); m["method"] != "process/output"; m = s.recv(t) {
+	}
+	t0 := time.Now()
+	_ = s.in.Close()
+	_ = c.stdout.Close()
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("still running 10 s after its client went away")
+	}
+	t.Logf("exited %v after its client went away: %v", time.Since(t0).Round(time.Millisecond), c.cmd.ProcessState)
+	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit status %v, want 0", c.cmd.ProcessState)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "term")); err != nil {
+		t.Errorf("the command's TERM trap did not run: %v", err)
+	}
+	// The server catches SIGPIPE; its commands must not start with it ignored.
+	b, _ := os.ReadFile(filepath.Join(dir, "sigign"))
+	ign, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(string(b), "SigIgn:")), 16, 64)
+	if err != nil || ign&(1<<(syscall.SIGPIPE-1)) != 0 {
+		t.Errorf("the command's %q: SIGPIPE ignored or unreadable (%v)", b, err)
+	}
+}
+
+// The same for exec-mcp-server, whose end of input kills the running
+// calls' commands (docs/shell-tool.md §3): it exits 0 and leaves none.
+// Before, it died of SIGPIPE.
+func TestMCPClientGone(t *testing.T) {
+	c := startHeld(t, "exec-mcp-server", "--bash", "/bin/bash")
+	s := c.out
+	s.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}`+"\n")
+	s.recv(t)
+	mark := fmt.Sprintf("%d.25", 4_000_000+os.Getpid())
+	defer killMarked(t, mark)
+	s.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"shell","arguments":{"command":"sleep `+mark+`","workdir":"/tmp"}}}`+"\n")
+	waitAllMarked(t, []string{mark})
+	_ = s.in.Close()
+	_ = c.stdout.Close()
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("still running 10 s after its client went away")
+	}
+	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit status %v, want 0", c.cmd.ProcessState)
+	}
+	if left := survivors([]string{mark}, time.Second); len(left) > 0 {
+		t.Errorf("still running 1 s after the exit: %v", left)
 	}
 }
 

@@ -13,15 +13,13 @@ import (
 
 // `codex exec run` without --server keeps its promise that no process
 // outlives the run when the processes of our binary in the run are killed
-// with SIGKILL, all of them but the watchdog at once (the client and its
-// exec-server child): 1 s later none of the command's processes runs
-// (background, setsid and foreground jobs). The watchdog does it.
-//
-// Not covered: a SIGKILL of the client alone. Its child then reads the
-// end of its input and, as every stdio server, lets the processes run on
-// their own for the shutdown grace (5 s) before it drains.
+// with SIGKILL: the client alone (its exec-server child reads the end of
+// its input and, with no grace, kills at once; with the 5 s grace of a
+// stdio server they ran on for 5 s), and all of them but the watchdog at
+// once (the client and its child; the watchdog kills). 1 s later none of
+// the command's processes runs (background, setsid and foreground jobs).
 func TestExecRunKill9NoSurvivors(t *testing.T) {
-	for _, all := range []bool{true} {
+	for _, all := range []bool{false, true} {
 		t.Run(map[bool]string{false: "client", true: "all-but-watchdog"}[all], func(t *testing.T) {
 			script, marks := kill9Script()
 			defer killMarked(t, marks...)

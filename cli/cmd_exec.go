@@ -170,8 +170,12 @@ func execConnect(ctx context.Context, cctx *cli.Context, envToken string) (*unif
 	} else {
 		// Our running image, not our path: a command may replace the file
 		// before a restart. The private server shares our stderr: only its
-		// warnings and errors belong there, not its lifecycle lines.
-		client, err = unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: sandbox.SelfExe, Args: []string{"--log-level", "warn"}, Stderr: os.Stderr})
+		// warnings and errors belong there, not its lifecycle lines. It
+		// has no grace: its input ends before the run did only when we
+		// were killed, and then no process may outlive the run (a stdio
+		// server otherwise lets the processes run on for the grace, 5 s,
+		// and then gives them 5 s more after SIGTERM).
+		client, err = unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: sandbox.SelfExe, Args: []string{"--log-level", "warn", "--shutdown-grace", "0"}, Stderr: os.Stderr})
 	}
 	if err != nil {
 		return nil, unifiedexec.Failure(err)

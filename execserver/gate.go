@@ -54,9 +54,10 @@ func (b *Binder) Bind(c *rpc.Conn) rpc.Handler {
 	opened := time.Now()
 	peer := connPeer(c.Label())
 	b.log.Info("connection opened", zap.String("peer", peer))
-	c.Go(h.stdin.run)
+	// One goroutine per connection sends the parked stdin answers and, once
+	// the connection ends (run returns then), detaches its session and logs.
 	c.Go(func(ctx context.Context) {
-		<-ctx.Done()
+		h.stdin.run(ctx)
 		fields := []zap.Field{zap.String("peer", peer)}
 		if s := h.sess.Load(); s != nil {
 			fields = append(fields, zap.String("session", s.id))

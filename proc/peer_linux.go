@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/codexec/codex/internal/sockdiag"
 	"golang.org/x/sys/unix"
@@ -112,7 +113,7 @@ func (t *TreeKiller) trackSandboxed(pid int) {
 		return
 	}
 	ns, _ := nsInode("/proc/" + strconv.Itoa(pid) + "/ns/pid")
-	if own, err := nsInode("/proc/self/ns/pid"); err == nil && own == ns {
+	if own := ownPIDNS(); own != 0 && own == ns {
 		ns = 0
 	}
 	t.mu.Lock()
@@ -230,6 +231,24 @@ func (t *TreeKiller) sandboxedCgroup(id uint64) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ownNSIno caches ownPIDNS: a process's own PID namespace never changes
+// (setns and unshare of a PID namespace apply to its children only).
+var ownNSIno atomic.Uint64
+
+// ownPIDNS returns the inode of the server's PID namespace, or 0 if it
+// cannot be read (then it is tried again next time).
+func ownPIDNS() uint64 {
+	if ino := ownNSIno.Load(); ino != 0 {
+		return ino
+	}
+	ino, err := nsInode("/proc/self/ns/pid")
+	if err != nil {
+		return 0
+	}
+	ownNSIno.Store(ino)
+	return ino
 }
 
 func nsInode(path string) (uint64, error) {

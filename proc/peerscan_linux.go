@@ -54,7 +54,7 @@ func (t *TreeKiller) newPeerScan(sock sockdiag.Socket) *peerScan {
 	s := &peerScan{sock: sock, self: os.Getpid(), leaves: map[string]bool{}, roots: map[int]bool{},
 		nss: map[uint64]bool{}, cgPath: map[int]string{}, lineage: map[int]bool{}, nsMemo: map[uint64]bool{}, cgIno: map[string]uint64{}}
 	s.mnt = t.peerMount()
-	s.ownNS, _ = nsInode("/proc/self/ns/pid")
+	s.ownNS = ownPIDNS()
 	s.launchers = t.launchers
 	t.copySandboxState(s)
 	s.members = leafMembers(s.leaves)

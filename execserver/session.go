@@ -316,9 +316,9 @@ func (e *entry) emitClosed(exited []byte) {
 			rpc.ReleaseFrame(exited)
 		}
 	case exited != nil:
-		_ = c.SendJoined(e.sess.sends, exited, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq))
+		_ = c.SendJoined(e.sess.sends, true, exited, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq))
 	default:
-		_ = c.SendJoined(e.sess.sends, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq))
+		_ = c.SendJoined(e.sess.sends, true, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq))
 	}
 }
 

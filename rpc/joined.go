@@ -20,30 +20,33 @@ type joinedSends struct {
 type joinGroup struct {
 	ctx    context.Context // the first caller's; bounds the group's wait
 	frames [][]byte        // appended under joinedSends.mu while the group is open
+	pooled [][]byte        // those of frames to return to the frame pool; likewise
 	done   chan struct{}   // closed once the group was written, or given up
 	err    error           // written before done is closed
 }
 
-// SendJoined is SendBatch with pooled frames for messages that may leave
-// together with those of other SendJoined calls with the same ctx: a call
+// SendJoined is SendBatch for messages that may leave together with those
+// of other SendJoined calls with the same ctx: a call
 // that finds such a group waiting for the write in flight adds its
 // messages to it and returns once the group was written (or given up:
 // ctx done or the connection ended), with the group's error. A call that
 // finds none starts a group and writes it as soon as it holds the write
 // token, so a lone message is not delayed. Messages of one call stay
 // together and in order; those of one goroutine's successive calls too.
-func (c *Conn) SendJoined(ctx context.Context, frames ...[]byte) error {
+// With pooled, the frames are returned to the frame pool afterwards.
+func (c *Conn) SendJoined(ctx context.Context, pooled bool, frames ...[]byte) error {
 	j := &c.joined
 	j.mu.Lock()
 	for _, g := range j.open {
 		if g.ctx == ctx {
-			g.frames = append(g.frames, frames...)
+			g.add(pooled, frames)
 			j.mu.Unlock()
 			<-g.done
 			return g.err
 		}
 	}
-	g := &joinGroup{ctx: ctx, frames: append(make([][]byte, 0, len(frames)+4), frames...), done: make(chan struct{})}
+	g := &joinGroup{ctx: ctx, frames: make([][]byte, 0, len(frames)+4), done: make(chan struct{})}
+	g.add(pooled, frames)
 	j.open = append(j.open, g)
 	j.mu.Unlock()
 	err := c.write(ctx, func() error {
@@ -52,11 +55,19 @@ func (c *Conn) SendJoined(ctx context.Context, frames ...[]byte) error {
 	})
 	j.close(g) // when write gave up without writing
 	g.err = err
-	for _, f := range g.frames {
+	for _, f := range g.pooled {
 		ReleaseFrame(f)
 	}
 	close(g.done)
 	return err
+}
+
+// add appends frames to the group, to be released afterwards if pooled.
+func (g *joinGroup) add(pooled bool, frames [][]byte) {
+	g.frames = append(g.frames, frames...)
+	if pooled {
+		g.pooled = append(g.pooled, frames...)
+	}
 }
 
 // close stops g from gathering more messages. Idempotent.

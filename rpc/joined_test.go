@@ -81,7 +81,7 @@ func TestSendJoinedOneWrite(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.SendJoined(ctx, pooled(fmt.Sprintf(`{"exited":%d}`, i)), pooled(fmt.Sprintf(`{"closed":%d}`, i))); err != nil {
+			if err := c.SendJoined(ctx, true, pooled(fmt.Sprintf(`{"exited":%d}`, i)), pooled(fmt.Sprintf(`{"closed":%d}`, i))); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -120,7 +120,7 @@ func TestSendJoinedOneWrite(t *testing.T) {
 	}
 
 	// Alone on a free connection: written at once, in one write.
-	if err := c.SendJoined(ctx, pooled(`{"alone":1}`)); err != nil {
+	if err := c.SendJoined(ctx, true, pooled(`{"alone":1}`)); err != nil {
 		t.Fatal(err)
 	}
 	if writes, data := out.count(); writes != 3 || !strings.HasSuffix(data, "{\"alone\":1}\n") {
@@ -149,7 +149,7 @@ func TestSendJoinedGivenUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 3)
 	for i := range 3 {
-		go func() { errs <- c.SendJoined(ctx, pooled(fmt.Sprintf(`{"n":%d}`, i))) }()
+		go func() { errs <- c.SendJoined(ctx, true, pooled(fmt.Sprintf(`{"n":%d}`, i))) }()
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for rpc.JoinedWaiting(c) < 3 {

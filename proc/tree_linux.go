@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 )
 
 // Tree-killing modes, as reported by TreeKiller.Mode.
@@ -197,11 +198,12 @@ func (p *Process) deferTreeKill() {
 // group kill emptied it, which is the usual case and spares the
 // cgroup.kill write; a leaf still populated (a descendant that called
 // setsid or left the group) is killed whole. The backstop timer kills the
-// leaf without looking.
+// leaf without looking, unless the child died and only its reap is late
+// (many processes ending at once on a loaded host): the reap settles it.
 func (p *Process) settleTree(reaped bool) {
 	p.mu.Lock()
 	t := p.treeKill
-	if t == nil || p.leafGone {
+	if t == nil || p.leafGone || !reaped && (p.reaped || p.childDead()) {
 		p.mu.Unlock()
 		return
 	}
@@ -220,4 +222,12 @@ func (p *Process) settleTree(reaped bool) {
 	if err := p.tree.killCgroup(p.leaf); err != nil {
 		p.log.Debug("kill", zap.Error(err))
 	}
+}
+
+// childDead reports whether the child exited and waits to be reaped.
+// Called with p.mu held before the reap, so the pid is still the child's.
+func (p *Process) childDead() bool {
+	var si siginfo
+	err := waitid(unix.P_PID, p.pid, &si, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT)
+	return err == nil && si.pid != 0
 }

@@ -301,7 +301,9 @@ func (e *entry) markExited(code int, denied bool) []byte {
 
 // emitClosed publishes the close. exited, if not nil, is the process/exited
 // that markExited held back: both leave in one write where the transport
-// allows (rpc.Conn.SendBatch), exited first.
+// allows, exited first, and with the ends of other processes that meet
+// them behind a write in flight (rpc.Conn.SendJoined: a terminate-all ends
+// many at once; a lone end is not delayed).
 func (e *entry) emitClosed(exited []byte) {
 	e.emitMu.Lock()
 	defer e.emitMu.Unlock()
@@ -314,9 +316,9 @@ func (e *entry) emitClosed(exited []byte) {
 			rpc.ReleaseFrame(exited)
 		}
 	case exited != nil:
-		_ = c.SendBatch(e.sess.sends, [][]byte{exited, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq)}, true)
+		_ = c.SendJoined(e.sess.sends, true, exited, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq))
 	default:
-		_ = c.Send(e.sess.sends, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq), true)
+		_ = c.SendJoined(e.sess.sends, true, wire.AppendClosedNotification(rpc.AcquireFrame(), e.qid, seq))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -199,7 +200,7 @@ func rmdirRetry(dir string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	delay := time.Millisecond
 	for {
-		err := unix.Rmdir(dir)
+		err := rmdirOne(dir)
 		if err == nil || err == unix.ENOENT {
 			return nil
 		}
@@ -288,4 +289,18 @@ func kernelAtLeast(major, minor int) bool {
 	ma, _ := strconv.Atoi(parts[0])
 	mi, _ := strconv.Atoi(strings.TrimFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
 	return ma > major || ma == major && mi >= minor
+}
+
+// rmdirMu lets one thread at a time remove a cgroup directory. The kernel
+// serialises the removals on its cgroup mutex anyway; many at once (a
+// terminate-all) would each block an OS thread in the kernel, and the
+// runtime would hand their Ps to new threads meanwhile. Waiting here parks
+// goroutines instead.
+var rmdirMu sync.Mutex
+
+// rmdirOne is unix.Rmdir under rmdirMu.
+func rmdirOne(dir string) error {
+	rmdirMu.Lock()
+	defer rmdirMu.Unlock()
+	return unix.Rmdir(dir)
 }

@@ -40,3 +40,17 @@ func PidsLeaf(t *TreeKiller, dir string) string {
 	}
 	return dir
 }
+
+// ArmTreeKillBackstop arms the leaf kill that follows a group kill sent
+// before the reap (deferTreeKill), without sending the group kill: a root
+// that the group kill did not end, as one stuck in an uninterruptible
+// sleep would be.
+func ArmTreeKillBackstop(p *Process) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deferTreeKill()
+}
+
+// TreeKillBackstop is how long a group kill before the reap waits for the
+// reap before it kills the leaf.
+const TreeKillBackstop = treeKillBackstop

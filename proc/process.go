@@ -55,7 +55,8 @@ type Process struct {
 	openOut    int         // reader goroutines still running
 	graceTimer *time.Timer // armed by Kill while output is open; stopped at EOF
 	unfinished int         // of {exit, output EOF}; at 0 the cgroup leaf is released
-	leafGone   bool        // the leaf was removed by finishOne; written before wg.Done
+	leafGone   bool        // the leaf was removed (settleTree or finishOne)
+	treeKill   *time.Timer // a kill before the reap signalled the group only: the leaf is settled at the reap, or by this backstop (settleTree)
 
 	exitCode    int            // written by the wait goroutine before exited is closed
 	exitSignal  syscall.Signal // likewise: the signal that ended the child, 0 if it exited
@@ -414,12 +415,12 @@ func (p *Process) close() {
 	p.wg.Wait()
 	if p.tree != nil {
 		p.mu.Lock()
-		killed := p.killed
+		killed, gone := p.killed, p.leafGone
 		p.mu.Unlock()
 		// After a kill the leaf empties within moments; otherwise a busy
 		// leaf means a descendant outlived a normal exit: leave it be.
 		// The usual leaf is gone already (finishOne, before wg.Wait).
-		if !p.leafGone {
+		if !gone {
 			p.tree.release(p.leaf, killed)
 		}
 	}
@@ -433,6 +434,7 @@ func (p *Process) setExited(code int) {
 	p.stdinExited()
 	if p.tree != nil {
 		p.tree.untrack(p.pid)
+		p.settleTree(true)
 	}
 	reap.Done(p.pid) // reaped: orphan reapers may take this pid now
 	p.exitedAt = time.Now()
@@ -467,11 +469,14 @@ func (p *Process) streamDone() {
 func (p *Process) finishOne() {
 	p.mu.Lock()
 	p.unfinished--
-	done := p.unfinished == 0
+	done := p.unfinished == 0 && !p.leafGone
 	p.mu.Unlock()
 	if done && p.tree != nil {
 		runtime.Gosched()
-		p.leafGone = p.tree.release(p.leaf, false)
+		gone := p.tree.release(p.leaf, false)
+		p.mu.Lock()
+		p.leafGone = gone
+		p.mu.Unlock()
 	}
 }
 

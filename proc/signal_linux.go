@@ -112,7 +112,13 @@ func (p *Process) Kill() error {
 	p.killed = true
 	p.armGrace()
 	var err error
-	if p.tree != nil {
+	switch {
+	case p.tree == nil:
+	case !p.reaped && p.tree.defersLeafKill(p.leaf):
+		// The group kill below usually takes the whole leaf; the reap
+		// checks that it did and kills the rest (settleTree).
+		p.deferTreeKill()
+	default:
 		// Before the group kill: the subreaper walk must see the tree intact.
 		err = p.tree.kill(p.pid, p.leaf, !p.reaped)
 	}

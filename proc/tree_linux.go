@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 )
 
 // Tree-killing modes, as reported by TreeKiller.Mode.
@@ -164,4 +165,69 @@ func (t *TreeKiller) kill(pid int, leaf string, rootAlive bool) error {
 	t.killWalk(roots, sid)
 	t.kickReaper()
 	return nil
+}
+
+// treeKillBackstop bounds how long a kill before the reap leaves the rest
+// of the leaf alive while the child does not die (settleTree): a child
+// stuck in an uninterruptible sleep must not shelter a descendant that
+// called setsid.
+const treeKillBackstop = time.Second
+
+// defersLeafKill reports whether a kill of a process not yet reaped may
+// signal its group first and leave the leaf to settleTree: in cgroup mode
+// with cgroup.kill, for a process that has a leaf.
+func (t *TreeKiller) defersLeafKill(leaf string) bool {
+	return t.mode == modeCgroup && t.hasKill && leaf != ""
+}
+
+// deferTreeKill arms the settling of the leaf after a kill that signalled
+// the process group only. Called with p.mu held, before the reap.
+func (p *Process) deferTreeKill() {
+	if p.treeKill != nil {
+		return
+	}
+	p.wg.Add(1)
+	p.treeKill = time.AfterFunc(treeKillBackstop, func() {
+		defer p.wg.Done()
+		p.settleTree(false)
+	})
+}
+
+// settleTree finishes a kill that signalled the process group only
+// (deferTreeKill), once: at the reap (reaped) it removes the leaf if the
+// group kill emptied it, which is the usual case and spares the
+// cgroup.kill write; a leaf still populated (a descendant that called
+// setsid or left the group) is killed whole. The backstop timer kills the
+// leaf without looking, unless the child died and only its reap is late
+// (many processes ending at once on a loaded host): the reap settles it.
+func (p *Process) settleTree(reaped bool) {
+	p.mu.Lock()
+	t := p.treeKill
+	if t == nil || p.leafGone || !reaped && (p.reaped || p.childDead()) {
+		p.mu.Unlock()
+		return
+	}
+	p.treeKill = nil
+	stopped := reaped && t.Stop()
+	p.mu.Unlock()
+	if stopped {
+		p.wg.Done() // the backstop will never run
+	}
+	if reaped && p.tree.release(p.leaf, false) {
+		p.mu.Lock()
+		p.leafGone = true
+		p.mu.Unlock()
+		return
+	}
+	if err := p.tree.killCgroup(p.leaf); err != nil {
+		p.log.Debug("kill", zap.Error(err))
+	}
+}
+
+// childDead reports whether the child exited and waits to be reaped.
+// Called with p.mu held before the reap, so the pid is still the child's.
+func (p *Process) childDead() bool {
+	var si siginfo
+	err := waitid(unix.P_PID, p.pid, &si, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT)
+	return err == nil && si.pid != 0
 }

@@ -100,3 +100,5 @@ func CountTrees([]*Process, []*Leftovers) int { return 0 }
 
 // TreePids is empty outside Linux.
 func TreePids([]*Process, []*Leftovers) map[int]bool { return nil }
+
+func (p *Process) settleTree(bool) {}

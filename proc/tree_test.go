@@ -129,6 +129,50 @@ func TestTreeKillShellSetsid(t *testing.T) {
 	}
 }
 
+// TestTreeKillLeafAtReap: a kill before the reap signals the process
+// group and leaves the leaf to the reap, which finds the setsid
+// grandchild still in it and kills the leaf; the leaf is gone by the
+// close, and the grandchild's stdout does not hold up the output's EOF.
+func TestTreeKillLeafAtReap(t *testing.T) {
+	tk := newTree(t, "cgroup")
+	p, s := start(t, helper("setsid-grandchild"), proc.Options{Tree: tk})
+	gc := grandchildPid(t, s)
+	leaf := proc.CgroupLeaf(p)
+	killed := time.Now()
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, p.OutputDone(), "output EOF")
+	if d := time.Since(killed); d >= proc.TreeKillBackstop {
+		t.Errorf("EOF took %v: the grandchild was left to the backstop, not killed at the reap", d)
+	}
+	eventuallyDead(t, gc, "setsid grandchild")
+	if code := finish(t, p); code != 137 {
+		t.Errorf("exit code %d, want 137", code)
+	}
+	p.Close()
+	if _, err := os.Stat(leaf); !os.IsNotExist(err) {
+		t.Errorf("leaf %s after Close: %v", leaf, err)
+	}
+}
+
+// TestTreeKillBackstop: when the child is not reaped after a kill that
+// signalled its group (here the group kill is left out, as if the child
+// were stuck where SIGKILL cannot reach it yet), the backstop kills the
+// whole leaf: the child and the grandchild that called setsid.
+func TestTreeKillBackstop(t *testing.T) {
+	tk := newTree(t, "cgroup")
+	p, s := start(t, helper("setsid-grandchild"), proc.Options{Tree: tk})
+	gc := grandchildPid(t, s)
+	proc.ArmTreeKillBackstop(p)
+	wait(t, p.Exited(), "exit after the backstop")
+	if code := p.ExitCode(); code != 137 {
+		t.Errorf("exit code %d, want 137 (killed by the backstop)", code)
+	}
+	eventuallyDead(t, gc, "setsid grandchild")
+	p.Close()
+}
+
 // TestTreeKillAfterExit: after the direct child exited, a setsid orphan
 // still holds stdout. In cgroup mode Kill finds it in the leaf; in
 // subreaper mode it can no longer be attributed, so the output is

@@ -95,6 +95,7 @@ type Conn struct {
 	cancel context.CancelFunc
 
 	wtok      chan struct{} // holds one token: the right to write
+	joined    joinedSends   // SendJoined's groups waiting for the token
 	inq       chan queued   // drained by the handler goroutine only
 	blocking  bool          // reads block an OS thread (see yieldToHandler)
 	stopWrite chan struct{} // closed when no more messages may be written

@@ -110,17 +110,21 @@ func (c *Conn) SendBatch(ctx context.Context, frames [][]byte, pooled bool) erro
 			}
 		}()
 	}
-	return c.write(ctx, func() error {
-		if bw, ok := c.f.(batchWriter); ok {
-			return bw.WriteBatch(c.ctx, frames)
+	return c.write(ctx, func() error { return c.writeFrames(frames) })
+}
+
+// writeFrames writes frames in order, in one write where the framer
+// allows. The caller holds the write token.
+func (c *Conn) writeFrames(frames [][]byte) error {
+	if bw, ok := c.f.(batchWriter); ok {
+		return bw.WriteBatch(c.ctx, frames)
+	}
+	for _, f := range frames {
+		if err := c.f.Write(c.ctx, f); err != nil {
+			return err
 		}
-		for _, f := range frames {
-			if err := c.f.Write(c.ctx, f); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // write runs w, which writes to the framer, holding the write token. A

@@ -26,7 +26,7 @@ func (t *TreeKiller) Mode() string { return "" }
 func (t *TreeKiller) Close() error { return nil }
 
 func (t *TreeKiller) untrack(int)          {}
-func (t *TreeKiller) release(string, bool) {}
+func (t *TreeKiller) release(string, bool) bool { return false }
 
 // NewLimitedTreeKiller returns an error matching errors.ErrUnsupported
 // outside Linux.

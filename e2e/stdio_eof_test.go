@@ -258,8 +258,25 @@ func TestStdioClientGone(t *testing.T) {
 	s.send(t, `{"id":2,"method":"process/start","params":{"processId":"p","argv":["/bin/sh","-c",`+strconv.Quote(script)+`],"cwd":"/tmp","env":{"PATH":"/usr/bin:/bin"},"tty":false}}`+"\n")
 	for m := s.recv(t); m["method"] != "process/output"; m = s.recv(t) {
 	}
+	c.clientGone(t)
+	if _, err := os.Stat(filepath.Join(dir, "term")); err != nil {
+		t.Errorf("the command's TERM trap did not run: %v", err)
+	}
+	// The server catches SIGPIPE; its commands must not start with it ignored.
+	b, _ := os.ReadFile(filepath.Join(dir, "sigign"))
+	ign, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(string(b), "SigIgn:")), 16, 64)
+	if err != nil || ign&(1<<(syscall.SIGPIPE-1)) != 0 {
+		t.Errorf("the command's %q: SIGPIPE ignored or unreadable (%v)", b, err)
+	}
+}
+
+// clientGone closes the test's ends of the child's stdin and stdout, as a
+// client that dies does, and fails unless the child then exits 0 within
+// 10 s.
+func (c *stdioChild) clientGone(t *testing.T) {
+	t.Helper()
 	t0 := time.Now()
-	_ = s.in.Close()
+	_ = c.out.in.Close()
 	_ = c.stdout.Close()
 	select {
 	case <-c.done:
@@ -269,15 +286,6 @@ func TestStdioClientGone(t *testing.T) {
 	t.Logf("exited %v after its client went away: %v", time.Since(t0).Round(time.Millisecond), c.cmd.ProcessState)
 	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("exit status %v, want 0", c.cmd.ProcessState)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "term")); err != nil {
-		t.Errorf("the command's TERM trap did not run: %v", err)
-	}
-	// The server catches SIGPIPE; its commands must not start with it ignored.
-	b, _ := os.ReadFile(filepath.Join(dir, "sigign"))
-	ign, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(string(b), "SigIgn:")), 16, 64)
-	if err != nil || ign&(1<<(syscall.SIGPIPE-1)) != 0 {
-		t.Errorf("the command's %q: SIGPIPE ignored or unreadable (%v)", b, err)
 	}
 }
 
@@ -294,16 +302,7 @@ func TestMCPClientGone(t *testing.T) {
 	s.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"shell","arguments":{"command":"sleep `+mark+`","workdir":"/tmp"}}}`+"\n")
 	waitAllMarked(t, []string{mark})
-	_ = s.in.Close()
-	_ = c.stdout.Close()
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("still running 10 s after its client went away")
-	}
-	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Errorf("exit status %v, want 0", c.cmd.ProcessState)
-	}
+	c.clientGone(t)
 	if left := survivors([]string{mark}, time.Second); len(left) > 0 {
 		t.Errorf("still running 1 s after the exit: %v", left)
 	}

@@ -51,6 +51,20 @@ func (w *gatedWriter) count() (int, string) {
 	return w.writes, string(w.data)
 }
 
+// gatedConn is a stdio Conn writing to a gatedWriter, closed at the end of
+// the test.
+func gatedConn(t *testing.T) (*rpc.Conn, *gatedWriter) {
+	inR, inW := net.Pipe()
+	out := newGatedWriter()
+	c := rpc.NewConn(rpc.NewStdioFramer(inR, out, inR, "stdio", maxMsg), rpc.Options{})
+	t.Cleanup(func() {
+		_ = inW.Close()
+		_ = c.Close()
+		c.Wait()
+	})
+	return c, out
+}
+
 // pooled returns msg in a frame from the pool, as SendJoined takes them.
 func pooled(msg string) []byte { return append(rpc.AcquireFrame(), msg...) }
 
@@ -58,14 +72,7 @@ func pooled(msg string) []byte { return append(rpc.AcquireFrame(), msg...) }
 // while a write is in flight leave together in the next write, each whole;
 // a SendJoined on a free connection is written at once, alone.
 func TestSendJoinedOneWrite(t *testing.T) {
-	inR, inW := net.Pipe()
-	out := newGatedWriter()
-	c := rpc.NewConn(rpc.NewStdioFramer(inR, out, inR, "stdio", maxMsg), rpc.Options{})
-	defer func() {
-		_ = inW.Close()
-		_ = c.Close()
-		c.Wait()
-	}()
+	c, out := gatedConn(t)
 	ctx := callCtx(t)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -131,14 +138,7 @@ func TestSendJoinedOneWrite(t *testing.T) {
 // TestSendJoinedGivenUp: a group whose context ends while it waits for
 // the write token is not written, and every caller in it gets the error.
 func TestSendJoinedGivenUp(t *testing.T) {
-	inR, inW := net.Pipe()
-	out := newGatedWriter()
-	c := rpc.NewConn(rpc.NewStdioFramer(inR, out, inR, "stdio", maxMsg), rpc.Options{})
-	defer func() {
-		_ = inW.Close()
-		_ = c.Close()
-		c.Wait()
-	}()
+	c, out := gatedConn(t)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

@@ -25,7 +25,7 @@ func (t *TreeKiller) Mode() string { return "" }
 // Close does nothing outside Linux.
 func (t *TreeKiller) Close() error { return nil }
 
-func (t *TreeKiller) untrack(int)          {}
+func (t *TreeKiller) untrack(int)               {}
 func (t *TreeKiller) release(string, bool) bool { return false }
 
 // NewLimitedTreeKiller returns an error matching errors.ErrUnsupported

@@ -54,3 +54,17 @@ func ArmTreeKillBackstop(p *Process) {
 // TreeKillBackstop is how long a group kill before the reap waits for the
 // reap before it kills the leaf.
 const TreeKillBackstop = treeKillBackstop
+
+// SetForkerMinFD sets the lowest inherited fd number that forks on t's
+// forker (0: every fork). Call it before t forks.
+func SetForkerMinFD(t *TreeKiller, n uintptr) { t.forker.minFD = n }
+
+// ForkerTID returns the id of t's forker thread, 0 if none runs.
+func ForkerTID(t *TreeKiller) int {
+	t.forker.mu.Lock()
+	defer t.forker.mu.Unlock()
+	if t.forker.f == nil || t.forker.closed {
+		return 0
+	}
+	return t.forker.f.tid
+}

@@ -87,21 +87,28 @@ func BenchmarkStartTrueFdTable(b *testing.B) {
 	}
 	defer tree.Close()
 	for _, fds := range []int{0, 4000, 8000} {
-		b.Run(strconv.Itoa(fds), func(b *testing.B) {
-			var held []*os.File
-			defer func() {
-				for _, f := range held {
-					_ = f.Close()
+		for _, on := range []string{"direct", "forker"} {
+			b.Run(strconv.Itoa(fds)+"/"+on, func(b *testing.B) {
+				minFD := ^uintptr(0)
+				if on == "forker" {
+					minFD = 0
 				}
-			}()
-			for len(held) < fds {
-				r, w, err := os.Pipe()
-				if err != nil {
-					b.Fatal(err)
+				proc.SetForkerMinFD(tree, minFD)
+				var held []*os.File
+				defer func() {
+					for _, f := range held {
+						_ = f.Close()
+					}
+				}()
+				for len(held) < fds {
+					r, w, err := os.Pipe()
+					if err != nil {
+						b.Fatal(err)
+					}
+					held = append(held, r, w)
 				}
-				held = append(held, r, w)
-			}
-			benchTrue(b, tree)
-		})
+				benchTrue(b, tree)
+			})
+		}
 	}
 }

@@ -187,6 +187,14 @@ func forkExec(path string, argv []string, attr *syscall.ProcAttr, tree *TreeKill
 	return reap.Fork(func() (int, error) {
 		unlock := tree.lockSpawn()
 		defer unlock()
+		if f := tree.forkerFor(attr); f != nil {
+			if pid, err = tree.forkOn(f, path, argv, attr, pidsTasks); err != errForkerGone {
+				if err == nil {
+					tree.track(pid)
+				}
+				return pid, err
+			}
+		}
 		runtime.LockOSThread()
 		if tree.forkInV1(pidsTasks, func() { pid, err = syscall.ForkExec(path, argv, attr) }) {
 			runtime.UnlockOSThread()

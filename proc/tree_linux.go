@@ -82,6 +82,8 @@ type TreeKiller struct {
 	v1        *pidsV1     // cgroup v1 pids fallback; nil without
 	limitWarn sync.Once   // logs the first failure to apply a limit
 
+	forker forkerSlot // forks on a thread with a small fd table; own lock
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -112,7 +114,7 @@ func newTreeKiller(logger *zap.Logger, tryCgroup bool, lim Limits) (*TreeKiller,
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	t := &TreeKiller{log: logger}
+	t := &TreeKiller{log: logger, forker: forkerSlot{minFD: forkerMinFD}}
 	if tryCgroup {
 		err := t.setupCgroup(lim)
 		if err == nil {
@@ -141,6 +143,7 @@ func (t *TreeKiller) Close() error {
 		} else {
 			t.closeSubreaper()
 		}
+		t.closeForker() // after the kills: its children get their parent-death signal
 	})
 	return t.closeErr
 }

@@ -68,3 +68,17 @@ func ForkerTID(t *TreeKiller) int {
 	}
 	return t.forker.f.tid
 }
+
+// HoldForker keeps t's forker (started if need be) busy, as a start whose
+// exec hangs would, until release is called.
+func HoldForker(t *TreeKiller) (release func(), err error) {
+	if t.forker.f == nil {
+		f, err := startForker(-1)
+		if err != nil {
+			return nil, err
+		}
+		t.forker.f = f
+	}
+	t.forker.f.mu.Lock()
+	return t.forker.f.mu.Unlock, nil
+}

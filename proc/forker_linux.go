@@ -45,6 +45,12 @@ type forker struct {
 	reqs   chan *forkReq
 	done   chan struct{} // closed when the thread has ended
 	closed bool
+
+	// Owned by the thread: its copy of the TreeKiller's v1 home tasks
+	// file (-1 without), and whether the thread failed to return there
+	// after a fork, so that it tries again before the next one.
+	home  int
+	stuck bool
 }
 
 // forkerMinFD is the lowest inherited fd number for which spawn forks on
@@ -58,13 +64,14 @@ const forkerMinFD = 512
 var errForkerGone = errors.New("proc: forker unavailable")
 
 // forkReq is one fork on the forker. The fds in attr (Files and
-// Sys.CgroupFD), tasks and home are numbers in the server's table.
+// Sys.CgroupFD) and tasks are numbers in the server's table, which the
+// requester keeps open until the fork returns.
 type forkReq struct {
 	path string
 	argv []string
 	attr *syscall.ProcAttr
-	// v1 pids: the leaf's tasks file and our home tasks file, or -1.
-	tasks, home int
+	// v1 pids: the leaf's tasks file, or -1.
+	tasks int
 
 	pid      int
 	err      error // the fork's error, or errForkerGone
@@ -75,8 +82,10 @@ type forkReq struct {
 
 // startForker starts the forker's thread and returns once its table is
 // trimmed, or with the reason it cannot run (old kernel, no pidfd_getfd).
-func startForker() (*forker, error) {
-	f := &forker{reqs: make(chan *forkReq), done: make(chan struct{})}
+// home, if not -1, is the server's fd of the v1 home tasks file, open
+// until startForker returns; the thread keeps a copy.
+func startForker(home int) (*forker, error) {
+	f := &forker{reqs: make(chan *forkReq), done: make(chan struct{}), home: home}
 	ready := make(chan error, 1)
 	go f.run(ready, nil)
 	if err := <-ready; err != nil {
@@ -106,6 +115,9 @@ func (f *forker) run(ready chan<- error, locked chan<- struct{}) {
 	// From here the thread's table may differ from the server's: the
 	// goroutine ends locked, and the runtime ends the thread with it.
 	leader, err := privateTable()
+	if err == nil && f.home >= 0 {
+		f.home, err = unix.PidfdGetfd(leader, f.home, 0)
+	}
 	if err != nil {
 		ready <- fmt.Errorf("proc: forker: %w", err)
 		return
@@ -144,6 +156,12 @@ func privateTable() (leader int, err error) {
 		return -1, err
 	}
 	_ = unix.Close(null)
+	// What the trim kept is the runtime's; make sure no child inherits
+	// it (the flag is per table: the server's close_range before each
+	// start does not reach this one).
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return -1, os.NewSyscallError("close_range", err)
+	}
 	leader, err = unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
 		return -1, os.NewSyscallError("pidfd_open", err)
@@ -235,14 +253,15 @@ func (f *forker) fork(leader int, r *forkReq) (pid int, err error) {
 			return 0, errForkerGone
 		}
 	}
+	if f.stuck && f.goHome() != nil {
+		// Still in another process's pids leaf: a child forked here
+		// would count against that limit.
+		return 0, errForkerGone
+	}
 	if r.tasks < 0 {
 		return syscall.ForkExec(r.path, r.argv, &attr)
 	}
 	tasks, err := bring(r.tasks)
-	if err != nil {
-		return 0, errForkerGone
-	}
-	home, err := bring(r.home)
 	if err != nil {
 		return 0, errForkerGone
 	}
@@ -251,17 +270,29 @@ func (f *forker) fork(leader int, r *forkReq) (pid int, err error) {
 	}
 	pid, err = syscall.ForkExec(r.path, r.argv, &attr)
 	if r.enterErr == nil {
-		if _, werr := unix.Write(home, []byte(selfTask)); werr != nil {
-			r.stuck = os.NewSyscallError("write tasks", werr)
-		}
+		r.stuck = f.goHome()
 	}
 	return pid, err
 }
 
+// goHome moves the thread back into the server's own v1 pids cgroup.
+func (f *forker) goHome() error {
+	if _, err := unix.Write(f.home, []byte(selfTask)); err != nil {
+		f.stuck = true
+		return os.NewSyscallError("write tasks", err)
+	}
+	f.stuck = false
+	return nil
+}
+
 // Fork runs r on the forker and waits for it. It returns errForkerGone
-// once the forker was closed.
+// at once when the forker is busy (a start whose exec hangs, on a stuck
+// mount say, must not hold up the others, which fork the ordinary way
+// meanwhile) or closed.
 func (f *forker) Fork(r *forkReq) (int, error) {
-	f.mu.Lock()
+	if !f.mu.TryLock() {
+		return 0, errForkerGone
+	}
 	defer f.mu.Unlock()
 	if f.closed {
 		return 0, errForkerGone
@@ -313,7 +344,11 @@ func (t *TreeKiller) forkerFor(attr *syscall.ProcAttr) *forker {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil && !s.failed && !s.closed {
-		f, err := startForker()
+		home := -1
+		if t.v1 != nil {
+			home = int(t.v1.home.Fd()) // open: Close does not run during a start
+		}
+		f, err := startForker(home)
 		if err != nil {
 			s.failed = true
 			t.log.Info("no forker; forks copy the whole fd table", zap.Error(err))
@@ -326,20 +361,34 @@ func (t *TreeKiller) forkerFor(attr *syscall.ProcAttr) *forker {
 // forkOn forks on f what forkExec would fork (in the v1 pids leaf whose
 // tasks file is pidsTasks, if set) and opens the child's pidfd where
 // attr asks for one. errForkerGone means nothing was forked.
-func (t *TreeKiller) forkOn(f *forker, path string, argv []string, attr *syscall.ProcAttr, pidsTasks *os.File) (int, error) {
-	r := &forkReq{path: path, argv: argv, attr: attr, tasks: -1, home: -1}
+func (t *TreeKiller) forkOn(f *forker, path string, argv []string, attr *syscall.ProcAttr, pidsTasks *os.File) (pid int, err error) {
+	r := &forkReq{path: path, argv: argv, attr: attr, tasks: -1}
 	if pidsTasks != nil && t.v1 != nil {
-		r.tasks, r.home = int(pidsTasks.Fd()), int(t.v1.home.Fd())
+		// Control holds the file open (its number cannot be reused)
+		// until the fork returned.
+		rc, cerr := pidsTasks.SyscallConn()
+		if cerr != nil {
+			return 0, errForkerGone
+		}
+		err = errForkerGone
+		if cerr := rc.Control(func(fd uintptr) {
+			r.tasks = int(fd)
+			pid, err = f.Fork(r)
+		}); cerr != nil {
+			return 0, errForkerGone
+		}
+	} else {
+		pid, err = f.Fork(r)
 	}
-	pid, err := f.Fork(r)
 	if r.enterErr != nil {
 		t.limitWarn.Do(func() {
 			t.log.Warn("cannot enter the pids leaf; continuing without the limit", zap.Error(r.enterErr))
 		})
 	}
 	if r.stuck != nil {
-		// The next fork moves the thread into its own leaf first; until
-		// then the thread counts in this one, whose removal waits for it.
+		// The thread tries again before its next fork, and forks nothing
+		// until it is home; meanwhile it counts in this leaf, whose
+		// removal waits for it.
 		t.log.Error("forker thread stuck in a pids leaf", zap.Error(r.stuck))
 	}
 	if err == nil && attr.Sys.PidFD != nil {
@@ -347,7 +396,16 @@ func (t *TreeKiller) forkOn(f *forker, path string, argv []string, attr *syscall
 		// the pid cannot have been reused.
 		fd, perr := unix.PidfdOpen(pid, 0)
 		if perr != nil {
-			fd = -1
+			// The server's table is full (EMFILE): fail the start as a
+			// clone3 that could not install the pidfd would have.
+			_ = unix.Kill(pid, unix.SIGKILL)
+			var ws unix.WaitStatus
+			for {
+				if _, werr := unix.Wait4(pid, &ws, 0, nil); werr != unix.EINTR {
+					break
+				}
+			}
+			return 0, os.NewSyscallError("pidfd_open", perr)
 		}
 		*attr.Sys.PidFD = fd
 	}

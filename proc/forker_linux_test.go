@@ -5,8 +5,11 @@ package proc_test
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/codexec/codex/proc"
 )
@@ -65,6 +68,22 @@ func TestForkerStarts(t *testing.T) {
 					t.Errorf("the forker thread holds fd %s -> %s", e.Name(), target)
 				}
 			}
+			for _, e := range ents {
+				if e.Name() == "0" || e.Name() == "1" || e.Name() == "2" {
+					continue
+				}
+				info, _ := os.ReadFile(task + "/fdinfo/" + e.Name())
+				var flags string
+				for _, line := range strings.Split(string(info), "\n") {
+					if v, ok := strings.CutPrefix(line, "flags:"); ok {
+						flags = strings.TrimSpace(v)
+					}
+				}
+				fl, err := strconv.ParseUint(flags, 8, 64)
+				if err != nil || fl&syscall.O_CLOEXEC == 0 {
+					t.Errorf("the forker thread's fd %s is not close-on-exec (flags %q)", e.Name(), flags)
+				}
+			}
 			if len(ents) > 7 {
 				t.Errorf("the forker thread holds %d fds", len(ents))
 			}
@@ -117,5 +136,44 @@ func TestForkerOnlyForLargeTables(t *testing.T) {
 	}
 	if proc.ForkerTID(tree) == 0 {
 		t.Fatal("no forker for a start with 600 open fds")
+	}
+}
+
+// A busy forker (a start whose exec hangs on a stuck mount, say) does not
+// hold up other starts: they fork the ordinary way meanwhile.
+func TestForkerBusyDoesNotBlock(t *testing.T) {
+	tree, err := proc.NewTreeKiller(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	proc.SetForkerMinFD(tree, 0)
+	release, err := proc.HoldForker(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	started := make(chan error, 1)
+	go func() {
+		p, err := proc.Start(sh("exit 3"), nil, proc.Options{Tree: tree})
+		if err == nil {
+			<-p.Exited()
+			<-p.OutputDone()
+			if code := p.ExitCode(); code != 3 {
+				err = fmt.Errorf("exit code %d, want 3", code)
+			}
+			p.Close()
+		}
+		started <- err
+	}()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(waitLimit):
+		release()
+		<-started
+		t.Fatal("a start waited for the busy forker")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/codexec/codex/internal/sockdiag"
@@ -53,6 +54,7 @@ import (
 // sandboxState tracks what the peer check needs. Guarded by TreeKiller.mu.
 type sandboxState struct {
 	leaves map[string]uint64 // cgroup leaf path → cgroup id, until removed
+	ids    map[uint64]string // the same, by id
 	roots  map[int]sbRoot    // sandboxed processes not reaped yet, by pid
 	ever   bool              // a sandboxed process was started
 	// dead remembers the ids of removed sandboxed leaves (the last
@@ -81,8 +83,10 @@ func (t *TreeKiller) noteSandboxedLeaf(dir string, fd int) error {
 	t.mu.Lock()
 	if t.sb.leaves == nil {
 		t.sb.leaves = make(map[string]uint64)
+		t.sb.ids = make(map[uint64]string)
 	}
 	t.sb.leaves[dir] = st.Ino
+	t.sb.ids[st.Ino] = dir
 	t.mu.Unlock()
 	return nil
 }
@@ -95,6 +99,7 @@ func (t *TreeKiller) forgetLeaf(dir string) {
 		return
 	}
 	delete(t.sb.leaves, dir)
+	delete(t.sb.ids, id)
 	if t.sb.dead == nil {
 		t.sb.dead = make(map[uint64]string)
 	}
@@ -193,24 +198,74 @@ func (t *TreeKiller) unidentified(why string) error {
 }
 
 // sandboxedCgroup reports whether the cgroup id is a sandboxed leaf or a
-// directory below one, and returns that leaf.
+// directory below one, and returns that leaf. Its cost does not depend on
+// the number of sandboxed leaves: the id's path is looked up (by handle,
+// or as learned earlier) and its ancestors checked. Only a server that
+// can do neither (not root, a cgroup not seen before) searches the
+// leaves' directories.
 func (t *TreeKiller) sandboxedCgroup(id uint64) (string, bool) {
 	t.mu.Lock()
-	if dir, ok := t.sb.dead[id]; ok {
-		t.mu.Unlock()
+	dir, dead := t.sb.dead[id]
+	if !dead {
+		dir = t.sb.ids[id]
+	}
+	n := len(t.sb.leaves)
+	t.mu.Unlock()
+	if dead {
 		return dir + " (removed)", true
 	}
-	leaves := make(map[string]uint64, len(t.sb.leaves))
-	for dir, ino := range t.sb.leaves {
-		if ino == id {
-			t.mu.Unlock()
-			return dir, true
+	if dir != "" {
+		return dir, true
+	}
+	if n == 0 {
+		return "", false
+	}
+	if mnt := t.peerMount(); mnt != "" {
+		if p := t.cgroupPathByID(mnt, id); p != "" {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			for ; len(p) > len(mnt); p = filepath.Dir(p) {
+				if _, ok := t.sb.leaves[p]; ok {
+					return p, true
+				}
+			}
+			return "", false
 		}
-		leaves[dir] = ino
+	}
+	return t.searchSandboxedLeaves(id)
+}
+
+// cgroupPathByID returns the path of the cgroup v2 directory whose id is
+// id, "" if it cannot be opened (openCgroup). cgroup ids are never reused,
+// so a path found is remembered.
+func (t *TreeKiller) cgroupPathByID(mnt string, id uint64) string {
+	if p := t.cgNames.get(id); p != "" {
+		return p
+	}
+	fd := t.openCgroup(mnt, id)
+	if fd < 0 {
+		return ""
+	}
+	defer unix.Close(fd)
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || p != mnt && !strings.HasPrefix(p, mnt+"/") {
+		return ""
+	}
+	t.cgNames.put(id, p)
+	return p
+}
+
+// searchSandboxedLeaves looks for the cgroup id below the sandboxed
+// leaves, directory by directory.
+func (t *TreeKiller) searchSandboxedLeaves(id uint64) (string, bool) {
+	leafSearches.Add(1)
+	t.mu.Lock()
+	leaves := make([]string, 0, len(t.sb.leaves))
+	for dir := range t.sb.leaves {
+		leaves = append(leaves, dir)
 	}
 	t.mu.Unlock()
-	// A sub-cgroup made inside a sandboxed leaf: find its path.
-	for leaf := range leaves {
+	for _, leaf := range leaves {
 		found := false
 		_ = filepath.WalkDir(leaf, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {

@@ -220,6 +220,7 @@ func TestCheckPeerCgroup(t *testing.T) {
 func TestRemovedSandboxedLeafStaysRefused(t *testing.T) {
 	tk := &TreeKiller{}
 	tk.sb.leaves = map[string]uint64{"/cg/codex-exec-1/7": 4242, "/cg/codex-exec-1/8": 4343}
+	tk.sb.ids = map[uint64]string{4242: "/cg/codex-exec-1/7", 4343: "/cg/codex-exec-1/8"}
 	tk.mu.Lock()
 	tk.forgetLeaf("/cg/codex-exec-1/7")
 	tk.mu.Unlock()
@@ -241,5 +242,42 @@ func TestRemovedSandboxedLeafStaysRefused(t *testing.T) {
 	tk.mu.Unlock()
 	if len(tk.sb.dead) != maxDeadLeaves || len(tk.sb.deadOrder) != maxDeadLeaves {
 		t.Errorf("dead leaves not bounded: %d/%d", len(tk.sb.dead), len(tk.sb.deadOrder))
+	}
+}
+
+// With many sandboxed leaves alive, allowing an ordinary local client
+// reads none of them: the check's cost does not grow with the sandboxes
+// (the socket's cgroup is found by id, its holders among its own
+// processes).
+func TestCheckPeerReadsNoSandboxedLeaf(t *testing.T) {
+	tk, err := newTreeKiller(zaptest.NewLogger(t), true, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tk.Close() })
+	if tk.Mode() != modeCgroup {
+		t.Skip("no writable cgroup v2 here")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("opening a cgroup by id needs root")
+	}
+	for range 40 {
+		slot, err := tk.prepare(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slot.closeFD()
+		t.Cleanup(func() { tk.release(slot.dir, false) })
+	}
+	ln := listen(t)
+	plain := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})
+	before := leafSearches.Load()
+	for range 3 {
+		if err := check(tk, plain); err != nil {
+			t.Fatalf("an unsandboxed client refused: %v", err)
+		}
+	}
+	if n := leafSearches.Load() - before; n != 0 {
+		t.Errorf("allowing a client searched the 40 sandboxed leaves %d times", n)
 	}
 }

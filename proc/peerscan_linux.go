@@ -33,7 +33,7 @@ type peerScan struct {
 	sock      sockdiag.Socket
 	self      int
 	leaves    map[string]bool  // sandboxed leaf paths
-	members   map[int]bool     // the pids the leaves' cgroup.procs listed when the search began
+	members   map[int]bool     // the pids the leaves' cgroup.procs listed when the full scan began
 	roots     map[int]bool     // sandboxed processes, by pid
 	nss       map[uint64]bool  // PID namespaces of sandboxed processes
 	adoptions bool             // subreaper mode after a sandbox ran: adopted orphans are unattributable
@@ -57,7 +57,6 @@ func (t *TreeKiller) newPeerScan(sock sockdiag.Socket) *peerScan {
 	s.ownNS = ownPIDNS()
 	s.launchers = t.launchers
 	t.copySandboxState(s)
-	s.members = leafMembers(s.leaves)
 	return s
 }
 
@@ -84,10 +83,16 @@ func (t *TreeKiller) copySandboxState(s *peerScan) {
 	}
 }
 
+// leafSearches counts the searches that read every sandboxed leaf (a
+// full scan's leafMembers, searchSandboxedLeaves): what the tests of the
+// peer check's cost look at.
+var leafSearches atomic.Int64
+
 // leafMembers returns the pids listed in the cgroup.procs of leaves: one
 // read per leaf instead of one per process. A process that joins a leaf
 // later (a fork) is judged by its own cgroup file.
 func leafMembers(leaves map[string]bool) map[int]bool {
+	leafSearches.Add(1)
 	members := map[int]bool{}
 	for leaf := range leaves {
 		data, err := os.ReadFile(filepath.Join(leaf, "cgroup.procs"))
@@ -153,6 +158,10 @@ func (t *TreeKiller) searchOwners(sock sockdiag.Socket, leave func()) error {
 	release := acquire(peerScanSem)
 	scansQueued.Add(-1)
 	defer release()
+	// Every process is judged now: one read per sandboxed leaf saves one
+	// or more per sandboxed process. The first rounds judge their few
+	// candidates one by one, at a cost that does not grow with the leaves.
+	s.members = leafMembers(s.leaves)
 	var later []int
 	for _, pid := range allPids() {
 		if searched[pid] {

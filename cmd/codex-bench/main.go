@@ -101,6 +101,7 @@ func parseFlags() Config {
 	flag.IntVar(&rounds, "rounds", 0, "override the number of interleaved latency rounds")
 	flag.IntVar(&tailRef, "tail-ref", 0, "override the tail-completeness runs for the reference")
 	flag.StringVar(&ks, "k", "", "override the concurrency K values (comma-separated)")
+	scaleSandboxed := flag.Bool("scale-sandboxed", false, "scale group: the N live processes run under workspace-write, as the real Codex CLI starts commands (the peer check then knows N sandboxes)")
 	scaleFull := flag.Bool("scale-full", false, "scale group: the full counts (N up to 4,000 live processes with W=250, C up to 300 connections, K up to 50 streams of 64 MiB, 3 rounds)")
 	scaleN := flag.String("scale-n", "", "scale group: live-process counts N (comma-separated; default 10,200,1000)")
 	scaleC := flag.String("scale-c", "", "scale group: idle-connection counts C (default 1,100,300)")
@@ -183,6 +184,7 @@ func parseFlags() Config {
 	if *scaleRounds > 0 {
 		c.Scale.Rounds = *scaleRounds
 	}
+	c.Scale.Sandboxed = *scaleSandboxed
 	return c
 }
 

@@ -36,6 +36,18 @@ type ScaleConfig struct {
 	Connects int // connect samples at each N and C
 	Starts   int // /bin/true start samples at each N
 	DialPar  int // connections dialled at once in the C family
+	// Sandboxed runs the N live processes (ramp and timed starts) under
+	// workspace-write, as the real Codex CLI starts its commands.
+	Sandboxed bool
+}
+
+// sleepParams are the parameters of one of the N live processes.
+func (sc ScaleConfig) sleepParams() StartParams {
+	p := StartParams{Argv: []string{"/bin/sleep", "1000"}, Cwd: "file:///tmp", Env: benchEnv}
+	if sc.Sandboxed {
+		p.Sandbox = workspaceSandbox("/tmp", "", false)
+	}
+	return p
 }
 
 // scaleDefaults are the counts of a default run (a few minutes); scaleFull
@@ -216,7 +228,7 @@ const scaleRampWindow = 1
 // scaleRampMiddle starts procs[from:to] (`/bin/sleep 1000`), each on its
 // connection (conns[i/scaleProcsPerConn]), scaleRampWindow in flight, one
 // connection at a time.
-func scaleRampMiddle(ctx context.Context, conns []*Client, procs []*Proc, from, to int) error {
+func scaleRampMiddle(ctx context.Context, sc ScaleConfig, conns []*Client, procs []*Proc, from, to int) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs error
@@ -226,7 +238,7 @@ func scaleRampMiddle(ctx context.Context, conns []*Client, procs []*Proc, from, 
 			wg.Wait()
 		}
 		c := conns[i/scaleProcsPerConn]
-		p, ch, err := c.StartAsync(ctx, StartParams{Argv: []string{"/bin/sleep", "1000"}, Cwd: "file:///tmp", Env: benchEnv}, false)
+		p, ch, err := c.StartAsync(ctx, sc.sleepParams(), false)
 		if err != nil {
 			mu.Lock()
 			errs = errors.Join(errs, err)
@@ -297,7 +309,7 @@ func (b *Bench) scaleProcsRun(ctx context.Context, t *Target, sc ScaleConfig, n 
 	w := max(1, min(sc.W, n/4))
 	var lat []time.Duration
 	timed := func(i int) error {
-		p, r, err := connOf(i).Start(ctx, []string{"/bin/sleep", "1000"}, false, false)
+		p, r, err := connOf(i).StartWith(ctx, sc.sleepParams(), false)
 		if err != nil {
 			return err
 		}
@@ -314,7 +326,7 @@ func (b *Bench) scaleProcsRun(ctx context.Context, t *Target, sc ScaleConfig, n 
 		}
 	}
 	cpu[1], _ = procCPU(pid)
-	if err := scaleRampMiddle(ctx, conns, procs, w, n-w); err != nil {
+	if err := scaleRampMiddle(ctx, sc, conns, procs, w, n-w); err != nil {
 		run.Error = err.Error()
 		return run
 	}
@@ -532,7 +544,7 @@ func (b *Bench) runScale(ctx context.Context) {
 		res[t] = s
 		t.Res.Metrics.Scale = s
 	}
-	logf("scale: N=%v C=%v K=%v × %d MiB, %d rounds", sc.Ns, sc.Cs, sc.Ks, sc.Size>>20, sc.Rounds)
+	logf("scale: N=%v (sandboxed %v) C=%v K=%v × %d MiB, %d rounds", sc.Ns, sc.Sandboxed, sc.Cs, sc.Ks, sc.Size>>20, sc.Rounds)
 	for r := range sc.Rounds {
 		for _, n := range sc.Ns {
 			for _, i := range order(len(ts), r) {

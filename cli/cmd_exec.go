@@ -70,6 +70,11 @@ holds the server's shared secret can instead mint one per connection with
 }
 
 func runExec(cctx *cli.Context) error {
+	// From here to the end, the private server's closing included: a log
+	// line to a stderr whose reader is gone fails instead of ending us
+	// before the server stopped (the signals of the run are subscribed
+	// further down, and unsubscribed before the server stops).
+	defer surviveBrokenPipe()()
 	// The token never travels further: not to a supervised server, nor to
 	// the commands it runs.
 	envToken, _ := os.LookupEnv(tokenEnv)

@@ -35,16 +35,17 @@ exec-server runs inside this process, set up as "exec-server --listen stdio
 with its watchdog. stdin is forwarded unless -n or it is not readable (EOF
 closes the command's stdin); stdout and stderr are streamed. SIGINT
 interrupts the command (Ctrl-C byte in --tty mode), SIGTERM and SIGHUP
-terminate it with a 2 s grace, SIGWINCH
-resizes the PTY. No process outlives the run. The exit code is the command's
-(128+N after signal N); 124 after --timeout (137 if --kill-after had to kill);
-125 for a bad --cwd, 126 for a program that cannot be executed, 127 for one not
-found, 255 for connection, authentication and protocol failures, 2 for usage
-errors. The bearer token for --server comes from --token-file or
-$CODEX_EXEC_SERVER_TOKEN (--token works but shows it in ps); it is removed from
-the environment passed on. A signed token is sent the same way; a client that
-holds the server's shared secret can instead mint one per connection with
---token-secret-file (and --token-issuer, --token-audience).`,
+terminate it with a 2 s grace, SIGWINCH resizes the PTY. No process outlives
+the run, also when exec run is killed (the watchdog kills what it started).
+The exit code is the command's (128+N after signal N); 124 after --timeout
+(137 if --kill-after had to kill); 125 for a bad --cwd, 126 for a program
+that cannot be executed, 127 for one not found, 255 for connection,
+authentication and protocol failures (and a private server that refuses its
+settings), 2 for usage errors. The bearer token for --server comes from
+--token-file or $CODEX_EXEC_SERVER_TOKEN (--token works but shows it in ps);
+it is removed from the environment passed on. A signed token is sent the
+same way; a client that holds the server's shared secret can instead mint
+one per connection with --token-secret-file (and --token-issuer, --token-audience).`,
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "server", EnvVars: []string{"CODEX_EXEC_SERVER_URL"}, Usage: "exec-server `URL` (ws://HOST:PORT); default: a private exec-server in this process"},
 				&cli.StringFlag{Name: "token-file", Usage: "`FILE` holding the bearer token for --server (surrounding whitespace trimmed)"},

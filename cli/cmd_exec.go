@@ -76,7 +76,7 @@ func runExec(cctx *cli.Context) error {
 	// before the server stopped (the signals of the run are subscribed
 	// further down, and unsubscribed before the server stops).
 	defer surviveBrokenPipe()()
-	// The token never travels further: not to a supervised server, nor to
+	// The token never travels further: not to the private server, nor to
 	// the commands it runs.
 	envToken, _ := os.LookupEnv(tokenEnv)
 	_ = os.Unsetenv(tokenEnv)

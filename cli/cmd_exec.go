@@ -30,21 +30,24 @@ func execCommand() *cli.Command {
 			Usage:     "run one command through an exec-server and exit with its code",
 			ArgsUsage: "-- CMD [ARGS...]",
 			Description: `Like "ssh host cmd": without --server ($CODEX_EXEC_SERVER_URL), a private
-"exec-server --listen stdio" child is supervised, in a process group of its own.
-stdin is forwarded unless -n or it is not readable (EOF closes the command's
-stdin); stdout and stderr are streamed. SIGINT interrupts the command (Ctrl-C
-byte in --tty mode), SIGTERM and SIGHUP terminate it with a 2 s grace, SIGWINCH
-resizes the PTY. No process outlives the run. The exit code is the command's
-(128+N after signal N); 124 after --timeout (137 if --kill-after had to kill);
-125 for a bad --cwd, 126 for a program that cannot be executed, 127 for one not
-found, 255 for connection, authentication and protocol failures, 2 for usage
-errors. The bearer token for --server comes from --token-file or
-$CODEX_EXEC_SERVER_TOKEN (--token works but shows it in ps); it is removed from
-the environment passed on. A signed token is sent the same way; a client that
-holds the server's shared secret can instead mint one per connection with
---token-secret-file (and --token-issuer, --token-audience).`,
+exec-server runs inside this process, set up as "exec-server --listen stdio
+--shutdown-grace 0" would be (CODEX_EXEC_SERVER_* variables, config.toml),
+with its watchdog. stdin is forwarded unless -n or it is not readable (EOF
+closes the command's stdin); stdout and stderr are streamed. SIGINT
+interrupts the command (Ctrl-C byte in --tty mode), SIGTERM and SIGHUP
+terminate it with a 2 s grace, SIGWINCH resizes the PTY. No process outlives
+the run, also when exec run is killed (the watchdog kills what it started).
+The exit code is the command's (128+N after signal N); 124 after --timeout
+(137 if --kill-after had to kill); 125 for a bad --cwd, 126 for a program
+that cannot be executed, 127 for one not found, 255 for connection,
+authentication and protocol failures (and a private server that refuses its
+settings), 2 for usage errors. The bearer token for --server comes from
+--token-file or $CODEX_EXEC_SERVER_TOKEN (--token works but shows it in ps);
+it is removed from the environment passed on. A signed token is sent the
+same way; a client that holds the server's shared secret can instead mint
+one per connection with --token-secret-file (and --token-issuer, --token-audience).`,
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "server", EnvVars: []string{"CODEX_EXEC_SERVER_URL"}, Usage: "exec-server `URL` (ws://HOST:PORT); default: a supervised stdio child"},
+				&cli.StringFlag{Name: "server", EnvVars: []string{"CODEX_EXEC_SERVER_URL"}, Usage: "exec-server `URL` (ws://HOST:PORT); default: a private exec-server in this process"},
 				&cli.StringFlag{Name: "token-file", Usage: "`FILE` holding the bearer token for --server (surrounding whitespace trimmed)"},
 				&cli.StringFlag{Name: "token", Usage: "bearer `TOKEN` for --server; visible to every local user in ps: prefer --token-file or $" + tokenEnv},
 				&cli.StringFlag{Name: "token-secret-file", Usage: "`FILE` holding the shared secret of a --ws-auth signed-bearer-token server: mint an HS256 token for each connection instead of sending a fixed one"},
@@ -68,7 +71,12 @@ holds the server's shared secret can instead mint one per connection with
 }
 
 func runExec(cctx *cli.Context) error {
-	// The token never travels further: not to a supervised server, nor to
+	// From here to the end, the private server's closing included: a log
+	// line to a stderr whose reader is gone fails instead of ending us
+	// before the server stopped (the signals of the run are subscribed
+	// further down, and unsubscribed before the server stops).
+	defer surviveBrokenPipe()()
+	// The token never travels further: not to the private server, nor to
 	// the commands it runs.
 	envToken, _ := os.LookupEnv(tokenEnv)
 	_ = os.Unsetenv(tokenEnv)
@@ -81,7 +89,7 @@ func runExec(cctx *cli.Context) error {
 	}
 	// The root context ends on SIGINT/SIGTERM, which we forward instead.
 	ctx := context.WithoutCancel(cctx.Context)
-	client, err := execConnect(ctx, cctx, envToken)
+	client, closeClient, err := execConnect(ctx, cctx, envToken)
 	if err != nil {
 		var re *unifiedexec.RunError
 		if errors.As(err, &re) {
@@ -89,7 +97,7 @@ func runExec(cctx *cli.Context) error {
 		}
 		return usageErrorf(cctx, "%s", err)
 	}
-	defer client.Close()
+	defer closeClient()
 	if opts.TTY {
 		// The remote PTY does the echo and line editing; ours stays out
 		// of the way until we exit.
@@ -152,35 +160,35 @@ func execRunOptions(cctx *cli.Context) (unifiedexec.RunOptions, error) {
 	return o, nil
 }
 
-// execConnect dials --server or supervises a private stdio server. A
-// connection failure is a *unifiedexec.RunError; any other error is a
-// usage error.
-func execConnect(ctx context.Context, cctx *cli.Context, envToken string) (*unifiedexec.Client, error) {
-	url := cctx.String("server")
-	var (
-		client *unifiedexec.Client
-		err    error
-	)
-	if url != "" {
-		opts, oerr := execDialOptions(cctx, envToken)
-		if oerr != nil {
-			return nil, oerr
+// execConnect dials --server or starts the private server in this
+// process (cmd_exec_private.go) and attaches to it. closeClient closes the
+// client and then stops and waits for the private server. A connection
+// failure is a *unifiedexec.RunError; any other error is a usage error.
+func execConnect(ctx context.Context, cctx *cli.Context, envToken string) (client *unifiedexec.Client, closeClient func(), err error) {
+	if url := cctx.String("server"); url != "" {
+		opts, err := execDialOptions(cctx, envToken)
+		if err != nil {
+			return nil, nil, err
 		}
-		client, err = unifiedexec.Dial(ctx, url, opts)
-	} else {
-		// Our running image, not our path: a command may replace the file
-		// before a restart. The private server shares our stderr: only its
-		// warnings and errors belong there, not its lifecycle lines. It
-		// has no grace: its input ends before the run did only when we
-		// were killed, and then no process may outlive the run (a stdio
-		// server otherwise lets the processes run on for the grace, 5 s,
-		// and then gives them 5 s more after SIGTERM).
-		client, err = unifiedexec.Supervise(ctx, unifiedexec.SuperviseOptions{Path: sandbox.SelfExe, Args: []string{"--log-level", "warn", "--shutdown-grace", "0"}, Stderr: os.Stderr})
+		client, err := unifiedexec.Dial(ctx, url, opts)
+		if err != nil {
+			return nil, nil, unifiedexec.Failure(err)
+		}
+		return client, func() { _ = client.Close() }, nil
 	}
+	srv, r, w, err := startPrivateServer(cctx.App)
 	if err != nil {
-		return nil, unifiedexec.Failure(err)
+		return nil, nil, privateServerError(err)
 	}
-	return client, nil
+	client, err = unifiedexec.Attach(ctx, r, w, unifiedexec.AttachOptions{})
+	if err != nil {
+		srv.stop()
+		return nil, nil, unifiedexec.Failure(err)
+	}
+	return client, func() {
+		_ = client.Close()
+		srv.stop()
+	}, nil
 }
 
 // terminalSize reports the size of the terminal on our stdin.

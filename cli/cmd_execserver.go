@@ -309,18 +309,48 @@ func runExecServer(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageErrorf(c, "unexpected argument %q", c.Args().First())
 	}
+	s, err := execServerSetup(c)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.logger.Sync() }()
+	if s.target.stdio {
+		in, restore := pollableStdin()
+		defer restore()
+		s.cfg.Stdin = in
+	}
+	return serve(c, s.cfg, s.target, s.logger)
+}
+
+// serverSetup is what `exec-server` builds from its flags, environment
+// and config.toml before it serves: the listen target, the logger and the
+// execserver configuration (stdio on our stdin and stdout).
+type serverSetup struct {
+	target listenTarget
+	logger *zap.Logger
+	cfg    execserver.Config
+}
+
+// execServerSetup reads the flags of `exec-server` from c (the command's
+// own context, or privateServerContext's for the server of `codex exec
+// run`), with the errors exec-server reports, and builds the server's
+// configuration. Nothing is started.
+func execServerSetup(c *cli.Context) (*serverSetup, error) {
 	target, err := parseListen(c.String("listen"))
 	if err != nil {
-		return usageErrorf(c, "%s", err)
+		return nil, usageErrorf(c, "%s", err)
 	}
 	logger, err := newLogger(c.String("log-level"), c.String("log-format"))
 	if err != nil {
-		return usageErrorf(c, "%s", err)
+		return nil, usageErrorf(c, "%s", err)
 	}
-	defer func() { _ = logger.Sync() }()
+	fail := func(err error) (*serverSetup, error) {
+		_ = logger.Sync()
+		return nil, err
+	}
 	tokenSum, err := tokenHash(c)
 	if err != nil {
-		return usageErrorf(c, "%s", err)
+		return fail(usageErrorf(c, "%s", err))
 	}
 	warnUnauthenticated(c, target, logger)
 	if f := c.String("ws-token-file"); f != "" {
@@ -328,31 +358,31 @@ func runExecServer(c *cli.Context) error {
 	}
 	jwtVerifier, err := signedBearerAuth(c)
 	if err != nil {
-		return cli.Exit(err.Error(), 2)
+		return fail(cli.Exit(err.Error(), 2))
 	}
 	maxMsg := c.Int64("max-message-bytes")
 	if maxMsg <= 0 {
-		return usageErrorf(c, "--max-message-bytes must be positive")
+		return fail(usageErrorf(c, "--max-message-bytes must be positive"))
 	}
 	limits, memShare, err := processLimits(c)
 	if err != nil {
-		return usageErrorf(c, "%s", err)
+		return fail(usageErrorf(c, "%s", err))
 	}
 	maxSessions, maxConns, err := fleetLimits(c)
 	if err != nil {
-		return usageErrorf(c, "%s", err)
+		return fail(usageErrorf(c, "%s", err))
 	}
 	perms, err := loadPermissions(c, logger)
 	if err != nil {
-		return cli.Exit(err.Error(), 1)
+		return fail(cli.Exit(err.Error(), 1))
 	}
 	grace, err := shutdownGrace(c)
 	if err != nil {
-		return usageErrorf(c, "%s", err)
+		return fail(usageErrorf(c, "%s", err))
 	}
 	inheritPID, err := pidNamespaceMode(c)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	memShare.log(logger) // once the flags and the config are known good: an error is one line
 	cfg := execserver.Config{
@@ -385,17 +415,37 @@ func runExecServer(c *cli.Context) error {
 	}
 	cfg.Extra = fshelper.Handlers(cfg.Sessions.BaseEnv)         // fs calls: the children's env (docs/sandbox.md §3.1)
 	cfg.ConnExtra = fshelper.ConnHandlers(cfg.Sessions.BaseEnv) // fs/watchMissing, the file handles, fs/walk, capabilities/discoverV2
-	if target.stdio {
-		in, restore := pollableStdin()
-		defer restore()
-		cfg.Stdin = in
-	}
-	return serve(c, cfg, target, logger)
+	return &serverSetup{target: target, logger: logger, cfg: cfg}, nil
 }
 
-// serve runs the server with what surrounds it: the pprof and metrics
-// listeners, and the stdin watch of --exit-on-stdin-close.
+// serve runs the server with what surrounds it: the watchdog, the
+// reaper, the pprof and metrics listeners (withSurroundings), the stdin
+// watch of --exit-on-stdin-close and the second signal's hurry.
 func serve(c *cli.Context, cfg execserver.Config, target listenTarget, logger *zap.Logger) error {
+	return withSurroundings(c, &cfg, logger, func() error {
+		ctx := c.Context
+		if c.Bool("exit-on-stdin-close") && !target.stdio {
+			var (
+				stop func()
+				err  error
+			)
+			if ctx, stop, err = exitOnStdinClose(ctx, logger); err != nil {
+				return cli.Exit("--exit-on-stdin-close: "+err.Error(), 1)
+			}
+			defer stop()
+		}
+		hurry, stopHurry := secondSignal(ctx)
+		defer stopHurry()
+		cfg.Hurry = hurry
+		return execserver.Run(ctx, cfg, logger)
+	})
+}
+
+// withSurroundings starts what surrounds every exec-server (the
+// watchdog, the orphan reaper of --init, the --debug-pprof and
+// --metrics-listen listeners; the last records through cfg), runs run,
+// and stops them again in reverse order before it returns run's error.
+func withSurroundings(c *cli.Context, cfg *execserver.Config, logger *zap.Logger, run func() error) error {
 	// The watchdog first, stopped last: it must know every cgroup and
 	// placeholder of the server (docs/operations.md §5).
 	stopWatchdog, err := startWatchdog(c, logger, c.String("log-level"), c.String("log-format"))
@@ -413,23 +463,12 @@ func serve(c *cli.Context, cfg execserver.Config, target listenTarget, logger *z
 		return cli.Exit(err.Error(), 2)
 	}
 	defer stopPprof()
-	stopMetrics, err := startMetrics(c.String("metrics-listen"), &cfg, logger)
+	stopMetrics, err := startMetrics(c.String("metrics-listen"), cfg, logger)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
 	defer stopMetrics()
-	ctx := c.Context
-	if c.Bool("exit-on-stdin-close") && !target.stdio {
-		var stop func()
-		if ctx, stop, err = exitOnStdinClose(ctx, logger); err != nil {
-			return cli.Exit("--exit-on-stdin-close: "+err.Error(), 1)
-		}
-		defer stop()
-	}
-	hurry, stopHurry := secondSignal(ctx)
-	defer stopHurry()
-	cfg.Hurry = hurry
-	return execserver.Run(ctx, cfg, logger)
+	return run()
 }
 
 // The defaults of --max-sessions and --max-connections (docs/operations.md

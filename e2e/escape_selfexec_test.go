@@ -70,9 +70,15 @@ func TestEscapeReplacedServerBinary(t *testing.T) {
 	}
 }
 
-// docs/sandbox.md §4.1, supervised variant: `codex exec run` restarts its
-// exec-server child after the child died; the restart must not run a
-// script renamed over the binary meanwhile.
+// docs/sandbox.md §4.1, `codex exec run` variant: the command replaces
+// the binary, then kills its parent. When exec run supervised an
+// exec-server child, that was the child, and the client restarted it: the
+// restart must not run the script renamed over the binary. The server now
+// runs in the exec run process (there is no restart), so the kill ends the
+// run and its watchdog, started before the command, cleans up; still
+// nothing may run the replaced binary. unifiedexec.Supervise, which
+// restarts, runs the image it was given (/proc/self/exe for a codex that
+// supervises its own child; docs/client.md §3.1).
 func TestEscapeReplacedBinaryExecRunRestart(t *testing.T) {
 	dir := t.TempDir()
 	bin := copyBinaryInto(t, dir)

@@ -1,12 +1,13 @@
 // Package unifiedexec is the client side of the exec-server protocol
 // (docs/protocol.md, docs/client.md): a Client that connects to a server over
-// WebSocket (Dial) or supervises a `codex exec-server --listen stdio` child
-// (Supervise), typed calls for every server method, and Process handles in
+// WebSocket (Dial), supervises a `codex exec-server --listen stdio` child
+// (Supervise) or speaks the stdio transport to a server its caller runs
+// (Attach), typed calls for every server method, and Process handles in
 // the style of os/exec.
 //
 // # Connections
 //
-// A Client is built on rpc.Conn. Dial and Supervise perform the handshake
+// A Client is built on rpc.Conn. Dial, Supervise and Attach perform the handshake
 // (initialize {clientName:"codex-go-unifiedexec", capabilities:
 // {experimentalApi:true}}, then initialized) before
 // they return. Every method of Client and Process is safe for concurrent use.

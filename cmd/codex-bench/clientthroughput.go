@@ -11,7 +11,7 @@ import (
 
 // ClientRate is the client side of a large output (docs/benchmarking.md §6): our
 // `codex exec run -- head -c SIZE /dev/zero`, read to the end like `| wc
-// -c`, over the supervised stdio child and over --server (WebSocket to our
+// -c`, over its private in-process server and over --server (WebSocket to our
 // bench server), against our server's own pipe throughput (#4, measured by
 // the bench client, which only counts the base64) of the same size in the
 // same rounds. The target: each client at least half the server's.
@@ -124,7 +124,7 @@ func clientRows(o Metrics) []Row {
 		ct = &ClientRate{}
 	}
 	return []Row{
-		tpRow("#13 client throughput, codex exec run -- head -c 512M (stdio child)", ct.Stdio, nil, ct.Server),
+		tpRow("#13 client throughput, codex exec run -- head -c 512M (private server)", ct.Stdio, nil, ct.Server),
 		tpRow("#13 client throughput, codex exec run --server -- head -c 512M (WebSocket)", ct.WS, nil, ct.Server),
 	}
 }
@@ -132,7 +132,7 @@ func clientRows(o Metrics) []Row {
 // clientTargets checks the target of docs/benchmarking.md §6: each client within 2× of the server.
 func clientTargets(rows []Row) []TargetCheck {
 	return []TargetCheck{
-		ratioTarget(rows, "#13 client throughput, codex exec run -- head -c 512M (stdio child)", "codex exec run (stdio) output throughput ≥ 0.5× the server's pipe throughput", 0, 0, 0, 0.5),
+		ratioTarget(rows, "#13 client throughput, codex exec run -- head -c 512M (private server)", "codex exec run (stdio) output throughput ≥ 0.5× the server's pipe throughput", 0, 0, 0, 0.5),
 		ratioTarget(rows, "#13 client throughput, codex exec run --server -- head -c 512M (WebSocket)", "codex exec run --server output throughput ≥ 0.5× the server's pipe throughput", 0, 0, 0, 0.5),
 	}
 }

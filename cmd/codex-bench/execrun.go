@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// runExecRun measures `codex exec run -- /bin/true` (a client process that
-// supervises its own stdio exec-server child) against a raw os/exec spawn
+// runExecRun measures `codex exec run -- /bin/true` (one process: the client and
+// its private exec-server, with the server's watchdog) against a raw os/exec spawn
 // of /bin/true, interleaved (issue target: ≤ 6× the raw spawn). The
 // reference has no such command, so there is no reference column.
 func (b *Bench) runExecRun(ctx context.Context) {

@@ -126,8 +126,8 @@ func (b *Bench) runFloors(ctx context.Context) {
 
 // timedTreeRun samples the wall time of running argv and the CPU time
 // (user + system) of its whole process tree: the rusage of a reaped child
-// includes that of the descendants it reaped (for exec run: the server
-// child and its watchdog), which is steadier than wall time on a shared
+// includes that of the descendants it reaped (for exec run: the
+// watchdog of its private server), which is steadier than wall time on a shared
 // machine.
 func timedTreeRun(argv ...string) sampler {
 	return func(ctx context.Context) ([]time.Duration, error) {

@@ -179,41 +179,19 @@ func privateTable() (leader int, err error) {
 // trimTable closes every fd above 2 of the calling thread's (private)
 // table but keep and the runtime's poller fds.
 func trimTable(keep int) error {
-	dir := "/proc/thread-self/fd"
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: dir, Err: err}
-	}
-	defer unix.Close(dfd)
-	var fds []int
-	var buf [4096]byte
-	for {
-		n, err := unix.ReadDirent(dfd, buf[:])
-		if err != nil {
-			return os.NewSyscallError("getdents", err)
-		}
-		if n == 0 {
-			break
-		}
-		_, _, names := unix.ParseDirent(buf[:n], -1, nil)
-		for _, name := range names {
-			if fd, err := strconv.Atoi(name); err == nil && fd > 2 && fd != keep && fd != dfd {
-				fds = append(fds, fd)
-			}
-		}
-	}
 	lbuf := make([]byte, 64)
-	for _, fd := range fds {
-		n, err := unix.Readlinkat(dfd, strconv.Itoa(fd), lbuf)
-		if err == nil {
+	return eachFD("/proc/thread-self/fd", func(dfd, fd int) {
+		if fd == keep {
+			return
+		}
+		if n, err := unix.Readlinkat(dfd, strconv.Itoa(fd), lbuf); err == nil {
 			switch string(lbuf[:n]) {
 			case "anon_inode:[eventpoll]", "anon_inode:[eventfd]":
-				continue
+				return
 			}
 		}
 		_ = unix.Close(fd)
-	}
-	return nil
+	})
 }
 
 // fork runs one request on the forker's thread.

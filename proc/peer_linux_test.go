@@ -250,14 +250,7 @@ func TestRemovedSandboxedLeafStaysRefused(t *testing.T) {
 // (the socket's cgroup is found by id, its holders among its own
 // processes).
 func TestCheckPeerReadsNoSandboxedLeaf(t *testing.T) {
-	tk, err := newTreeKiller(zaptest.NewLogger(t), true, Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tk.Close() })
-	if tk.Mode() != modeCgroup {
-		t.Skip("no writable cgroup v2 here")
-	}
+	tk := cgroupTreeKiller(t)
 	if os.Geteuid() != 0 {
 		t.Skip("opening a cgroup by id needs root")
 	}

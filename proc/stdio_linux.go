@@ -122,11 +122,23 @@ func nonblockFile(fd int, name string) (*os.File, error) {
 // by a raw dup) are not, and syscall.ForkExec cannot close_range in the
 // child. Setting the flag never affects explicit fd passing, which dup2s.
 func cloexecInherited() error {
-	dfd, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return eachFD("/proc/self/fd", func(_, fd int) {
+		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && fl&unix.FD_CLOEXEC == 0 {
+			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, fl|unix.FD_CLOEXEC)
+		}
+	})
+}
+
+// eachFD lists the fds above 2 in dir (/proc/self/fd or
+// /proc/thread-self/fd), leaving out its own, then calls f with each and
+// the directory's fd, still open.
+func eachFD(dir string, f func(dfd, fd int)) error {
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return os.NewSyscallError("open /proc/self/fd", err)
+		return &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	defer unix.Close(dfd)
+	var fds []int
 	var buf [4096]byte
 	for {
 		n, err := unix.ReadDirent(dfd, buf[:])
@@ -134,19 +146,19 @@ func cloexecInherited() error {
 			return os.NewSyscallError("getdents", err)
 		}
 		if n == 0 {
-			return nil
+			break
 		}
 		_, _, names := unix.ParseDirent(buf[:n], -1, nil)
 		for _, name := range names {
-			fd, err := strconv.Atoi(name)
-			if err != nil || fd <= 2 || fd == dfd {
-				continue
-			}
-			if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && fl&unix.FD_CLOEXEC == 0 {
-				_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, fl|unix.FD_CLOEXEC)
+			if fd, err := strconv.Atoi(name); err == nil && fd > 2 && fd != dfd {
+				fds = append(fds, fd)
 			}
 		}
 	}
+	for _, fd := range fds {
+		f(dfd, fd)
+	}
+	return nil
 }
 
 // markCloexec sets FD_CLOEXEC on every fd above 2 in one close_range(2)

@@ -62,6 +62,16 @@ func swapper(t *testing.T, path, target string) (stop func()) {
 	return func() { once.Do(func() { close(done); wg.Wait() }) }
 }
 
+// raceOpens is how many opens that succeed a swap race runs for: 12 by
+// default, CODEX_E2E_LOOPS when set (150 or 20 s, whichever comes first,
+// was the only bound before). An open is vetted while the swapper flips
+// the path every ~0.1 ms, and each state holds it half of the time: a
+// server that opened the path again after the helper vetted it (the
+// version these tests were written against) writes through a link in
+// about half of the opens that succeed, so 12 miss it with odds of 1 in
+// 4,000.
+func raceOpens(t *testing.T) int { return e2eLoops(t, 12) }
+
 // TestFileHandleSandboxedReplaceRace: the client opens a replace handle in
 // the workspace while a symbolic link to a file outside it is swapped in
 // and out. Whatever the open found, a write through the handle must never
@@ -80,8 +90,7 @@ func TestFileHandleSandboxedReplaceRace(t *testing.T) {
 	defer stop()
 	sb := handleSandbox(ws, "")
 	opened := 0
-	deadline := time.Now().Add(20 * time.Second)
-	for i := 0; i < 150 && time.Now().Before(deadline); i++ {
+	for i, deadline, want := 0, time.Now().Add(20*time.Second), raceOpens(t); opened < want && i < 150 && time.Now().Before(deadline); i++ {
 		id := fmt.Sprint("h", i)
 		r := c.call("fs/open", map[string]any{"handleId": id, "path": "file://" + path, "mode": "replace", "sandbox": sb})
 		if r.Error != nil {
@@ -118,8 +127,7 @@ func TestFileHandleSandboxedReadRace(t *testing.T) {
 	defer stop()
 	sb := handleSandbox(ws, hidden)
 	opened := 0
-	deadline := time.Now().Add(20 * time.Second)
-	for i := 0; i < 150 && time.Now().Before(deadline); i++ {
+	for i, deadline, want := 0, time.Now().Add(20*time.Second), raceOpens(t); opened < want && i < 150 && time.Now().Before(deadline); i++ {
 		id := fmt.Sprint("h", i)
 		r := c.call("fs/open", map[string]any{"handleId": id, "path": "file://" + path, "sandbox": sb})
 		if r.Error != nil {

@@ -292,8 +292,10 @@ func TestFSWalkAnswerBudget(t *testing.T) {
 		}
 	}
 	walk := func(c *cx) (entries int, last string, truncated bool) {
-		m := c.call("fs/walk", map[string]any{"path": "file://" + root, "options": map[string]any{
-			"maxDepth": 0, "maxDirectories": 1, "maxEntries": 50000, "followDirectorySymlinks": false}})
+		// 32,768 entries: a race-built server has taken more than call's
+		// 15 s under a load of 15 on two cores (both transports at once).
+		m := c.wait(c.send("fs/walk", map[string]any{"path": "file://" + root, "options": map[string]any{
+			"maxDepth": 0, "maxDirectories": 1, "maxEntries": 50000, "followDirectorySymlinks": false}}), 60*time.Second)
 		var r struct {
 			Entries []struct {
 				Path string `json:"path"`
@@ -364,8 +366,8 @@ func TestFSWalkAnswerBudgetErrors(t *testing.T) {
 	c := cxOverStdio(t, startStdioWith(t, nobodyBinary(t), asNobody(home)))
 	c.call("initialize", map[string]any{"clientName": "e2e"})
 	c.write(`{"method":"initialized"}`)
-	m := c.call("fs/walk", map[string]any{"path": "file://" + root, "options": map[string]any{
-		"maxDepth": 0, "maxDirectories": 1, "maxEntries": 50000, "followDirectorySymlinks": false}})
+	m := c.wait(c.send("fs/walk", map[string]any{"path": "file://" + root, "options": map[string]any{ // as in TestFSWalkAnswerBudget
+		"maxDepth": 0, "maxDirectories": 1, "maxEntries": 50000, "followDirectorySymlinks": false}}), 60*time.Second)
 	var r struct {
 		Entries []any `json:"entries"`
 		Errors  []struct {

@@ -168,7 +168,7 @@ func attackRoutes(t *testing.T, srv *httpTestServer, user, mode, transport strin
 		if pr.sb != nil {
 			p["sandbox"] = pr.sb(root)
 		}
-		out, injected, started := runAttack(t, c, p, marker)
+		out, injected, started := runAttack(t, c, p, marker, transport == "stdio")
 		if !started {
 			t.Skipf("the server cannot sandbox as %s here: %s", user, out)
 		}
@@ -206,7 +206,9 @@ func attackRoutes(t *testing.T, srv *httpTestServer, user, mode, transport strin
 
 // runAttack runs the attack process and returns its output and whether
 // an answer to the injected request (id marker) came back to the client.
-func runAttack(t *testing.T, c *cx, p map[string]any, marker string) (string, bool, bool) {
+// Only over stdio (injects) can the attack put a request on the client's
+// connection: the WebSocket route sends an upgrade and reads its status.
+func runAttack(t *testing.T, c *cx, p map[string]any, marker string, injects bool) (string, bool, bool) {
 	t.Helper()
 	id := c.send("process/start", p)
 	var out strings.Builder
@@ -237,16 +239,27 @@ func runAttack(t *testing.T, c *cx, p map[string]any, marker string) (string, bo
 			case "process/output":
 				out.WriteString(decodeChunk(params["chunk"].(string)))
 			case "process/closed":
-				if injected {
-					return out.String(), true, true
+				if injected || !injects || strings.TrimSpace(out.String()) == "refused" {
+					// Answered already, or nothing was written into the
+					// server's stdin (the write refused, or no stdin to
+					// write to): no answer can follow.
+					return out.String(), injected, true
 				}
-				// The injected request's answer may follow the close.
-				select {
-				case m := <-c.in:
-					injected = m["id"] == marker
-				case <-time.After(time.Second):
+				// The line went in (or the output is unexpected): the
+				// injected request's answer may follow the close.
+				wait := time.After(10 * time.Second)
+				for !injected {
+					select {
+					case m, ok := <-c.in:
+						if !ok {
+							t.Fatal("connection closed")
+						}
+						injected = m["id"] == marker
+					case <-wait:
+						return out.String(), false, true
+					}
 				}
-				return out.String(), injected, true
+				return out.String(), true, true
 			}
 		case <-deadline:
 			t.Fatalf("%s did not close; output %q", marker, out.String())

@@ -119,14 +119,14 @@ func TestHTTPRequestStreamEndsWithConnection(t *testing.T) {
 	}
 }
 
-// TestHTTPRequestStreamBackpressure streams a 64 MiB body to a stdio
+// TestHTTPRequestStreamBackpressure streams a 48 MiB body to a stdio
 // client that stops reading: the server must stop reading the body too,
 // so that what the HTTP server got written stays near the buffers on the
 // way (kernel socket buffers, the pipe, the test's line queue), far below
 // the body; then the client reads again and gets every byte, in order,
 // and done.
 func TestHTTPRequestStreamBackpressure(t *testing.T) {
-	const size = 64 << 20
+	const size = 48 << 20 // above the 40 MiB bound below: without backpressure all of it is written
 	srv := newHTTPTestServer(t)
 	s := startStdioEnv(t, nil)
 	ask := func(id int, method string, params any) {
@@ -139,12 +139,18 @@ func TestHTTPRequestStreamBackpressure(t *testing.T) {
 	}
 	s.send(t, `{"method":"initialized"}`+"\n")
 	ask(2, "http/request", map[string]any{"method": "GET", "url": fmt.Sprintf("%s/big/%d", srv.URL, size), "requestId": "big", "streamResponse": true})
-	// Read nothing for a while: the line queue fills, then the pipe.
-	time.Sleep(3 * time.Second)
-	stalled := srv.bigWritten.Load()
-	time.Sleep(time.Second)
-	if again := srv.bigWritten.Load(); again != stalled {
-		t.Errorf("the HTTP server kept writing while the client read nothing: %d then %d bytes", stalled, again)
+	// Read nothing: the line queue fills, then the pipe, and the HTTP
+	// server's writes stop. Stopped is a second without a written byte
+	// once the body has begun; without backpressure that comes only when
+	// the whole body is out.
+	var stalled int64
+	for still, deadline := time.Now(), time.Now().Add(30*time.Second); stalled == 0 || time.Since(still) < time.Second; time.Sleep(50 * time.Millisecond) {
+		if n := srv.bigWritten.Load(); n != stalled {
+			stalled, still = n, time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the HTTP server kept writing for 30 s while the client read nothing: %d bytes", stalled)
+		}
 	}
 	if stalled > 40<<20 {
 		t.Errorf("%d bytes written to a client that reads nothing, want the buffers' worth (< 40 MiB)", stalled)

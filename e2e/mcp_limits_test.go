@@ -357,14 +357,11 @@ func killMarked(t *testing.T, markers ...string) {
 // the escalated program's process group) — is gone as soon as the
 // call answers: after Bash exits, after a timeout, after
 // notifications/cancelled; in both interception modes, with no sandbox
-// (where no PID namespace ends them either). The six cells are
-// independent (a server each, sleeps marked with their own durations) and
-// mostly wait, the timeouts 6 s each: they run side by side.
+// (where no PID namespace ends them either).
 func TestMCPCallLeftoversKilled(t *testing.T) {
 	for _, mode := range []string{"ptrace", "wrapper"} {
 		for _, end := range []string{"exit", "timeout", "cancel"} {
 			t.Run(mode+"/"+end, func(t *testing.T) {
-				t.Parallel()
 				s := startLimitMCP(t, mode)
 				leftovers(t, s, end)
 			})

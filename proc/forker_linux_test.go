@@ -22,10 +22,11 @@ import (
 func TestForkerStarts(t *testing.T) {
 	for _, mode := range []string{"cgroup", "subreaper"} {
 		t.Run(mode, func(t *testing.T) {
-			tree, err := proc.NewTreeKiller(nil)
+			newTree := proc.NewTreeKiller
 			if mode == "subreaper" {
-				tree, err = proc.NewSubreaperTreeKiller(nil)
+				newTree = proc.NewSubreaperTreeKiller
 			}
+			tree, err := newTree(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,8 +94,15 @@ func TestForkerStarts(t *testing.T) {
 			if err := tree.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := os.Stat(task); !os.IsNotExist(err) {
-				t.Fatalf("the forker thread %d outlives its TreeKiller: %v", tid, err)
+			// Close returns once the forker's goroutine has ended; the
+			// runtime then takes its thread down.
+			for deadline := time.Now().Add(waitLimit); ; time.Sleep(5 * time.Millisecond) {
+				if _, err := os.Stat(task); os.IsNotExist(err) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the forker thread %d outlives its TreeKiller by %v", tid, waitLimit)
+				}
 			}
 			if proc.ForkerTID(tree) != 0 {
 				t.Fatal("ForkerTID after Close")

@@ -125,19 +125,7 @@ func TestForkerOnlyForLargeTables(t *testing.T) {
 	if proc.ForkerTID(tree) != 0 {
 		t.Fatal("a forker started for a small table")
 	}
-	var held []*os.File
-	defer func() {
-		for _, f := range held {
-			_ = f.Close()
-		}
-	}()
-	for len(held) < 600 {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, r, w)
-	}
+	holdFDs(t, 600)
 	p, s := start(t, sh("echo ok"), opts)
 	if code := finish(t, p); code != 0 || s.String() != "ok\n" {
 		t.Fatalf("exit %d, output %q", code, s)
@@ -183,5 +171,25 @@ func TestForkerBusyDoesNotBlock(t *testing.T) {
 		release()
 		<-started
 		t.Fatal("a start waited for the busy forker")
+	}
+}
+
+// holdFDs opens n extra fds in the test process (ends of pipes, each its
+// own open file, as the read ends of live processes are), closed when the
+// test or benchmark ends.
+func holdFDs(tb testing.TB, n int) {
+	tb.Helper()
+	var held []*os.File
+	tb.Cleanup(func() {
+		for _, f := range held {
+			_ = f.Close()
+		}
+	})
+	for len(held) < n {
+		r, w, err := os.Pipe()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		held = append(held, r, w)
 	}
 }

@@ -94,19 +94,7 @@ func BenchmarkStartTrueFdTable(b *testing.B) {
 					minFD = 0
 				}
 				proc.SetForkerMinFD(tree, minFD)
-				var held []*os.File
-				defer func() {
-					for _, f := range held {
-						_ = f.Close()
-					}
-				}()
-				for len(held) < fds {
-					r, w, err := os.Pipe()
-					if err != nil {
-						b.Fatal(err)
-					}
-					held = append(held, r, w)
-				}
+				holdFDs(b, fds)
 				benchTrue(b, tree)
 			})
 		}

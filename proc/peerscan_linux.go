@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/codexec/codex/internal/reap"
@@ -43,17 +44,19 @@ type peerScan struct {
 	ownNS     uint64   // our PID namespace
 	launchers []string // argv[0] names of confining programs (TreeKiller.launchers)
 
-	cgPath  map[int]string    // pid → cgroup path (memo)
-	lineage map[int]bool      // pid → sandboxed by its ancestry (memo)
-	nsMemo  map[uint64]bool   // PID namespace → sandboxed (memo)
-	cgIno   map[string]uint64 // cgroup path → id (memo)
-	skipped int               // processes judged sandboxed
+	cgPath  map[int]string         // pid → cgroup path (memo)
+	lineage map[int]lineageVerdict // pid → what its ancestry says (memo)
+	clean   *cleanLineage          // processes whose whole ancestry was clean, across searches
+	nsMemo  map[uint64]bool        // PID namespace → sandboxed (memo)
+	cgIno   map[string]uint64      // cgroup path → id (memo)
+	skipped int                    // processes judged sandboxed
 }
 
 func (t *TreeKiller) newPeerScan(sock sockdiag.Socket) *peerScan {
 	s := &peerScan{sock: sock, self: os.Getpid(), leaves: map[string]bool{}, roots: map[int]bool{},
-		nss: map[uint64]bool{}, cgPath: map[int]string{}, lineage: map[int]bool{}, nsMemo: map[uint64]bool{}, cgIno: map[string]uint64{}}
+		nss: map[uint64]bool{}, cgPath: map[int]string{}, lineage: map[int]lineageVerdict{}, nsMemo: map[uint64]bool{}, cgIno: map[string]uint64{}}
 	s.mnt = t.peerMount()
+	s.clean = &t.clean
 	s.ownNS = ownPIDNS()
 	s.launchers = t.launchers
 	t.copySandboxState(s)
@@ -299,38 +302,102 @@ func (s *peerScan) inSandboxNS(pid int) bool {
 	return found
 }
 
+// lineageVerdict is what a process's ancestry says of it.
+type lineageVerdict uint8
+
+const (
+	lineageClean     lineageVerdict = iota // walked to the top: no sandbox above
+	lineageUnknown                         // none found, but the walk stopped short (a process vanished)
+	lineageSandboxed                       // a sandboxed process, a launcher or an adopted orphan is above
+)
+
 // byLineage reports whether pid or one of its ancestors is a sandboxed
 // process of ours, any sandbox helper (a launcher's argv[0]: every
 // helper that stays a parent is one, and PID 1 of a sandbox's namespace
 // adopts its orphans), or an orphan the server adopted in subreaper mode.
-// Verdicts are remembered for the whole chain.
+// Verdicts are remembered for the whole chain; a walk that reached the
+// top clean is remembered across searches (cleanLineage).
 func (s *peerScan) byLineage(pid int) bool {
-	var chain []int
-	verdict := false
-	for i := 0; i < 4096 && pid > 1; i++ {
+	var chain []procStat
+	verdict := lineageClean
+	for i := 0; pid > 1; i++ {
 		if v, ok := s.lineage[pid]; ok {
 			verdict = v
 			break
 		}
-		chain = append(chain, pid)
-		if s.roots[pid] || s.isLauncher(pid) {
-			verdict = true
+		if i == 4096 {
+			verdict = lineageUnknown
 			break
+		}
+		if s.roots[pid] {
+			chain = append(chain, procStat{pid: pid})
+			verdict = lineageSandboxed
+			break
+		}
+		if f := lineageRead.Load(); f != nil {
+			(*f)(pid)
 		}
 		st, err := readStat(pid)
 		if err != nil {
+			verdict = lineageUnknown
 			break
 		}
-		if s.adopted(st) {
-			verdict = true
+		if s.clean.has(pid, st.start) {
+			break
+		}
+		chain = append(chain, st)
+		if s.isLauncher(pid) || s.adopted(st) {
+			verdict = lineageSandboxed
 			break
 		}
 		pid = st.ppid
 	}
-	for _, p := range chain {
-		s.lineage[p] = verdict
+	for _, st := range chain {
+		s.lineage[st.pid] = verdict
 	}
-	return verdict
+	if verdict == lineageClean {
+		s.clean.add(chain)
+	}
+	return verdict == lineageSandboxed
+}
+
+// cleanLineage remembers, by pid and start time, the processes whose
+// ancestry was walked to the top without meeting a sandboxed process, a
+// launcher or an adopted orphan. That verdict holds for the process's
+// life: its ancestors only ever leave (an orphan re-parents to a
+// subreaper among its ancestors or to its namespace's init, which is one
+// too), so no sandbox can come to stand above it, and a sandboxed
+// command cannot rename the processes above it. A new process on the
+// same pid has another start time. The search then reads one stat file
+// for a returning client instead of two files per ancestor.
+type cleanLineage struct {
+	mu    sync.Mutex
+	start map[int]uint64 // pid → start time
+}
+
+// maxCleanLineage bounds the remembered processes; when full, all are
+// forgotten and learned again.
+const maxCleanLineage = 4096
+
+func (c *cleanLineage) has(pid int, start uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.start[pid]
+	return ok && v == start
+}
+
+func (c *cleanLineage) add(chain []procStat) {
+	if len(chain) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.start == nil || len(c.start)+len(chain) > maxCleanLineage {
+		c.start = make(map[int]uint64)
+	}
+	for _, st := range chain {
+		c.start[st.pid] = st.start
+	}
 }
 
 // adopted reports whether st is an orphan that re-parented to the server
@@ -416,6 +483,10 @@ func holdsSocket(pid int, want string) bool {
 	}
 	return false
 }
+
+// lineageRead, when set (by tests), is told of every process whose stat
+// the ancestry walk reads.
+var lineageRead atomic.Pointer[func(pid int)]
 
 // procJudged, when set (by tests), is told of every process the search
 // looks at.

@@ -5,13 +5,16 @@ package proc
 import (
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/codexec/codex/internal/sockdiag"
 	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
 )
 
 // fdTablesRead records the pids whose fd tables the peer search reads
@@ -109,4 +112,61 @@ func TestPeerScanSkipsSandboxedFDTables(t *testing.T) {
 			t.Error("the fd table of a process in a sandboxed leaf was read")
 		}
 	})
+}
+
+// A client that connects again is judged by its own stat file, not by
+// its whole ancestry: a clean walk to the top is remembered by pid and
+// start time. A process on a remembered pid with another start time (a
+// pid reused by a sandboxed command) is walked afresh and refused.
+func TestPeerLineageRemembered(t *testing.T) {
+	tk, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tk.Close() })
+	ln := listen(t)
+	plain := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})
+	sbx := startHolder(t, ln, holdScript+` & wait`, &syscall.SysProcAttr{Setpgid: true})
+	tk.trackSandboxed(sbx.cmd.Process.Pid)
+
+	walked := recordPids(t, &lineageRead)
+	if err := check(tk, plain); err != nil {
+		t.Fatalf("an unsandboxed client refused: %v", err)
+	}
+	if !walked(os.Getpid()) {
+		t.Fatal("the first check did not walk the client's ancestry")
+	}
+	walked = recordPids(t, &lineageRead)
+	if err := check(tk, plain); err != nil {
+		t.Fatalf("an unsandboxed client refused the second time: %v", err)
+	}
+	if walked(os.Getpid()) {
+		t.Error("the second check walked the client's ancestry again")
+	}
+	if !walked(plain.cmd.Process.Pid) {
+		t.Error("the second check did not read the client's own stat")
+	}
+
+	// The sandboxed process's child holds the socket. Its pid is
+	// remembered clean with another start time: as if its pid had
+	// belonged to a clean process before.
+	kids := childPids(sbx.cmd.Process.Pid)
+	if len(kids) != 1 {
+		t.Fatalf("the sandboxed holder has children %v, want one", kids)
+	}
+	t.Cleanup(func() { // before the holder's group is killed: its shell reaps it
+		_ = unix.Kill(kids[0], unix.SIGKILL)
+		for i := 0; i < 500 && unix.Kill(kids[0], 0) == nil; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	st, err := readStat(kids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.start++
+	tk.clean.add([]procStat{st})
+	if err := check(tk, sbx); err == nil {
+		t.Error("a sandboxed process on a pid remembered clean was allowed")
+	}
 }

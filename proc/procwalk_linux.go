@@ -20,6 +20,7 @@ type procStat struct {
 	pid, ppid, pgrp, sid int
 	state                byte
 	flags                uint64 // PF_* of the kernel
+	start                uint64 // start time, in clock ticks after boot: with pid, names one process
 }
 
 // pfExiting is the kernel's PF_EXITING flag: the process is on its way out.
@@ -41,7 +42,7 @@ func readStat(pid int) (procStat, error) {
 		return procStat{}, errors.New("malformed /proc stat")
 	}
 	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 7 || len(f[0]) != 1 {
+	if len(f) < 20 || len(f[0]) != 1 {
 		return procStat{}, errors.New("malformed /proc stat")
 	}
 	st := procStat{pid: pid, state: f[0][0]}
@@ -49,6 +50,7 @@ func readStat(pid int) (procStat, error) {
 	st.pgrp, _ = strconv.Atoi(f[2])
 	st.sid, _ = strconv.Atoi(f[3])
 	st.flags, _ = strconv.ParseUint(f[6], 10, 64)
+	st.start, _ = strconv.ParseUint(f[19], 10, 64)
 	return st, nil
 }
 

@@ -76,6 +76,7 @@ type TreeKiller struct {
 
 	cgNames cgroupNames   // the peer check's cgroup paths by id; own lock
 	holders recentHolders // where the peer check looks first; own lock
+	clean   cleanLineage  // processes whose ancestry holds no sandbox; own lock
 
 	// per-process limits (cgroup mode), immutable after construction.
 	limits    []leafLimit // control files written into each leaf

@@ -489,7 +489,7 @@ const (
 
 // fleetFlags are the flags of the session and connection limits.
 var fleetFlags = []cli.Flag{
-	&cli.IntFlag{Name: "max-sessions", Value: defaultMaxSessions, Usage: "`N` sessions held at once, attached or detached; initialize refuses a new one beyond it (-32011), a resume is never refused; 0: no limit"},
+	&cli.IntFlag{Name: "max-sessions", Value: defaultMaxSessions, Usage: "`N` sessions held at once, attached or detached; at the limit a new session replaces the empty detached one (never ran a process) detached longest, or initialize refuses it (-32011); a resume is never refused; 0: no limit"},
 	&cli.IntFlag{Name: "max-connections", Value: defaultMaxConnections, Usage: "`N` WebSocket connections open at once; an upgrade beyond it is refused with 503; 0: no limit"},
 }
 

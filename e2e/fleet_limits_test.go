@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -77,14 +78,15 @@ func TestMaxConnectionsRefused(t *testing.T) {
 
 // TestMaxSessionsRefused: with --max-sessions 2 a third initialize without
 // resumeSessionId gets -32011 saying the server is at its session limit; a
-// detached session still counts (its processes live on), a resume is never
-// refused, and an ended session frees its place. There used to be no
-// limit.
+// detached session that ran a process still counts (its processes live
+// on), a resume is never refused, and an ended session frees its place.
+// There used to be no limit.
 func TestMaxSessionsRefused(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "--max-sessions", "2", "--session-ttl", "30s", "--log-format", "json", "--metrics-listen", "127.0.0.1:0")
 	c1 := dial(t, s.URL, nil)
 	sid := c1.handshake()
+	c1.ok("process/start", startParams("p", "/bin/sleep", "30"), nil)
 	dial(t, s.URL, nil).handshake()
 	c3 := dial(t, s.URL, nil)
 	c3.fail("initialize", map[string]any{"clientName": "e2e"}, -32011, "server at its session limit (2 sessions); try another server or later")
@@ -105,6 +107,70 @@ func TestMaxSessionsRefused(t *testing.T) {
 	got := scrapeAll(t, metricsURL(t, s))
 	if got["codex_exec_server_sessions_refused_total"] != 2 || got[`codex_exec_server_sessions{state="attached"}`] != 2 {
 		t.Errorf("sessions_refused_total %v, attached %v; want 2, 2", got["codex_exec_server_sessions_refused_total"], got[`codex_exec_server_sessions{state="attached"}`])
+	}
+}
+
+// TestMaxSessionsEvictsEmptyDetached: at the session limit a new session
+// takes the place of the one detached longest among those that never ran
+// a process (a client that connects, initializes and leaves, again and
+// again, used to fill the server for the session TTL); that id is then
+// unknown to a resume. A session that ran a process, or is attached, is
+// never taken.
+func TestMaxSessionsEvictsEmptyDetached(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--max-sessions", "3", "--session-ttl", "60s")
+	busy := dial(t, s.URL, nil)
+	busySid := busy.handshake()
+	busy.ok("process/start", startParams("p", "/bin/sleep", "60"), nil)
+	busy.close()
+	attached := dial(t, s.URL, nil)
+	attached.handshake()
+	old := dial(t, s.URL, nil)
+	oldSid := old.handshake()
+	old.close()
+	newer, newerSid := initializeOnceDetached(t, s.URL) // takes old's place
+	newer.close()
+	fresh, _ := initializeOnceDetached(t, s.URL) // takes newer's
+	defer fresh.close()
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	for _, sid := range []string{oldSid, newerSid} {
+		c := dial(t, s.URL, nil)
+		c.fail("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": sid}, -32600, "unknown session id "+sid)
+		c.close()
+	}
+	// Left: busy (detached, ran a process), attached, fresh: nothing to take.
+	dial(t, s.URL, nil).fail("initialize", map[string]any{"clientName": "e2e"}, -32011, "server at its session limit (3 sessions)*")
+	c := dial(t, s.URL, nil)
+	c.ok("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": busySid}, &res)
+	if res.SessionID != busySid {
+		t.Errorf("resume of the busy session: %q, want %q", res.SessionID, busySid)
+	}
+}
+
+// initializeOnceDetached makes a new session on a server at its session
+// limit, retrying -32011 until the connection closed last is detached
+// (the server sees the close a moment later).
+func initializeOnceDetached(t *testing.T, url string) (*client, string) {
+	t.Helper()
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c := dial(t, url, nil)
+		r := c.call("initialize", map[string]any{"clientName": "e2e"})
+		if r.Error == nil {
+			if err := json.Unmarshal(r.Result, &res); err != nil {
+				t.Fatal(err)
+			}
+			c.sendRaw(`{"method":"initialized","params":{}}`)
+			return c, res.SessionID
+		}
+		c.close()
+		if r.Error.Code != -32011 || time.Now().After(deadline) {
+			t.Fatalf("initialize at the limit: %d %s", r.Error.Code, r.Error.Message)
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ var (
 	errTerminated     = errors.New("process/terminate")
 	errStartCancelled = errors.New("terminated while starting")
 	errSessionExpired = errors.New("detached session expired")
+	errSessionEvicted = errors.New("empty detached session ended at the session limit")
 	errConnClosed     = errors.New("connection closed (session TTL 0)")
 	errShutdown       = errors.New("server shutting down")
 	errSessionEnded   = errors.New("session/end")

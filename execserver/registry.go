@@ -32,8 +32,10 @@ type SessionConfig struct {
 	// MaxProcesses caps the live processes of one session (1024).
 	MaxProcesses int
 	// MaxSessions, when positive, caps the sessions held at once, attached
-	// or detached: initialize refuses a new one beyond it (-32011); a
-	// resume is never refused. 0: no limit.
+	// or detached. At the cap a new session takes the place of the one
+	// detached longest among those that never ran a process; with none,
+	// initialize refuses it (-32011). A resume is never refused. 0: no
+	// limit.
 	MaxSessions int
 	// StdinParkBytes caps the bytes of one connection's process/write
 	// calls that wait for room in a full stdin queue
@@ -121,7 +123,10 @@ var (
 	errSessionLimit    = errors.New("session limit reached")
 )
 
-// create makes a new session attached to c.
+// create makes a new session attached to c. At the session limit it
+// first ends the session detached longest among those that never ran a
+// process (there is nothing in it to resume but its id), and refuses
+// only when there is none.
 func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s := &Session{id: uuid.NewString(), reg: r, ctx: ctx, cancel: cancel, procs: map[string]*entry{}, idle: make(chan struct{}), credit: proc.NewOutputCredit(proc.DefaultOutputCredits)}
@@ -129,21 +134,50 @@ func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 	s.log = r.log.With(zap.String("session", s.id))
 	s.attached.Store(c)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed || r.isDraining() {
+		r.mu.Unlock()
 		cancel(errShutdown)
 		return nil, wire.ErrShuttingDown()
 	}
+	var evicted *Session
 	if r.cfg.MaxSessions > 0 && len(r.sessions) >= r.cfg.MaxSessions {
-		cancel(errSessionLimit)
-		r.cfg.Metrics.SessionRefused()
-		r.log.Info("session refused: limit reached", zap.Int("max_sessions", r.cfg.MaxSessions))
-		return nil, errSessionLimit
+		if evicted = r.emptyDetachedLocked(); evicted == nil {
+			r.mu.Unlock()
+			cancel(errSessionLimit)
+			r.cfg.Metrics.SessionRefused()
+			r.log.Info("session refused: limit reached", zap.Int("max_sessions", r.cfg.MaxSessions))
+			return nil, errSessionLimit
+		}
+		delete(r.sessions, evicted.id)
+		evicted.expiry.Stop()
+		evicted.expiry = nil
 	}
 	r.sessions[s.id] = s
+	r.mu.Unlock()
+	if evicted != nil {
+		r.cfg.Metrics.SessionEnded(true)
+		evicted.log.Debug("empty detached session ended for a new one at the session limit", zap.Int("max_sessions", r.cfg.MaxSessions))
+		evicted.end(errSessionEvicted)
+	}
 	r.cfg.Metrics.SessionCreated()
 	s.log.Debug("session created")
 	return s, nil
+}
+
+// emptyDetachedLocked returns the session detached longest among the
+// detached ones that never ran a process, or nil. Called with r.mu held,
+// at the session limit only.
+func (r *Registry) emptyDetachedLocked() *Session {
+	var oldest *Session
+	for _, s := range r.sessions {
+		if s.expiry == nil || s.attached.Load() != nil || s.ranProcesses() {
+			continue
+		}
+		if oldest == nil || s.detachedAt.Before(oldest.detachedAt) {
+			oldest = s
+		}
+	}
+	return oldest
 }
 
 // resume attaches c to a detached session.
@@ -193,6 +227,7 @@ func (r *Registry) detach(s *Session, c *rpc.Conn) {
 	defer r.mu.Unlock()
 	r.cfg.Metrics.SessionDetached()
 	s.log.Debug("session detached", zap.Duration("ttl", r.cfg.SessionTTL))
+	s.detachedAt = time.Now()
 	s.expiry = time.AfterFunc(r.cfg.SessionTTL, func() { r.expire(s) })
 }
 

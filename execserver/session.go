@@ -53,7 +53,8 @@ type Session struct {
 	idle       chan struct{}     // made with the session; closed once ended with nothing unfinished
 	endCause   error             // why the session ended
 
-	expiry *time.Timer // guarded by reg.mu: runs while detached
+	expiry     *time.Timer // guarded by reg.mu: runs while detached
+	detachedAt time.Time   // guarded by reg.mu: when expiry was set
 }
 
 // ID returns the session id (a UUIDv4).

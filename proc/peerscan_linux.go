@@ -308,7 +308,7 @@ type lineageVerdict uint8
 const (
 	lineageClean     lineageVerdict = iota // walked to the top: no sandbox above
 	lineageUnknown                         // none found, but the walk stopped short (a process vanished)
-	lineageSandboxed                       // a sandboxed process, a launcher or an adopted orphan is above
+	lineageSandboxed                       // a sandboxed process, a launcher or an adopted orphan is above (or 4,096 ancestors)
 )
 
 // byLineage reports whether pid or one of its ancestors is a sandboxed
@@ -323,10 +323,13 @@ func (s *peerScan) byLineage(pid int) bool {
 	for i := 0; pid > 1; i++ {
 		if v, ok := s.lineage[pid]; ok {
 			verdict = v
+			if v == lineageClean && i > 0 && s.isLauncher(pid) {
+				verdict = lineageSandboxed // it exec'd a launcher since this scan judged it
+			}
 			break
 		}
 		if i == 4096 {
-			verdict = lineageUnknown
+			verdict = lineageSandboxed // no real ancestry is this deep: fail closed
 			break
 		}
 		if s.roots[pid] {
@@ -342,12 +345,16 @@ func (s *peerScan) byLineage(pid int) bool {
 			verdict = lineageUnknown
 			break
 		}
-		if s.clean.has(pid, st.start) {
-			break
-		}
+		// A remembered (pid, start) vouches for its ancestors only: exec
+		// keeps both and changes argv[0], so the process itself is judged
+		// again.
+		hit := s.clean.has(pid, st.start)
 		chain = append(chain, st)
 		if s.isLauncher(pid) || s.adopted(st) {
 			verdict = lineageSandboxed
+			break
+		}
+		if hit {
 			break
 		}
 		pid = st.ppid
@@ -363,13 +370,16 @@ func (s *peerScan) byLineage(pid int) bool {
 
 // cleanLineage remembers, by pid and start time, the processes whose
 // ancestry was walked to the top without meeting a sandboxed process, a
-// launcher or an adopted orphan. That verdict holds for the process's
-// life: its ancestors only ever leave (an orphan re-parents to a
-// subreaper among its ancestors or to its namespace's init, which is one
-// too), so no sandbox can come to stand above it, and a sandboxed
-// command cannot rename the processes above it. A new process on the
-// same pid has another start time. The search then reads one stat file
-// for a returning client instead of two files per ancestor.
+// launcher or an adopted orphan. A remembered process vouches for its
+// ancestors: they only ever leave (an orphan re-parents to a subreaper
+// among its ancestors or to its namespace's init, which is one too), so
+// no sandbox can come to stand above it, and an ancestor that execs a
+// launcher later (exec keeps the pid and the start time and changes
+// argv[0]) forked it before, unconfined. The process itself may exec a
+// launcher, or be orphaned to the server, after it was remembered, so
+// each hit judges it again (isLauncher, adopted). A new process on the
+// same pid has another start time. The search then reads two files of a
+// returning client instead of two per ancestor.
 type cleanLineage struct {
 	mu    sync.Mutex
 	start map[int]uint64 // pid → start time

@@ -170,3 +170,73 @@ func TestPeerLineageRemembered(t *testing.T) {
 		t.Error("a sandboxed process on a pid remembered clean was allowed")
 	}
 }
+
+// A client remembered clean that then execs a launcher (exec keeps its pid
+// and start time) confines what it forks next: the child's connection is
+// refused, as a TreeKiller that never saw the client refuses it.
+func TestPeerLineageSeesExecIntoLauncher(t *testing.T) {
+	tk, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tk.Close() })
+	tk.launchers = []string{"codex-linux-sandbox"}
+	ln := listen(t)
+	// X holds a connection, and once told, execs the launcher, which
+	// forks a child that connects.
+	script := `exec 3<>/dev/tcp/127.0.0.1/$PORT && read -r -t 30 <&3 && exec 3<&- && ` +
+		`exec -a codex-linux-sandbox /bin/bash --norc -c '/bin/bash --norc -c "exec 4<>/dev/tcp/127.0.0.1/\$PORT && read -r -t 30 <&4" & wait'`
+	x := startHolder(t, ln, script, &syscall.SysProcAttr{Setpgid: true})
+	killDescendantsFirst(t, x.cmd.Process.Pid)
+	if err := check(tk, x); err != nil {
+		t.Fatalf("the client before its exec refused: %v", err)
+	}
+	st, err := readStat(x.cmd.Process.Pid)
+	if err != nil || !tk.clean.has(st.pid, st.start) {
+		t.Fatalf("the client was not remembered clean (%v)", err)
+	}
+	if _, err := x.accepted.Write([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	child, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer child.Close()
+	if err := tk.CheckPeer(child.LocalAddr(), child.RemoteAddr()); err == nil {
+		t.Error("the child of a launcher remembered clean before its exec was allowed")
+	}
+	fresh, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fresh.Close() })
+	fresh.launchers = tk.launchers
+	if err := fresh.CheckPeer(child.LocalAddr(), child.RemoteAddr()); err == nil {
+		t.Error("a TreeKiller that never saw the client allowed the launcher's child")
+	}
+}
+
+// killDescendantsFirst kills pid's descendants, deepest first, when the
+// test ends, before pid's group is: each is reaped by its own shell, and
+// none is left to the test process (a child subreaper in these tests).
+func killDescendantsFirst(t *testing.T, pid int) {
+	t.Cleanup(func() {
+		var all []int
+		var walk func(p int)
+		walk = func(p int) {
+			for _, k := range childPids(p) {
+				walk(k)
+				all = append(all, k)
+			}
+		}
+		walk(pid)
+		for _, k := range all {
+			_ = unix.Kill(k, unix.SIGKILL)
+			for i := 0; i < 500 && unix.Kill(k, 0) == nil; i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	})
+}

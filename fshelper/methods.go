@@ -210,8 +210,7 @@ func ConnHandlers(env []string) func(c *rpc.Conn, gate func() error) map[string]
 			_ = c.Notify(ctx, wire.MethodFSMissingChanged, wire.MissingChangedParams{WatchID: id})
 		})
 		hs := NewHandles(env)
-		c.Go(func(ctx context.Context) {
-			<-ctx.Done()
+		c.AtEnd(func() {
 			w.Close()
 			hs.Close()
 		})

@@ -155,13 +155,13 @@ func NewConn(f Framer, opts Options) *Conn {
 	c.wg.Add(3)
 	go c.readLoop()
 	go c.handleLoop()
-	go func() {
-		// Whoever cancels the context (a failed write, Close) ends the
-		// connection through here, on a goroutine Wait covers.
+	// Whoever cancels the context (a failed write, Close) ends the
+	// connection through here, on a goroutine Wait covers, started only
+	// then: an idle connection holds no goroutine for it.
+	context.AfterFunc(c.ctx, func() {
 		defer c.wg.Done()
-		<-c.ctx.Done()
 		c.shutdown(nil, ending{within: CloseWithin})
-	}()
+	})
 	return c
 }
 
@@ -188,6 +188,57 @@ func (c *Conn) Go(f func(ctx context.Context)) {
 		defer c.wg.Done()
 		f(c.ctx)
 	}()
+}
+
+// Every runs f every d until the connection ends, each run on a goroutine
+// the connection owns (Wait waits for a run under way), with the
+// connection's context; between runs it holds no goroutine. Call it as Go
+// is called.
+func (c *Conn) Every(d time.Duration, f func(ctx context.Context)) {
+	var (
+		mu      sync.Mutex
+		t       *time.Timer
+		stopped bool
+		run     func()
+	)
+	arm := func() { // mu held
+		c.wg.Add(1)
+		t = time.AfterFunc(d, run)
+	}
+	run = func() {
+		defer c.wg.Done()
+		if c.ctx.Err() != nil {
+			return
+		}
+		f(c.ctx)
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			arm()
+		}
+	}
+	mu.Lock()
+	arm()
+	mu.Unlock()
+	c.AtEnd(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		if t.Stop() {
+			c.wg.Done() // the run that will not come
+		}
+	})
+}
+
+// AtEnd runs f once the connection ends (its context is cancelled), on a
+// goroutine the connection owns, started only then. Call it as Go is
+// called.
+func (c *Conn) AtEnd(f func()) {
+	c.wg.Add(1)
+	context.AfterFunc(c.ctx, func() {
+		defer c.wg.Done()
+		f()
+	})
 }
 
 // Close ends the connection: a message being written gets up to two seconds

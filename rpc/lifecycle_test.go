@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,5 +197,49 @@ func TestConnHandlesNotificationsReadBeforeTheEnd(t *testing.T) {
 	defer mu.Unlock()
 	if got != n {
 		t.Fatalf("%d of %d notifications handled once the connection ended", got, n)
+	}
+}
+
+// Every runs its function periodically on the connection's account: runs
+// come while the connection lives, none after it ended, and Wait waits
+// for a run under way.
+func TestConnEvery(t *testing.T) {
+	in, _, c := pipeConn(t, rpc.Options{}, 1<<20)
+	var runs atomic.Int32
+	inRun := make(chan struct{})
+	release := make(chan struct{})
+	c.Every(5*time.Millisecond, func(ctx context.Context) {
+		if runs.Add(1) == 3 {
+			close(inRun)
+			select { // the third run is under way when the connection ends
+			case <-release:
+			case <-time.After(10 * time.Second):
+			}
+		}
+	})
+	select {
+	case <-inRun:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%d runs in 10 s, want 3", runs.Load())
+	}
+	in.Close()
+	_ = c.Close()
+	waited := make(chan struct{})
+	go func() { c.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("Wait returned while a run was under way")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait did not return after the run ended")
+	}
+	n := runs.Load()
+	time.Sleep(30 * time.Millisecond)
+	if runs.Load() != n {
+		t.Errorf("runs went on after the connection ended: %d → %d", n, runs.Load())
 	}
 }

@@ -232,8 +232,9 @@ func (s *WebSocketServer) connOptions(peer string) rpc.Options {
 	return o
 }
 
-// keepAlive pings every PingInterval until the connection ends. A missing
-// pong is ignored (docs/protocol.md §1.2).
+// keepAlive pings every PingInterval until the connection ends, holding
+// no goroutine between pings. A missing pong is ignored
+// (docs/protocol.md §1.2).
 func (s *WebSocketServer) keepAlive(c *rpc.Conn, wc *websocket.Conn) {
 	every := s.PingInterval
 	if every == 0 {
@@ -242,19 +243,10 @@ func (s *WebSocketServer) keepAlive(c *rpc.Conn, wc *websocket.Conn) {
 	if every < 0 {
 		return
 	}
-	c.Go(func(ctx context.Context) {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				pctx, cancel := context.WithTimeout(ctx, every)
-				_ = wc.Ping(pctx)
-				cancel()
-			}
-		}
+	c.Every(every, func(ctx context.Context) {
+		pctx, cancel := context.WithTimeout(ctx, every)
+		_ = wc.Ping(pctx)
+		cancel()
 	})
 }
 

@@ -1,7 +1,9 @@
 package wsserve_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -104,3 +106,52 @@ func TestScenarioWebSocketServerLabel(t *testing.T) {
 }
 
 const maxMsg = 1 << 20
+
+// The server pings every PingInterval while the connection lives: a raw
+// client that never answers sees ping frames (opcode 9) come again and
+// again, and the connection stays up (a missing pong is ignored).
+func TestServerPings(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &wsserve.WebSocketServer{MaxMessage: 1 << 20, PingInterval: 20 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		<-served
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	req := "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+	if _, err := nc.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	pings := 0
+	for pings < 3 {
+		var h [2]byte
+		if _, err := io.ReadFull(br, h[:]); err != nil {
+			t.Fatalf("after %d pings: %v", pings, err)
+		}
+		n := int(h[1] & 0x7f) // a server's frames are not masked; control payloads are < 126
+		if _, err := io.CopyN(io.Discard, br, int64(n)); err != nil {
+			t.Fatal(err)
+		}
+		if op := h[0] & 0x0f; op != 0x9 {
+			t.Fatalf("frame opcode %#x, want a ping (0x9)", op)
+		}
+		pings++
+	}
+}

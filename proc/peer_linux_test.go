@@ -75,11 +75,7 @@ func check(tk *TreeKiller, h *holder) error {
 // process or its descendant (setsid does not matter), or lives in (a child
 // of) a sandboxed process's PID namespace.
 func TestCheckPeerProcFallback(t *testing.T) {
-	tk, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tk.Close() })
+	tk := subreaperTreeKiller(t)
 	ln := listen(t)
 
 	plain := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})

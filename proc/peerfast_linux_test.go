@@ -151,11 +151,7 @@ func TestPeerSearchesBounded(t *testing.T) {
 // first round: while every scan slot is taken, other clients' checks
 // still go through at once.
 func TestPeerScansHoldUpNoFirstRound(t *testing.T) {
-	tk, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tk.Close() })
+	tk := subreaperTreeKiller(t)
 	ln := listen(t)
 	plain := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})
 	sbx := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})

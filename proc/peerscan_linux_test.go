@@ -36,6 +36,18 @@ func cgroupTreeKiller(t *testing.T) *TreeKiller {
 	return tk
 }
 
+// subreaperTreeKiller returns a TreeKiller in subreaper mode, closed when
+// the test ends.
+func subreaperTreeKiller(t *testing.T) *TreeKiller {
+	t.Helper()
+	tk, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tk.Close() })
+	return tk
+}
+
 // recordPids makes hook record every pid it is told of until the test
 // ends, and returns whether a pid was.
 func recordPids(t *testing.T, hook *atomic.Pointer[func(pid int)]) func(pid int) bool {
@@ -67,11 +79,7 @@ func peerSocket(t *testing.T, h *holder) sockdiag.Socket {
 func TestPeerScanSkipsSandboxedFDTables(t *testing.T) {
 	wasRead := fdTablesRead(t)
 	t.Run("subreaper", func(t *testing.T) {
-		tk, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = tk.Close() })
+		tk := subreaperTreeKiller(t)
 		ln := listen(t)
 		plain := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})
 		sbx := startHolder(t, ln, `setsid bash --norc -c '`+holdScript+`' & wait`, &syscall.SysProcAttr{Setpgid: true})
@@ -119,11 +127,7 @@ func TestPeerScanSkipsSandboxedFDTables(t *testing.T) {
 // start time. A process on a remembered pid with another start time (a
 // pid reused by a sandboxed command) is walked afresh and refused.
 func TestPeerLineageRemembered(t *testing.T) {
-	tk, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tk.Close() })
+	tk := subreaperTreeKiller(t)
 	ln := listen(t)
 	plain := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})
 	sbx := startHolder(t, ln, holdScript+` & wait`, &syscall.SysProcAttr{Setpgid: true})
@@ -175,11 +179,7 @@ func TestPeerLineageRemembered(t *testing.T) {
 // and start time) confines what it forks next: the child's connection is
 // refused, as a TreeKiller that never saw the client refuses it.
 func TestPeerLineageSeesExecIntoLauncher(t *testing.T) {
-	tk, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tk.Close() })
+	tk := subreaperTreeKiller(t)
 	tk.launchers = []string{"codex-linux-sandbox"}
 	ln := listen(t)
 	// X holds a connection, and once told, execs the launcher, which
@@ -207,11 +207,7 @@ func TestPeerLineageSeesExecIntoLauncher(t *testing.T) {
 	if err := tk.CheckPeer(child.LocalAddr(), child.RemoteAddr()); err == nil {
 		t.Error("the child of a launcher remembered clean before its exec was allowed")
 	}
-	fresh, err := newTreeKiller(zaptest.NewLogger(t), false, Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fresh.Close() })
+	fresh := subreaperTreeKiller(t)
 	fresh.launchers = tk.launchers
 	if err := fresh.CheckPeer(child.LocalAddr(), child.RemoteAddr()); err == nil {
 		t.Error("a TreeKiller that never saw the client allowed the launcher's child")

@@ -54,10 +54,10 @@ func (b *Binder) Bind(c *rpc.Conn) rpc.Handler {
 	opened := time.Now()
 	peer := connPeer(c.Label())
 	b.log.Info("connection opened", zap.String("peer", peer))
-	// One goroutine per connection sends the parked stdin answers and, once
-	// the connection ends (run returns then), detaches its session and logs.
-	c.Go(func(ctx context.Context) {
-		h.stdin.run(ctx)
+	// Once the connection ends, its session is detached and the close
+	// logged; no goroutine waits for that meanwhile.
+	c.AtEnd(func() {
+		h.stdin.end()
 		fields := []zap.Field{zap.String("peer", peer)}
 		if s := h.sess.Load(); s != nil {
 			fields = append(fields, zap.String("session", s.id))

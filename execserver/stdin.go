@@ -20,9 +20,10 @@ func parkCost(n int) int64 { return int64(max(n, 256)) }
 
 // stdinBudget bounds the bytes of one connection's writes that wait for room
 // in a stdin queue (their answers parked), and answers them once their bytes
-// are queued. The answers are written by one goroutine owned by the
-// connection, so that the process goroutines that release a parked write
-// never block on the connection.
+// are queued. The answers are written by a goroutine owned by the
+// connection, started when one is scheduled and gone once none is left, so
+// that the process goroutines that release a parked write never block on
+// the connection.
 type stdinBudget struct {
 	limit int64 // a write is parked only if nothing waits or it fits under limit
 	used  atomic.Int64
@@ -30,7 +31,8 @@ type stdinBudget struct {
 
 	mu      sync.Mutex
 	answers []parkedAnswer // guarded by mu: ready to be sent, in order
-	ready   chan struct{}  // 1-buffered: answers has entries
+	sending bool           // guarded by mu: the sender runs
+	ended   bool           // guarded by mu: the connection ended (end)
 }
 
 type parkedAnswer struct {
@@ -40,7 +42,7 @@ type parkedAnswer struct {
 }
 
 func newStdinBudget(c *rpc.Conn, limit int64) *stdinBudget {
-	return &stdinBudget{limit: limit, c: c, ready: make(chan struct{}, 1)}
+	return &stdinBudget{limit: limit, c: c}
 }
 
 // reserve counts cost against the budget, if it fits. The first parked write
@@ -67,30 +69,43 @@ func (b *stdinBudget) answerCommandExec(id rpc.ID) {
 	b.schedule(parkedAnswer{id: id, commandExec: true})
 }
 
+// schedule queues a, starting the sender if it is not running. The
+// process goroutines that call it are not the connection's, but the
+// sender is started only before end, which runs in the connection's
+// AtEnd: until then the connection's goroutines are not all gone, so
+// starting one more on its account is safe (rpc.Conn.Go).
 func (b *stdinBudget) schedule(a parkedAnswer) {
-	if b.c.Context().Err() != nil {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended || b.c.Context().Err() != nil {
 		return // the ending connection answered it
 	}
-	b.mu.Lock()
 	b.answers = append(b.answers, a)
-	b.mu.Unlock()
-	select {
-	case b.ready <- struct{}{}:
-	default:
+	if !b.sending {
+		b.sending = true
+		b.c.Go(b.send)
 	}
 }
 
-// run sends the scheduled answers until the connection ends.
-func (b *stdinBudget) run(ctx context.Context) {
+// end is called once the connection ended: no sender starts after it.
+func (b *stdinBudget) end() {
+	b.mu.Lock()
+	b.ended = true
+	b.mu.Unlock()
+}
+
+// send writes the scheduled answers until none is left or the connection
+// ends.
+func (b *stdinBudget) send(ctx context.Context) {
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-b.ready:
-		}
 		b.mu.Lock()
 		answers := b.answers
 		b.answers = nil
+		if len(answers) == 0 || ctx.Err() != nil {
+			b.sending = false
+			b.mu.Unlock()
+			return
+		}
 		b.mu.Unlock()
 		for _, a := range answers {
 			if a.commandExec {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -82,7 +83,7 @@ func procSyscw(pid int) (int64, error) {
 
 // teardownRun starts n `sleep 1000` on a new connection, then terminates
 // them all at once and waits for every process/closed.
-func teardownRun(ctx context.Context, t *Target, n int) TeardownRun {
+func teardownRun(ctx context.Context, t *Target, n int, perfCtl string) TeardownRun {
 	run := TeardownRun{N: n}
 	c, err := t.dial(ctx)
 	if err != nil {
@@ -131,6 +132,8 @@ func teardownRun(ctx context.Context, t *Target, n int) TeardownRun {
 		run.Error = err.Error()
 		return run
 	}
+	perfControl(perfCtl, "enable")
+	defer perfControl(perfCtl, "disable")
 	t0 := time.Now()
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -185,7 +188,7 @@ func (b *Bench) runTeardown(ctx context.Context) {
 				return
 			}
 			t := ts[i]
-			run := teardownRun(ctx, t, b.cfg.TeardownN)
+			run := teardownRun(ctx, t, b.cfg.TeardownN, b.cfg.TeardownPerf)
 			if run.Error != "" {
 				t.setError("teardown", errors.New(run.Error))
 			}
@@ -201,4 +204,19 @@ func (b *Bench) runTeardown(ctx context.Context) {
 		logf("teardown: %-5s N=%d median cpu %.3f ms/process  syscw %.2f/process  ramp last/first %.2f× wall, %.2f× CPU",
 			t.Role, res[t].N, res[t].CPUPerProc, res[t].WritesPer, res[t].RampWall, res[t].RampCPU)
 	}
+}
+
+// perfControl sends cmd (enable, disable) to the control FIFO of a perf
+// record, if one reads it; without a reader (no perf, or perf attached to
+// another subject's server) it does nothing.
+func perfControl(fifo, cmd string) {
+	if fifo == "" {
+		return
+	}
+	f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.WriteString(cmd + "\n")
 }

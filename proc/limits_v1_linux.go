@@ -153,10 +153,14 @@ func (v *pidsV1) pair(leaf, dir string) {
 	v.mu.Unlock()
 }
 
-// reuse takes a kept v1 leaf, writes its pids.max again (whatever a
-// process of the last tenant wrote there does not carry over) and opens its
-// tasks file. It returns nil when none is kept; a kept leaf that fails is
-// removed and the next one tried.
+// reuse takes a kept v1 leaf that is still empty (pids.current 0: no task
+// is charged to it, not even a zombie that its reaper has not released
+// yet), writes its pids.max again (whatever a process of the last tenant
+// wrote there does not carry over) and opens its tasks file. It returns nil
+// when none is kept. A kept leaf that fails is removed (or, still busy,
+// left to closeV1) and the next one tried. The checks are made here, on
+// the way to a spawn, rather than at the end of the last tenant, where
+// they would cost a terminate-all about what the rmdir they replace did.
 func (v *pidsV1) reuse() (string, *os.File) {
 	for {
 		v.mu.Lock()
@@ -168,7 +172,7 @@ func (v *pidsV1) reuse() (string, *os.File) {
 		dir := v.free[n-1]
 		v.free = v.free[:n-1]
 		v.mu.Unlock()
-		if writeFile(filepath.Join(dir, "pids.max"), v.max) == nil {
+		if cgroupFileIs(filepath.Join(dir, "pids.current"), "0") && writeFile(filepath.Join(dir, "pids.max"), v.max) == nil {
 			if tasks, err := openTasks(dir); err == nil {
 				return dir, tasks
 			}
@@ -178,16 +182,8 @@ func (v *pidsV1) reuse() (string, *os.File) {
 }
 
 // keep puts the v1 leaf dir, whose v2 twin was removed, among the leaves
-// kept for reuse if there is room and it is empty: pids.current 0 means no
-// task is charged to it, not even a zombie that its reaper has not
-// released yet. It reports whether dir was kept.
+// kept for reuse if there is room. It reports whether dir was kept.
 func (v *pidsV1) keep(dir string) bool {
-	v.mu.Lock()
-	full := len(v.free) >= pidsV1Keep
-	v.mu.Unlock()
-	if full || !cgroupFileIs(filepath.Join(dir, "pids.current"), "0") {
-		return false
-	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if len(v.free) >= pidsV1Keep {
@@ -222,7 +218,8 @@ func openTasks(dir string) (*os.File, error) {
 }
 
 // releaseV1 releases the v1 leaf paired with a removed v2 leaf: kept for
-// the next spawn when it is empty and there is room, else removed.
+// the next spawn while there is room (reuse checks that it is empty), else
+// removed.
 func (t *TreeKiller) releaseV1(leaf string) {
 	if t.v1 == nil || leaf == "" {
 		return

@@ -27,6 +27,10 @@ type TeardownRun struct {
 	// process at N=200). A thread that ends inside the window loses what
 	// it ran there; servers rarely end threads while busy.
 	SchedCPUPer float64 `json:"server_sched_cpu_ms_per"`
+	// CycleCPUPer is the server's CPU (schedstat) from before the first
+	// start to the last closed, per process: a cost moved from the
+	// teardown to the start path shows here.
+	CycleCPUPer float64 `json:"server_cycle_cpu_ms_per"`
 	// The ramp: the processes start one after the other, each start
 	// awaited; the first and the last N/8 starts are timed (wall clock and
 	// the server's CPU), so that a cost growing with N shows as a ratio.
@@ -43,6 +47,7 @@ type Teardown struct {
 	Runs       []TeardownRun `json:"runs"`
 	CPUPerProc float64       `json:"median_server_cpu_ms_per"`
 	SchedCPU   float64       `json:"median_server_sched_cpu_ms_per"` // the same from schedstat
+	CycleCPU   float64       `json:"median_server_cycle_cpu_ms_per"` // start + terminate, per process
 	WritesPer  float64       `json:"median_server_syscw_per"`
 	RampWall   float64       `json:"median_ramp_last_over_first"`     // last N/8 starts / first N/8, wall
 	RampCPU    float64       `json:"median_ramp_cpu_last_over_first"` // the same in server CPU
@@ -50,18 +55,19 @@ type Teardown struct {
 
 func (d *Teardown) add(r TeardownRun) {
 	d.Runs = append(d.Runs, r)
-	var cpu, sc, w, rw, rc []float64
+	var cpu, sc, cc, w, rw, rc []float64
 	for _, r := range d.Runs {
 		if r.Error == "" {
 			cpu = append(cpu, r.CPUPerProc)
 			sc = append(sc, r.SchedCPUPer)
+			cc = append(cc, r.CycleCPUPer)
 			w = append(w, r.WritesPer)
 			rw = append(rw, r.rampWall())
 			rc = append(rc, r.rampCPU())
 		}
 	}
 	d.CPUPerProc, d.WritesPer = round3(median(cpu)), round3(median(w))
-	d.SchedCPU = round3(median(sc))
+	d.SchedCPU, d.CycleCPU = round3(median(sc)), round3(median(cc))
 	d.RampWall, d.RampCPU = round3(median(rw)), round3(median(rc))
 }
 
@@ -101,6 +107,7 @@ func teardownRun(ctx context.Context, t *Target, n int, perfCtl string) Teardown
 	defer c.Close()
 	procs := make([]*Proc, 0, n)
 	seg := max(n/8, 1)
+	cycle0 := threadsRuntime(t.Srv.Pid)
 	var segT time.Time
 	var segCPU time.Duration
 	for i := range n {
@@ -172,6 +179,7 @@ func teardownRun(ctx context.Context, t *Target, n int, perfCtl string) Teardown
 	sched1 := threadsRuntime(t.Srv.Pid)
 	w1, _ := procSyscw(t.Srv.Pid)
 	run.SchedCPUPer = round3(float64(runtimeSince(sched0, sched1).Microseconds()) / 1000 / float64(n))
+	run.CycleCPUPer = round3(float64(runtimeSince(cycle0, sched1).Microseconds()) / 1000 / float64(n))
 	run.Seconds = round3(last.Sub(t0).Seconds())
 	run.CPUPerProc = round3(float64((cpu1 - cpu0).Microseconds()) / 1000 / float64(n))
 	run.WritesPer = round3(float64(w1-w0) / float64(n))
@@ -206,14 +214,14 @@ func (b *Bench) runTeardown(ctx context.Context) {
 			res[t].add(run)
 			logf("teardown: %-5s N=%d  ramp first/last %d starts %.0f/%.0f ms (%.2f×), server CPU %.0f/%.0f ms (%.2f×)",
 				t.Role, run.N, max(run.N/8, 1), run.FirstStartsMs, run.LastStartsMs, run.rampWall(), run.FirstStartCPU, run.LastStartCPU, run.rampCPU())
-			logf("teardown: %-5s N=%d  %.3f s  cpu %.3f ms/process (schedstat %.3f)  syscw %.2f/process  load %s %s",
-				t.Role, run.N, run.Seconds, run.CPUPerProc, run.SchedCPUPer, run.WritesPer, loadAvg(), run.Error)
+			logf("teardown: %-5s N=%d  %.3f s  cpu %.3f ms/process (schedstat %.3f; start+terminate %.3f)  syscw %.2f/process  load %s %s",
+				t.Role, run.N, run.Seconds, run.CPUPerProc, run.SchedCPUPer, run.CycleCPUPer, run.WritesPer, loadAvg(), run.Error)
 		}
 	}
 	for _, t := range ts {
 		t.Res.Metrics.Teardown = res[t]
-		logf("teardown: %-5s N=%d median cpu %.3f ms/process (schedstat %.3f)  syscw %.2f/process  ramp last/first %.2f× wall, %.2f× CPU",
-			t.Role, res[t].N, res[t].CPUPerProc, res[t].SchedCPU, res[t].WritesPer, res[t].RampWall, res[t].RampCPU)
+		logf("teardown: %-5s N=%d median cpu %.3f ms/process (schedstat %.3f; start+terminate %.3f)  syscw %.2f/process  ramp last/first %.2f× wall, %.2f× CPU",
+			t.Role, res[t].N, res[t].CPUPerProc, res[t].SchedCPU, res[t].CycleCPU, res[t].WritesPer, res[t].RampWall, res[t].RampCPU)
 	}
 }
 

@@ -153,14 +153,16 @@ func (v *pidsV1) pair(leaf, dir string) {
 	v.mu.Unlock()
 }
 
-// reuse takes a kept v1 leaf that is still empty (pids.current 0: no task
-// is charged to it, not even a zombie that its reaper has not released
-// yet), writes its pids.max again (whatever a process of the last tenant
-// wrote there does not carry over) and opens its tasks file. It returns nil
-// when none is kept. A kept leaf that fails is removed (or, still busy,
-// left to closeV1) and the next one tried. The checks are made here, on
-// the way to a spawn, rather than at the end of the last tenant, where
-// they would cost a terminate-all about what the rmdir they replace did.
+// reuse takes a kept v1 leaf, writes its pids.max again (whatever a
+// process of the last tenant wrote there does not carry over) and opens its
+// tasks file, which must list no task. It returns nil when none is kept. A
+// kept leaf that fails or holds a task is removed (or, still busy, left to
+// closeV1) and the next one tried. The checks are made here, on the way to
+// a spawn, rather than at the end of the last tenant; and through the tasks
+// file the spawn opens anyway, rather than pids.current, whose open costs
+// about what the mkdir it saves does. A zombie not yet released by its
+// reaper is not listed there: it keeps one pid of the new tenant's budget
+// until it is.
 func (v *pidsV1) reuse() (string, *os.File) {
 	for {
 		v.mu.Lock()
@@ -172,13 +174,33 @@ func (v *pidsV1) reuse() (string, *os.File) {
 		dir := v.free[n-1]
 		v.free = v.free[:n-1]
 		v.mu.Unlock()
-		if cgroupFileIs(filepath.Join(dir, "pids.current"), "0") && writeFile(filepath.Join(dir, "pids.max"), v.max) == nil {
-			if tasks, err := openTasks(dir); err == nil {
+		if writeFile(filepath.Join(dir, "pids.max"), v.max) == nil {
+			if tasks, err := openEmptyTasks(dir); err == nil {
 				return dir, tasks
 			}
 		}
 		_ = unix.Rmdir(dir)
 	}
+}
+
+// openEmptyTasks opens the tasks file of the v1 cgroup dir for reading and
+// writing, and fails unless it lists no task.
+func openEmptyTasks(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "tasks")
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var b [16]byte
+	n, err := unix.Read(fd, b[:])
+	if err != nil || n != 0 {
+		_ = unix.Close(fd)
+		if err == nil {
+			err = unix.EBUSY
+		}
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // keep puts the v1 leaf dir, whose v2 twin was removed, among the leaves
@@ -191,19 +213,6 @@ func (v *pidsV1) keep(dir string) bool {
 	}
 	v.free = append(v.free, dir)
 	return true
-}
-
-// cgroupFileIs reports whether the cgroupfs file path holds want (and a
-// newline).
-func cgroupFileIs(path, want string) bool {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	var buf [32]byte
-	n, err := unix.Read(fd, buf[:])
-	return err == nil && strings.TrimSpace(string(buf[:max(n, 0)])) == want
 }
 
 // openTasks opens the tasks file of the v1 cgroup dir for writing, as a

@@ -128,7 +128,7 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	default:
 		return nil, fmt.Errorf("invalid --log-format %q", format)
 	}
-	return zap.New(zapcore.NewCore(enc, newJoinedWriter(os.Stderr, os.Stderr.Sync), lvl)), nil
+	return zap.New(zapcore.NewCore(enc, zapcore.Lock(os.Stderr), lvl)), nil
 }
 
 func tokenHash(c *cli.Context) ([]byte, error) {

@@ -56,6 +56,7 @@ type Config struct {
 	FairRounds    int
 	TeardownN     int         // teardown: processes terminated at once
 	TeardownNoRef bool        // teardown: leave the reference out (it stalls near 1,800 live processes)
+	TeardownPerf  string      // teardown: a `perf record --control fifo:` FIFO, enabled around each terminate-all
 	Scale         ScaleConfig // scale group (scale.go)
 
 	PTYPairedRounds int   // ptypaired: rounds
@@ -84,6 +85,7 @@ func parseFlags() Config {
 	flag.IntVar(&c.FairRounds, "fair-rounds", 3, "fairness and teardown groups: rounds")
 	flag.IntVar(&c.TeardownN, "teardown-n", 200, "teardown group: processes terminated at once (above 1,000 ours gets --max-processes to match)")
 	flag.BoolVar(&c.TeardownNoRef, "teardown-no-ref", false, "teardown group: ours and base only")
+	flag.StringVar(&c.TeardownPerf, "teardown-perf", "", "teardown group: control FIFO of a `perf record -D -1 --control fifo:FIFO -p PID`: sent enable/disable around each terminate-all, so the profile holds the teardown only")
 	flag.IntVar(&c.PTYPairedRounds, "pty-rounds", 15, "ptypaired group: paired rounds")
 	flag.Int64Var(&c.PTYPairedSize, "pty-size", 64<<20, "ptypaired group: bytes per run")
 	flag.BoolVar(&c.Quick, "quick", false, "fewer iterations (a full run of both servers in a few minutes)")

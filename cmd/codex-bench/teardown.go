@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -21,6 +22,15 @@ type TeardownRun struct {
 	Seconds    float64 `json:"seconds"`           // first terminate sent → last closed
 	CPUPerProc float64 `json:"server_cpu_ms_per"` // server CPU per terminated process
 	WritesPer  float64 `json:"server_syscw_per"`  // write-like syscalls per terminated process
+	// SchedCPUPer is CPUPerProc read from the threads' schedstat (run time
+	// in ns) instead of the process's clock ticks (10 ms: 0.05 ms per
+	// process at N=200). A thread that ends inside the window loses what
+	// it ran there; servers rarely end threads while busy.
+	SchedCPUPer float64 `json:"server_sched_cpu_ms_per"`
+	// CycleCPUPer is the server's CPU (schedstat) from before the first
+	// start to the last closed, per process: a cost moved from the
+	// teardown to the start path shows here.
+	CycleCPUPer float64 `json:"server_cycle_cpu_ms_per"`
 	// The ramp: the processes start one after the other, each start
 	// awaited; the first and the last N/8 starts are timed (wall clock and
 	// the server's CPU), so that a cost growing with N shows as a ratio.
@@ -36,6 +46,8 @@ type Teardown struct {
 	N          int           `json:"n"`
 	Runs       []TeardownRun `json:"runs"`
 	CPUPerProc float64       `json:"median_server_cpu_ms_per"`
+	SchedCPU   float64       `json:"median_server_sched_cpu_ms_per"` // the same from schedstat
+	CycleCPU   float64       `json:"median_server_cycle_cpu_ms_per"` // start + terminate, per process
 	WritesPer  float64       `json:"median_server_syscw_per"`
 	RampWall   float64       `json:"median_ramp_last_over_first"`     // last N/8 starts / first N/8, wall
 	RampCPU    float64       `json:"median_ramp_cpu_last_over_first"` // the same in server CPU
@@ -43,16 +55,19 @@ type Teardown struct {
 
 func (d *Teardown) add(r TeardownRun) {
 	d.Runs = append(d.Runs, r)
-	var cpu, w, rw, rc []float64
+	var cpu, sc, cc, w, rw, rc []float64
 	for _, r := range d.Runs {
 		if r.Error == "" {
 			cpu = append(cpu, r.CPUPerProc)
+			sc = append(sc, r.SchedCPUPer)
+			cc = append(cc, r.CycleCPUPer)
 			w = append(w, r.WritesPer)
 			rw = append(rw, r.rampWall())
 			rc = append(rc, r.rampCPU())
 		}
 	}
 	d.CPUPerProc, d.WritesPer = round3(median(cpu)), round3(median(w))
+	d.SchedCPU, d.CycleCPU = round3(median(sc)), round3(median(cc))
 	d.RampWall, d.RampCPU = round3(median(rw)), round3(median(rc))
 }
 
@@ -82,7 +97,7 @@ func procSyscw(pid int) (int64, error) {
 
 // teardownRun starts n `sleep 1000` on a new connection, then terminates
 // them all at once and waits for every process/closed.
-func teardownRun(ctx context.Context, t *Target, n int) TeardownRun {
+func teardownRun(ctx context.Context, t *Target, n int, perfCtl string) TeardownRun {
 	run := TeardownRun{N: n}
 	c, err := t.dial(ctx)
 	if err != nil {
@@ -92,6 +107,7 @@ func teardownRun(ctx context.Context, t *Target, n int) TeardownRun {
 	defer c.Close()
 	procs := make([]*Proc, 0, n)
 	seg := max(n/8, 1)
+	cycle0 := threadsRuntime(t.Srv.Pid)
 	var segT time.Time
 	var segCPU time.Duration
 	for i := range n {
@@ -131,6 +147,9 @@ func teardownRun(ctx context.Context, t *Target, n int) TeardownRun {
 		run.Error = err.Error()
 		return run
 	}
+	perfControl(perfCtl, "enable")
+	defer perfControl(perfCtl, "disable")
+	sched0 := threadsRuntime(t.Srv.Pid)
 	t0 := time.Now()
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -157,7 +176,10 @@ func teardownRun(ctx context.Context, t *Target, n int) TeardownRun {
 		}
 	}
 	cpu1, _ := procCPU(t.Srv.Pid)
+	sched1 := threadsRuntime(t.Srv.Pid)
 	w1, _ := procSyscw(t.Srv.Pid)
+	run.SchedCPUPer = round3(float64(runtimeSince(sched0, sched1).Microseconds()) / 1000 / float64(n))
+	run.CycleCPUPer = round3(float64(runtimeSince(cycle0, sched1).Microseconds()) / 1000 / float64(n))
 	run.Seconds = round3(last.Sub(t0).Seconds())
 	run.CPUPerProc = round3(float64((cpu1 - cpu0).Microseconds()) / 1000 / float64(n))
 	run.WritesPer = round3(float64(w1-w0) / float64(n))
@@ -185,20 +207,66 @@ func (b *Bench) runTeardown(ctx context.Context) {
 				return
 			}
 			t := ts[i]
-			run := teardownRun(ctx, t, b.cfg.TeardownN)
+			run := teardownRun(ctx, t, b.cfg.TeardownN, b.cfg.TeardownPerf)
 			if run.Error != "" {
 				t.setError("teardown", errors.New(run.Error))
 			}
 			res[t].add(run)
 			logf("teardown: %-5s N=%d  ramp first/last %d starts %.0f/%.0f ms (%.2f×), server CPU %.0f/%.0f ms (%.2f×)",
 				t.Role, run.N, max(run.N/8, 1), run.FirstStartsMs, run.LastStartsMs, run.rampWall(), run.FirstStartCPU, run.LastStartCPU, run.rampCPU())
-			logf("teardown: %-5s N=%d  %.3f s  cpu %.3f ms/process  syscw %.2f/process  load %s %s",
-				t.Role, run.N, run.Seconds, run.CPUPerProc, run.WritesPer, loadAvg(), run.Error)
+			logf("teardown: %-5s N=%d  %.3f s  cpu %.3f ms/process (schedstat %.3f; start+terminate %.3f)  syscw %.2f/process  load %s %s",
+				t.Role, run.N, run.Seconds, run.CPUPerProc, run.SchedCPUPer, run.CycleCPUPer, run.WritesPer, loadAvg(), run.Error)
 		}
 	}
 	for _, t := range ts {
 		t.Res.Metrics.Teardown = res[t]
-		logf("teardown: %-5s N=%d median cpu %.3f ms/process  syscw %.2f/process  ramp last/first %.2f× wall, %.2f× CPU",
-			t.Role, res[t].N, res[t].CPUPerProc, res[t].WritesPer, res[t].RampWall, res[t].RampCPU)
+		logf("teardown: %-5s N=%d median cpu %.3f ms/process (schedstat %.3f; start+terminate %.3f)  syscw %.2f/process  ramp last/first %.2f× wall, %.2f× CPU",
+			t.Role, res[t].N, res[t].CPUPerProc, res[t].SchedCPU, res[t].CycleCPU, res[t].WritesPer, res[t].RampWall, res[t].RampCPU)
 	}
+}
+
+// perfControl sends cmd (enable, disable) to the control FIFO of a perf
+// record, if one reads it; without a reader (no perf, or perf attached to
+// another subject's server) it does nothing.
+func perfControl(fifo, cmd string) {
+	if fifo == "" {
+		return
+	}
+	f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.WriteString(cmd + "\n")
+}
+
+// threadsRuntime returns the run time (ns, /proc/<pid>/task/<tid>/schedstat)
+// of each thread of pid.
+func threadsRuntime(pid int) map[string]int64 {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]int64, len(ents))
+	for _, e := range ents {
+		f := strings.Fields(readTrim(dir + "/" + e.Name() + "/schedstat"))
+		if len(f) == 0 {
+			continue
+		}
+		if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+			out[e.Name()] = ns
+		}
+	}
+	return out
+}
+
+// runtimeSince is the run time the threads of b added since a; a thread
+// new in b counts whole.
+func runtimeSince(a, b map[string]int64) time.Duration {
+	var d int64
+	for tid, ns := range b {
+		d += ns - a[tid]
+	}
+	return time.Duration(d)
 }

@@ -36,9 +36,6 @@ func SpareLeaf(t *TreeKiller) string {
 // its cgroup v1 pids twin on hybrid hosts, else dir itself.
 func PidsLeaf(t *TreeKiller, dir string) string {
 	if t.v1 != nil {
-		if twin := t.v1Twin(dir); twin != "" {
-			return twin
-		}
 		return filepath.Join(t.v1.dir, filepath.Base(dir))
 	}
 	return dir

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -31,19 +30,7 @@ type pidsV1 struct {
 	dir  string   // <mount><our v1 pids cgroup>/<name of the v2 directory>
 	home *os.File // tasks of our own v1 pids cgroup, where the thread returns
 	max  string   // pids.max of each leaf
-
-	mu   sync.Mutex
-	twin map[string]string // guarded by mu: each v2 leaf's v1 leaf, while paired
-	free []string          // guarded by mu: emptied v1 leaves kept for reuse, at most pidsV1Keep
 }
-
-// pidsV1Keep bounds the emptied v1 pids leaves kept for reuse. A v1 leaf
-// costs a mkdir, a pids.max write and, when its process ends, an rmdir that
-// serialises on the kernel's cgroup lock; a kept one costs a few KiB of
-// kernel memory until the next spawn takes it (or TreeKiller.Close removes
-// it). The v2 leaves are never reused: their ids name the sandboxed
-// processes to the peer check.
-const pidsV1Keep = 256
 
 // setupPidsV1 prepares the v1 fallback for pids.max; failures are logged
 // and leave it off.
@@ -65,7 +52,7 @@ func (t *TreeKiller) setupPidsV1(max int64) {
 		t.log.Debug("per-process pids limit unavailable", zap.Error(err))
 		return
 	}
-	t.v1 = &pidsV1{dir: dir, home: tasks, max: strconv.FormatInt(max, 10), twin: map[string]string{}}
+	t.v1 = &pidsV1{dir: dir, home: tasks, max: strconv.FormatInt(max, 10)}
 	t.log.Debug("per-process pids limit through cgroup v1", zap.String("dir", dir))
 }
 
@@ -110,16 +97,12 @@ func hasOption(opts, name string) bool {
 	return false
 }
 
-// prepareV1 returns the v1 leaf paired with the v2 leaf and its open tasks
-// file: a kept empty one (pids.max written again) or a new one. Without the
-// fallback (or on failure, logged once) it returns "" and nil.
+// prepareV1 makes the v1 leaf paired with the v2 leaf and returns its
+// path and its open tasks file, or "" and nil without the fallback (or on
+// failure, logged once).
 func (t *TreeKiller) prepareV1(leaf string) (string, *os.File) {
 	if t.v1 == nil {
 		return "", nil
-	}
-	if dir, tasks := t.v1.reuse(); tasks != nil {
-		t.v1.pair(leaf, dir)
-		return dir, tasks
 	}
 	dir := filepath.Join(t.v1.dir, filepath.Base(leaf))
 	err := unix.Mkdir(dir, 0o755)
@@ -142,77 +125,7 @@ func (t *TreeKiller) prepareV1(leaf string) (string, *os.File) {
 		})
 		return "", nil
 	}
-	t.v1.pair(leaf, dir)
 	return dir, tasks
-}
-
-// pair records dir as the v1 leaf of the v2 leaf.
-func (v *pidsV1) pair(leaf, dir string) {
-	v.mu.Lock()
-	v.twin[leaf] = dir
-	v.mu.Unlock()
-}
-
-// reuse takes a kept v1 leaf, writes its pids.max again (whatever a
-// process of the last tenant wrote there does not carry over) and opens its
-// tasks file, which must list no task. It returns nil when none is kept. A
-// kept leaf that fails or holds a task is removed (or, still busy, left to
-// closeV1) and the next one tried. The checks are made here, on the way to
-// a spawn, rather than at the end of the last tenant; and through the tasks
-// file the spawn opens anyway, rather than pids.current, whose open costs
-// about what the mkdir it saves does. A zombie not yet released by its
-// reaper is not listed there: it keeps one pid of the new tenant's budget
-// until it is.
-func (v *pidsV1) reuse() (string, *os.File) {
-	for {
-		v.mu.Lock()
-		n := len(v.free)
-		if n == 0 {
-			v.mu.Unlock()
-			return "", nil
-		}
-		dir := v.free[n-1]
-		v.free = v.free[:n-1]
-		v.mu.Unlock()
-		if writeFile(filepath.Join(dir, "pids.max"), v.max) == nil {
-			if tasks, err := openEmptyTasks(dir); err == nil {
-				return dir, tasks
-			}
-		}
-		_ = unix.Rmdir(dir)
-	}
-}
-
-// openEmptyTasks opens the tasks file of the v1 cgroup dir for reading and
-// writing, and fails unless it lists no task.
-func openEmptyTasks(dir string) (*os.File, error) {
-	path := filepath.Join(dir, "tasks")
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	var b [16]byte
-	n, err := unix.Read(fd, b[:])
-	if err != nil || n != 0 {
-		_ = unix.Close(fd)
-		if err == nil {
-			err = unix.EBUSY
-		}
-		return nil, &os.PathError{Op: "read", Path: path, Err: err}
-	}
-	return os.NewFile(uintptr(fd), path), nil
-}
-
-// keep puts the v1 leaf dir, whose v2 twin was removed, among the leaves
-// kept for reuse if there is room. It reports whether dir was kept.
-func (v *pidsV1) keep(dir string) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if len(v.free) >= pidsV1Keep {
-		return false
-	}
-	v.free = append(v.free, dir)
-	return true
 }
 
 // openTasks opens the tasks file of the v1 cgroup dir for writing, as a
@@ -226,31 +139,12 @@ func openTasks(dir string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// releaseV1 releases the v1 leaf paired with a removed v2 leaf: kept for
-// the next spawn while there is room (reuse checks that it is empty), else
-// removed.
+// releaseV1 removes the v1 leaf paired with a removed v2 leaf.
 func (t *TreeKiller) releaseV1(leaf string) {
 	if t.v1 == nil || leaf == "" {
 		return
 	}
-	t.v1.mu.Lock()
-	dir, ok := t.v1.twin[leaf]
-	delete(t.v1.twin, leaf)
-	t.v1.mu.Unlock()
-	if !ok || t.v1.keep(dir) {
-		return
-	}
-	_ = rmdirRetry(dir, 100*time.Millisecond)
-}
-
-// v1Twin returns the v1 leaf paired with the v2 leaf, or "".
-func (t *TreeKiller) v1Twin(leaf string) string {
-	if t.v1 == nil {
-		return ""
-	}
-	t.v1.mu.Lock()
-	defer t.v1.mu.Unlock()
-	return t.v1.twin[leaf]
+	_ = rmdirRetry(filepath.Join(t.v1.dir, filepath.Base(leaf)), 100*time.Millisecond)
 }
 
 // closeV1 removes the v1 directory (after every leaf was released).
@@ -264,9 +158,6 @@ func (t *TreeKiller) closeV1() error {
 			_ = rmdirRetry(filepath.Join(t.v1.dir, e.Name()), releaseWait)
 		}
 	}
-	t.v1.mu.Lock()
-	t.v1.free = nil
-	t.v1.mu.Unlock()
 	_ = t.v1.home.Close()
 	if err := rmdirRetry(t.v1.dir, releaseWait); err != nil {
 		return &os.PathError{Op: "rmdir", Path: t.v1.dir, Err: err}

@@ -148,6 +148,7 @@ func (w *walkConn) ask(t *testing.T, raw json.RawMessage, root string) map[strin
 // expecting the reference's answers exactly. The "nobody" cases run
 // against a server started as uid 65534.
 func TestFSWalkReplay(t *testing.T) {
+	t.Parallel()
 	rp := loadWalkReplay(t)
 	root := buildWalkFixture(t, rp)
 	asRoot := os.Geteuid() == 0
@@ -214,6 +215,7 @@ func TestFSWalkReplay(t *testing.T) {
 // it that exists as for one that does not. (Before fs/walk went through the
 // fs helper, the server walked as itself and listed the secret files.)
 func TestFSWalkSandboxHidesDenied(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, d := range []string{"ws/pub", "ws/secret/inner"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -269,6 +271,7 @@ func TestFSWalkSandboxHidesDenied(t *testing.T) {
 // whole, and of 32,769 the last is left out with truncated set. Links
 // that are not listed cost nothing.
 func TestFSWalkAnswerBudget(t *testing.T) {
+	t.Parallel()
 	root, err := os.MkdirTemp("", "wb")
 	if err != nil {
 		t.Fatal(err)
@@ -337,6 +340,7 @@ func TestFSWalkAnswerBudget(t *testing.T) {
 // errors item "Permission denied (os error 13)" (31 characters); with
 // 161-character URIs each costs 256, so 16,384 fit in 4 MiB.
 func TestFSWalkAnswerBudgetErrors(t *testing.T) {
+	t.Parallel()
 	requireNobody(t)
 	base, err := os.MkdirTemp("", "wb")
 	if err != nil {

@@ -190,6 +190,7 @@ libc.execve(buf, argv, (ctypes.c_char_p * 1)(None))
 // program and a ptrace attempt (denied) all work under the tracer; the
 // call leaves no zombie child in the server.
 func TestInterceptShellsAndRobustness(t *testing.T) {
+	t.Parallel()
 	ws := canonicalTemp(t)
 	s := startIntercept(t)
 	script := `dash -c 'touch x'; echo dash=$?

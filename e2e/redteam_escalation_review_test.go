@@ -125,6 +125,7 @@ ls | grep -c '^elf-'
 // (DecideQuick runs there). The call must still end at its timeout, and
 // another call must still be answered.
 func TestReviewBlockingInterpreter(t *testing.T) {
+	t.Parallel()
 	loader := ""
 	for _, l := range []string{"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"} {
 		if _, err := os.Stat(l); err == nil {
@@ -137,6 +138,7 @@ func TestReviewBlockingInterpreter(t *testing.T) {
 		{"ptmx shebang", `printf '#!/dev/ptmx\n' > s; chmod +x s; ./s; echo rc=$?`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a server and a workspace each: the three 3 s timeouts overlap
 			ws := canonicalTemp(t)
 			s := startRedteam(t)
 			// Let a blocked open of the FIFO go at the end, so that

@@ -34,6 +34,7 @@ func runCLI(t *testing.T, env []string, args ...string) (stdout, stderr string, 
 // one line on stderr that names the mistake and the command's --help, exit
 // status 2, and nothing on stdout (the protocol channel in stdio mode).
 func TestCLIUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args       []string
 		help, want string
@@ -86,6 +87,7 @@ func TestCLIUsageErrors(t *testing.T) {
 // own usage errors (its several-line text) but also exits 2 with nothing
 // on stdout.
 func TestCLIExecpolicyCheckUsage(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := runCLI(t, nil, "execpolicy", "check", "--frob")
 	if code != 2 || stdout != "" || stderr == "" {
 		t.Errorf("execpolicy check --frob: exit %d, stdout %q, stderr %q", code, stdout, stderr)
@@ -95,6 +97,7 @@ func TestCLIExecpolicyCheckUsage(t *testing.T) {
 // TestCLIHelpOnStdout: help asked for goes to stdout, exit 0, nothing on
 // stderr; and it is the help of the command asked about.
 func TestCLIHelpOnStdout(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -122,6 +125,7 @@ func TestCLIHelpOnStdout(t *testing.T) {
 
 // TestCLIVersion: --version and -V print one line on stdout and exit 0.
 func TestCLIVersion(t *testing.T) {
+	t.Parallel()
 	for _, flag := range []string{"--version", "-V"} {
 		stdout, stderr, code := runCLI(t, nil, flag)
 		if code != 0 || stderr != "" || strings.Count(stdout, "\n") != 1 || !strings.HasPrefix(stdout, "codex ") {
@@ -137,8 +141,13 @@ func TestCLIVersionFromLdflags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "codex")
-	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-ldflags", "-X github.com/codexec/codex/cli.version=v9.8.7-test", "-o", bin, "..")
+	// -race as the package's binary (testbin.Main): the packages compiled
+	// for it are reused from the build cache, and only those the tag
+	// changes are compiled again; without it every package is compiled a
+	// second time, which took half a minute on a loaded machine.
+	build := exec.Command("go", "build", "-race", "-tags", "urfave_cli_no_docs", "-ldflags", "-X github.com/codexec/codex/cli.version=v9.8.7-test", "-o", bin, "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -156,6 +165,7 @@ func TestCLIVersionFromLdflags(t *testing.T) {
 // TestCLICompletion: a script for each shell, and the bash one, loaded
 // into bash, completes a command name and a flag by asking the binary.
 func TestCLICompletion(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		stdout, stderr, code := runCLI(t, nil, "completion", shell)
 		if code != 0 || stderr != "" || !strings.Contains(stdout, "exec-server") && shell == "fish" || len(stdout) < 100 {

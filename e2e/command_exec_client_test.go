@@ -66,6 +66,7 @@ func wantResult(t *testing.T, got unifiedexec.CommandExecResult, err error, want
 }
 
 func TestCommandExecClientBuffered(t *testing.T) {
+	t.Parallel()
 	forEachClient(t, func(t *testing.T, ctx context.Context, c *unifiedexec.Client) {
 		r := sh(`printf '%s|%s|%s' "$CODEX_E2E_MARKER" "$NEWVAR" "${HOME-unset}"; printf err >&2`)
 		r.Env = map[string]string{"CODEX_E2E_MARKER": "over", "NEWVAR": "new"}
@@ -100,6 +101,7 @@ func TestCommandExecClientBuffered(t *testing.T) {
 }
 
 func TestCommandExecClientPermissionProfile(t *testing.T) {
+	t.Parallel()
 	forEachClient(t, func(t *testing.T, ctx context.Context, c *unifiedexec.Client) {
 		dir := t.TempDir()
 		r := sh(`echo x > probe && echo wrote`)
@@ -166,6 +168,7 @@ func (k *collector) waitFor(t *testing.T, stream, want string) {
 }
 
 func TestCommandExecClientStreaming(t *testing.T) {
+	t.Parallel()
 	forEachClient(t, func(t *testing.T, ctx context.Context, c *unifiedexec.Client) {
 		k := newCollector()
 		r := sh(`printf ready; read l; printf 'out:%s' "$l"; printf 'err:%s' "$l" >&2`)
@@ -203,6 +206,7 @@ func TestCommandExecClientStreaming(t *testing.T) {
 }
 
 func TestCommandExecClientTTY(t *testing.T) {
+	t.Parallel()
 	forEachClient(t, func(t *testing.T, ctx context.Context, c *unifiedexec.Client) {
 		k := newCollector()
 		r := sh(`stty size; read l; stty size`)
@@ -231,6 +235,7 @@ func TestCommandExecClientTTY(t *testing.T) {
 }
 
 func TestCommandExecClientTerminate(t *testing.T) {
+	t.Parallel()
 	forEachClient(t, func(t *testing.T, ctx context.Context, c *unifiedexec.Client) {
 		h, err := c.StartCommandExec(ctx, unifiedexec.CommandExecRequest{Argv: []string{"sleep", "30"}, Timeout: unifiedexec.NoTimeout})
 		if err != nil {
@@ -267,6 +272,7 @@ func TestCommandExecClientTerminate(t *testing.T) {
 }
 
 func TestCommandExecClientErrors(t *testing.T) {
+	t.Parallel()
 	forEachClient(t, func(t *testing.T, ctx context.Context, c *unifiedexec.Client) {
 		_, err := c.CommandExec(ctx, unifiedexec.CommandExecRequest{})
 		var we *unifiedexec.WireError
@@ -346,6 +352,7 @@ func TestCommandExecClientConnectionLost(t *testing.T) {
 // after StartCommandExec finds the command: repeated, since both are races
 // when done wrong.
 func TestCommandExecClientOrder(t *testing.T) {
+	t.Parallel()
 	forEachClient(t, func(t *testing.T, ctx context.Context, c *unifiedexec.Client) {
 		for i := 0; i < 15; i++ {
 			k := newCollector()

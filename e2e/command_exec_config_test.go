@@ -116,6 +116,7 @@ func writeFiles(t *testing.T, dir string, names ...string) {
 // error — and the configured deny-read entries that an explicit
 // permissionProfile or sandboxPolicy keeps (the reference drops them).
 func TestCommandExecConfig(t *testing.T) {
+	t.Parallel()
 	for _, tr := range []string{"stdio", "ws"} {
 		t.Run(tr, func(t *testing.T) {
 			t.Parallel()
@@ -195,6 +196,7 @@ network = { enabled = true }
 // an error in the default profile (the CLI compiles that one), a default
 // that names no profile.
 func TestConfigErrorIsFatal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ text, want string }{
 		{"default_permissions = \"dev\n", "config.toml:1: "},
 		{"default_permissions = \"dev\"\n[permissions.dev.filesystem]\n\"rel/x\" = \"read\"\n", `config.toml: permissions.dev.filesystem."rel/x": filesystem path ` + "`rel/x`" + ` must be absolute`},

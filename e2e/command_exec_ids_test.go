@@ -10,6 +10,7 @@ import (
 // TestCommandExecIDs: ids are per connection, a running id cannot be
 // reused, and the follow-ups check the mode of the command.
 func TestCommandExecIDs(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		id := c.send("command/exec", execParams(`printf up; sleep 30`, "processId", "shared-process", "streamStdoutStderr", true))
 		c.waitDelta("shared-process", "stdout", "up")
@@ -50,6 +51,7 @@ func TestCommandExecIDs(t *testing.T) {
 // TestCommandExecStdinClose: data after closeStdin is refused, a second
 // close is fine; on a PTY closeStdin gives an empty line, then EOF.
 func TestCommandExecStdinClose(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		id := c.send("command/exec", execParams(`printf ready; cat >/dev/null; sleep 0.5; printf done`, "processId", "w", "streamStdin", true, "streamStdoutStderr", true))
 		c.waitDelta("w", "stdout", "ready")
@@ -77,6 +79,7 @@ func TestCommandExecStdinClose(t *testing.T) {
 // response by the 2 s drain; its output within the drain is kept, later
 // output is lost, and it is killed.
 func TestCommandExecDrain(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		start := time.Now()
 		got := result(t, c.call("command/exec", execParams(`(sleep 0.5; printf early; sleep 5; printf late) & printf main`)))
@@ -93,6 +96,7 @@ func TestCommandExecDefaultTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes 10 s")
 	}
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		start := time.Now()
 		got := result(t, c.wait(c.send("command/exec", execParams(`printf slow; exec sleep 60`)), 20*time.Second))
@@ -105,6 +109,7 @@ func TestCommandExecDefaultTimeout(t *testing.T) {
 // TestCommandExecNoLongerRunning: a follow-up that comes while the output
 // drains after the exit waits for the command's response, then fails.
 func TestCommandExecNoLongerRunning(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		id := c.send("command/exec", execParams(`sleep 30 & printf main`, "processId", "d", "streamStdoutStderr", true))
 		c.waitDelta("d", "stdout", "main")

@@ -23,6 +23,7 @@ type replayCase struct {
 // TestCommandExecReplay sends the recorded requests to our server, in
 // order on one connection, and expects the reference's answers.
 func TestCommandExecReplay(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open("testdata/command_exec_replay.jsonl")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestCommandExecBuffered(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		got := result(t, c.call("command/exec", execParams(`printf legacy-out; printf legacy-err >&2; exit 3`)))
 		if want := `{"exitCode":3,"stderr":"legacy-err","stdout":"legacy-out"}`; got != want {
@@ -30,6 +31,7 @@ func TestCommandExecBuffered(t *testing.T) {
 }
 
 func TestCommandExecCap(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		got := result(t, c.call("command/exec", execParams(`printf abcdef; printf uvwxyz >&2`, "outputBytesCap", 5)))
 		if want := `{"exitCode":0,"stderr":"uvwxy","stdout":"abcde"}`; got != want {
@@ -50,6 +52,7 @@ func TestCommandExecCap(t *testing.T) {
 }
 
 func TestCommandExecTimeout(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		start := time.Now()
 		got := result(t, c.call("command/exec", execParams(`printf before; trap '' TERM; sleep 30`, "timeoutMs", 3000)))
@@ -64,6 +67,7 @@ func TestCommandExecTimeout(t *testing.T) {
 }
 
 func TestCommandExecStreamingStdin(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		id := c.send("command/exec", execParams(`printf out-start; printf err-start >&2; read l; printf "out:$l"; printf "err:$l" >&2`,
 			"processId", "p", "streamStdin", true, "streamStdoutStderr", true))
@@ -89,6 +93,7 @@ func TestCommandExecStreamingStdin(t *testing.T) {
 }
 
 func TestCommandExecTerminate(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		for _, tty := range []bool{false, true} {
 			id := c.send("command/exec", execParams(`printf started; sleep 30`, "processId", "k", "tty", tty, "streamStdoutStderr", true))
@@ -105,6 +110,7 @@ func TestCommandExecTerminate(t *testing.T) {
 }
 
 func TestCommandExecPTYResize(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		id := c.send("command/exec", execParams(`[ -t 0 ] && printf tty; stty size; read l; stty size; printf "got:$l"`,
 			"processId", "t", "tty", true, "size", map[string]any{"rows": 31, "cols": 101}))
@@ -124,6 +130,7 @@ func TestCommandExecPTYResize(t *testing.T) {
 }
 
 func TestCommandExecCloseKills(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		c.send("command/exec", execParams(`echo $$; exec sleep 60`, "processId", "bg", "streamStdoutStderr", true))
 		c.waitDelta("bg", "stdout", "\n")

@@ -11,6 +11,7 @@ import (
 // writes; permissionProfile needs experimentalApi; :workspace anchors at
 // the request cwd, a workspaceWrite policy at the server's.
 func TestCommandExecSandbox(t *testing.T) {
+	t.Parallel()
 	forEachTransport(t, func(t *testing.T, c *cx) {
 		dirA, dirB := t.TempDir(), t.TempDir()
 		write := func(dir string) string {

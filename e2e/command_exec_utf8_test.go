@@ -50,6 +50,7 @@ const splitAt16K = `yes 'é€' | tr -d '\n' | head -c 16384; sleep 0.3; ` +
 // cutting the same character: the text then ends before it, never with
 // half of it decoded as U+FFFD.
 func TestCommandExecSplitCharacterAtBlockEnd(t *testing.T) {
+	t.Parallel()
 	unit := []byte("é€")
 	var all []byte
 	for len(all) < 20000 {
@@ -95,6 +96,7 @@ func TestCommandExecSplitCharacterAtBlockEnd(t *testing.T) {
 // reads end where the server's output blocks do (16, 32 and 64 KiB); the
 // data is shifted by 0–3 bytes so that characters straddle those ends.
 func TestCommandExecOutputMatchesBytes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(18, 7))
 	pieces := []string{"a", "\n", "é", "€", "😀", "\xff", "\xe2\x82", "\xf0\x9f\x98", "\xc3", "\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80"}

@@ -49,6 +49,7 @@ func writeHome(t *testing.T, text string) string {
 // gives them the whole network); as the default, that is every
 // command/exec without its own profile.
 func TestConfigSharedWithCodexCLI(t *testing.T) {
+	t.Parallel()
 	for _, gate := range []bool{true, false} {
 		for _, asDefault := range []bool{false, true} {
 			text := sharedConfig
@@ -132,6 +133,7 @@ func TestConfigSharedOtherCommands(t *testing.T) {
 // Codex CLI 0.169.0's texts and exit status 1, as probed on its binary
 // (docs/operations.md §7.1), and a TOML syntax error that stays fatal.
 func TestConfigFlags(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file string // "" for none
 		args []string
@@ -166,6 +168,7 @@ func TestConfigFlags(t *testing.T) {
 // TestConfigOverridesHonoured: -c sets the permissions command/exec uses,
 // over the file; a -c that makes a profile unusable behaves as the file.
 func TestConfigOverridesHonoured(t *testing.T) {
+	t.Parallel()
 	home, work := writeHome(t, "default_permissions = \":read-only\"\n"), t.TempDir()
 	c := cxConfigured(t, false, home, work, "-c", `permissions.w.filesystem={":root"="read", ":workspace_roots"={"."="write"}}`,
 		"-c", "default_permissions=w", "-c", `permissions.n.filesystem.":root"=read`, "-c", `permissions.n.network={enabled=true, mode="limited"}`)

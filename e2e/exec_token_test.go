@@ -30,6 +30,7 @@ func execRun(t *testing.T, env []string, args ...string) (string, string, int) {
 // file or the environment, so that it never shows in ps; --token still
 // works but warns.
 func TestExecRunTokenSources(t *testing.T) {
+	t.Parallel()
 	const token = "s3cret-token-value"
 	dir := t.TempDir()
 	serverFile := filepath.Join(dir, "server-token")

@@ -19,6 +19,7 @@ import (
 // hygiene) checks the binary around it, since each run of a -race binary
 // costs about half a second.
 func TestExecpolicyCheckCorpus(t *testing.T) {
+	t.Parallel()
 	const dir = "../execpolicy/testdata/check"
 	data, err := os.ReadFile(dir + "/cases.json")
 	if err != nil {

@@ -64,6 +64,7 @@ func TestWriteFileOnFullFilesystem(t *testing.T) {
 // TestSandboxedReadFileLarge reads a 5 MiB file through the sandboxed fs
 // helper, whose response is forwarded in pieces, and a missing one.
 func TestSandboxedReadFileLarge(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	c := dial(t, s.URL, nil)
 	c.handshake()

@@ -68,6 +68,7 @@ func handlePattern(n int) []byte {
 // limit, and sandboxed opens inside and outside the writable root, through
 // links and under an access-none entry. [handle.*]
 func TestFileHandleReplay(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("testdata/handles_replay.json")
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +200,7 @@ func clipText(s string, n int) string {
 // connection does not inherit a closed one's handles. The answers were
 // recorded from the reference 0.169.0 over WebSocket with the same steps.
 func TestFileHandlesPerConnection(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	path := filepath.Join(t.TempDir(), "f.txt")
 	if err := os.WriteFile(path, []byte("hello\n"), 0o644); err != nil {

@@ -148,6 +148,7 @@ func (w *walkConn) ask(t *testing.T, raw json.RawMessage, root string) map[strin
 // expecting the reference's answers exactly. The "nobody" cases run
 // against a server started as uid 65534.
 func TestFSWalkReplay(t *testing.T) {
+	t.Parallel()
 	rp := loadWalkReplay(t)
 	root := buildWalkFixture(t, rp)
 	asRoot := os.Geteuid() == 0
@@ -214,6 +215,7 @@ func TestFSWalkReplay(t *testing.T) {
 // it that exists as for one that does not. (Before fs/walk went through the
 // fs helper, the server walked as itself and listed the secret files.)
 func TestFSWalkSandboxHidesDenied(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, d := range []string{"ws/pub", "ws/secret/inner"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -264,22 +266,29 @@ func TestFSWalkSandboxHidesDenied(t *testing.T) {
 // TestFSWalkAnswerBudget holds the bound the reference puts on one answer
 // (probed with e2e/testdata/walk_budget_probe.py): an entry costs the
 // length of its URI plus 64, and the walk stops, truncated, before an
-// entry that would take the sum past 4 MiB. With every URI 64 characters
-// long an entry costs 128, so exactly 32,768 fit: 32,768 files are listed
-// whole, and of 32,769 the last is left out with truncated set. Links
-// that are not listed cost nothing.
+// entry that would take the sum past 4 MiB. With every URI 960 characters
+// long (a folder four 200-character levels down) an entry costs 1,024, so
+// exactly 4,096 fit: 4,096 files are listed whole, and of 4,097 the last is
+// left out with truncated set (probe E; probe A shows the same bound with
+// 32,768 entries of 64-character URIs, eight times the server's work for
+// the same 4 MiB). Links that are not listed cost nothing.
 func TestFSWalkAnswerBudget(t *testing.T) {
-	root, err := os.MkdirTemp("", "wb")
+	t.Parallel()
+	base, err := os.MkdirTemp("", "wb")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	uriLen := len("file://"+root) + 1
-	if uriLen > 40 {
-		t.Skipf("temporary folder %s too long for 64-character URIs", root)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	root := filepath.Join(base, strings.Repeat("p", 200), strings.Repeat("p", 200), strings.Repeat("p", 200), strings.Repeat("p", 200))
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	name := func(i int) string { return fmt.Sprintf("%06d%s", i, strings.Repeat("z", 64-uriLen-6)) }
-	for i := range 32768 {
+	pad := 960 - len("file://"+root) - 1 - 6
+	if pad < 0 || pad+6 > 255 {
+		t.Skipf("temporary folder %s does not leave a name for 960-character URIs", base)
+	}
+	name := func(i int) string { return fmt.Sprintf("%06d%s", i, strings.Repeat("z", pad)) }
+	for i := range 4096 {
 		f, err := os.Create(filepath.Join(root, name(i)))
 		if err != nil {
 			t.Fatal(err)
@@ -292,8 +301,8 @@ func TestFSWalkAnswerBudget(t *testing.T) {
 		}
 	}
 	walk := func(c *cx) (entries int, last string, truncated bool) {
-		// 32,768 entries: a race-built server has taken more than call's
-		// 15 s under a load of 15 on two cores (both transports at once).
+		// 4 MiB: a race-built server has taken more than call's 15 s
+		// under a load of 15 on two cores (both transports at once).
 		m := c.wait(c.send("fs/walk", map[string]any{"path": "file://" + root, "options": map[string]any{
 			"maxDepth": 0, "maxDirectories": 1, "maxEntries": 50000, "followDirectorySymlinks": false}}), 60*time.Second)
 		var r struct {
@@ -312,31 +321,33 @@ func TestFSWalkAnswerBudget(t *testing.T) {
 	}
 	t.Run("fit", func(t *testing.T) { // waits for its parallel subtests
 		forEachTransport(t, func(t *testing.T, c *cx) {
-			if n, last, tr := walk(c); n != 32768 || tr || last != "file://"+root+"/"+name(32767) {
-				t.Errorf("32,768 files: %d entries, last %s, truncated %v; want all, untruncated", n, last, tr)
+			if n, last, tr := walk(c); n != 4096 || tr || last != "file://"+root+"/"+name(4095) {
+				t.Errorf("4,096 files: %d entries, last %s, truncated %v; want all, untruncated", n, last, tr)
 			}
 		})
 	})
-	f, err := os.Create(filepath.Join(root, name(32768)))
+	f, err := os.Create(filepath.Join(root, name(4096)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
 	t.Run("one-more", func(t *testing.T) {
 		forEachTransport(t, func(t *testing.T, c *cx) {
-			if n, last, tr := walk(c); n != 32768 || !tr || last != "file://"+root+"/"+name(32767) {
-				t.Errorf("32,769 files: %d entries, last %s, truncated %v; want 32,768, truncated", n, last, tr)
+			if n, last, tr := walk(c); n != 4096 || !tr || last != "file://"+root+"/"+name(4095) {
+				t.Errorf("4,097 files: %d entries, last %s, truncated %v; want 4,096, truncated", n, last, tr)
 			}
 		})
 	})
 }
 
 // TestFSWalkAnswerBudgetErrors: an errors item costs the length of its URI
-// and of its message plus 64 (walk_budget_probe.py, probe B). A server run
-// as nobody walks a folder it may read but not search: every entry is an
-// errors item "Permission denied (os error 13)" (31 characters); with
-// 161-character URIs each costs 256, so 16,384 fit in 4 MiB.
+// and of its message plus 64 (walk_budget_probe.py, probes B and F). A
+// server run as nobody walks a folder it may read but not search: every
+// entry is an errors item "Permission denied (os error 13)" (31
+// characters); with 929-character URIs each costs 1,024, so 4,096 fit in
+// 4 MiB and of 4,097 the last is left out (probe F).
 func TestFSWalkAnswerBudgetErrors(t *testing.T) {
+	t.Parallel()
 	requireNobody(t)
 	base, err := os.MkdirTemp("", "wb")
 	if err != nil {
@@ -346,13 +357,16 @@ func TestFSWalkAnswerBudgetErrors(t *testing.T) {
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Join(base, "d")
-	if err := os.Mkdir(root, 0o755); err != nil {
+	root := filepath.Join(base, strings.Repeat("q", 200), strings.Repeat("q", 200), strings.Repeat("q", 200), strings.Repeat("q", 200))
+	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	pad := 161 - len("file://"+root) - 1 - 6
+	pad := 929 - len("file://"+root) - 1 - 6
+	if pad < 0 || pad+6 > 255 {
+		t.Skipf("temporary folder %s does not leave a name for 929-character URIs", base)
+	}
 	name := func(i int) string { return fmt.Sprintf("%06d%s", i, strings.Repeat("q", pad)) }
-	for i := range 16385 {
+	for i := range 4097 {
 		f, err := os.Create(filepath.Join(root, name(i)))
 		if err != nil {
 			t.Fatal(err)
@@ -379,8 +393,8 @@ func TestFSWalkAnswerBudgetErrors(t *testing.T) {
 	if err := json.Unmarshal([]byte(result(t, m)), &r); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Entries) != 0 || len(r.Errors) != 16384 || !r.Truncated ||
-		r.Errors[16383].Path != "file://"+root+"/"+name(16383) || r.Errors[0].Message != "Permission denied (os error 13)" {
-		t.Errorf("%d entries, %d errors, truncated %v; want 16,384 errors and truncated", len(r.Entries), len(r.Errors), r.Truncated)
+	if len(r.Entries) != 0 || len(r.Errors) != 4096 || !r.Truncated ||
+		r.Errors[4095].Path != "file://"+root+"/"+name(4095) || r.Errors[0].Message != "Permission denied (os error 13)" {
+		t.Errorf("%d entries, %d errors, truncated %v; want 4,096 errors and truncated", len(r.Entries), len(r.Errors), r.Truncated)
 	}
 }

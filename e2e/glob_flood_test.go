@@ -37,6 +37,7 @@ var globFloods = []struct {
 // `:read-only` request anchored elsewhere (which keeps the workspace's
 // denies) both run, can use the workspace, and read no secret.
 func TestGlobFloodCommandExec(t *testing.T) {
+	t.Parallel()
 	for _, fl := range globFloods {
 		t.Run(fl.name, func(t *testing.T) {
 			t.Parallel()
@@ -115,6 +116,7 @@ func floodExec(t *testing.T, c *cx, p map[string]any) execOut {
 // TestGlobFloodSandboxCLI: the same floods through `codex sandbox` with a
 // profile that denies `**/*.env`.
 func TestGlobFloodSandboxCLI(t *testing.T) {
+	t.Parallel()
 	for _, fl := range globFloods {
 		t.Run(fl.name, func(t *testing.T) {
 			t.Parallel()

@@ -53,6 +53,7 @@ func rootWriteSandbox(root string) map[string]any {
 // the network itself, but still not the server: the stdin of a stdio
 // server is out of its reach, the listener answers 403.
 func TestHTTPRequestNoOpenProxyForSandboxes(t *testing.T) {
+	t.Parallel()
 	modes := []string{"isolate"}
 	if sandbox.SignalScopeAvailable() == nil {
 		modes = append(modes, "inherit")

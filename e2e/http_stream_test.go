@@ -16,6 +16,7 @@ import (
 // request may use it, and once the stream is done (here by its timeout,
 // with the read error) the id is free again.
 func TestHTTPRequestStreamIDs(t *testing.T) {
+	t.Parallel()
 	for _, tr := range []struct {
 		name string
 		open func(*testing.T, []string) *cx
@@ -93,6 +94,7 @@ func TestHTTPRequestStreamIDs(t *testing.T) {
 // must close the HTTP connection too (its goroutine and socket end with
 // the client's connection), over stdio and WebSocket.
 func TestHTTPRequestStreamEndsWithConnection(t *testing.T) {
+	t.Parallel()
 	for _, tr := range []struct {
 		name string
 		open func(*testing.T, []string) *cx
@@ -199,6 +201,7 @@ func TestHTTPRequestStreamBackpressure(t *testing.T) {
 // requests may be in flight on a connection, the 65th is refused until
 // one ends.
 func TestHTTPRequestBounds(t *testing.T) {
+	t.Parallel()
 	srv := newHTTPTestServer(t)
 	c := cxWSEnv(t, nil)
 	result(t, c.call("initialize", map[string]any{"clientName": "e2e"}))

@@ -262,6 +262,7 @@ func decodeHTTPAnswer(t *testing.T, m map[string]any) map[string]any {
 // made here, over stdio and WebSocket, and expects the reference's
 // answers and notifications (testdata/http_replay.json).
 func TestHTTPRequestReplay(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("testdata/http_replay.json")
 	if err != nil {
 		t.Fatal(err)
@@ -391,6 +392,7 @@ func latin1(b []byte) string {
 // here is the test's server, so nothing leaves loopback; the TLS
 // handshake through its tunnel fails, as it did for the reference.
 func TestHTTPRequestProxyFromEnvironment(t *testing.T) {
+	t.Parallel()
 	srv := newHTTPTestServer(t)
 	c := cxWSEnv(t, []string{"HTTP_PROXY=" + srv.URL, "HTTPS_PROXY=" + srv.URL})
 	result(t, c.call("initialize", map[string]any{"clientName": "e2e"}))

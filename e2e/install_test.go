@@ -13,6 +13,7 @@ import (
 // executable to DIR/codex (creating DIR), executable, byte for byte, and
 // prints the path; the copy runs.
 func TestInstallCopiesItself(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "shared", "bin")
 	out, err := exec.Command(binary, "install", "--to", dir).Output()
 	if err != nil {

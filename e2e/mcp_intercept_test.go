@@ -91,6 +91,7 @@ func interceptScript(t *testing.T, ws, prog, dir string) string {
 // the script goes on; it never ran (its file is absent, although the
 // sandbox would have let it write there).
 func TestInterceptForbiddenEveryPath(t *testing.T) {
+	t.Parallel()
 	ws := canonicalTemp(t)
 	s := startIntercept(t)
 	r := s.call(t, 1, interceptScript(t, ws, "touch", ws), ws, workspaceProfile(ws), ws, 60000)
@@ -113,6 +114,7 @@ func TestInterceptForbiddenEveryPath(t *testing.T) {
 // path runs outside the read-only sandbox: its directory appears outside
 // every writable root.
 func TestInterceptAllowEscalatesEveryPath(t *testing.T) {
+	t.Parallel()
 	ws := canonicalTemp(t)
 	outside := canonicalTemp(t)
 	s := startIntercept(t)
@@ -132,6 +134,7 @@ func TestInterceptAllowEscalatesEveryPath(t *testing.T) {
 // being a file the sandbox could have written, it runs in the sandbox
 // (docs/shell-tool.md §11.1), with a note.
 func TestInterceptRelativeProgram(t *testing.T) {
+	t.Parallel()
 	ws := canonicalTemp(t)
 	srv := canonicalTemp(t)
 	for dir, who := range map[string]string{ws: "workdir", srv: "server"} {
@@ -190,6 +193,7 @@ libc.execve(buf, argv, (ctypes.c_char_p * 1)(None))
 // program and a ptrace attempt (denied) all work under the tracer; the
 // call leaves no zombie child in the server.
 func TestInterceptShellsAndRobustness(t *testing.T) {
+	t.Parallel()
 	ws := canonicalTemp(t)
 	s := startIntercept(t)
 	script := `dash -c 'touch x'; echo dash=$?
@@ -286,6 +290,7 @@ func startMCPRules(t *testing.T, rules string, args ...string) *mcpServer {
 // never gets to write what it would after the timeout). The program is
 // pinned by host_executable() in a trusted directory.
 func TestInterceptEscalatedLifecycle(t *testing.T) {
+	t.Parallel()
 	ws := canonicalTemp(t)
 	outside := canonicalTemp(t)
 	dir := trustedDir(t)
@@ -312,6 +317,7 @@ func TestInterceptEscalatedLifecycle(t *testing.T) {
 // TestInterceptOtherShells: the server's shell may be dash (or zsh when
 // installed): its execs are intercepted the same way.
 func TestInterceptOtherShells(t *testing.T) {
+	t.Parallel()
 	shells := []string{"/bin/dash"}
 	if z, err := exec.LookPath("zsh"); err == nil {
 		shells = append(shells, z)

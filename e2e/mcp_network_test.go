@@ -96,6 +96,7 @@ domains = { "api.example.com" = "allow" }
 // only way out.
 // Both interceptors' runners serve the proxy.
 func TestMCPNetworkProxiedDefault(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"ptrace", "wrapper"} {
 		t.Run(mode, func(t *testing.T) {
 			args := []string{"--log-level", "info"}
@@ -138,6 +139,7 @@ func testMCPNetworkProxiedDefault(t *testing.T, args []string) {
 // know. So does one whose default profile cannot be used (udp: a setting
 // this executor refuses).
 func TestMCPNetworkNotProxiedDefault(t *testing.T) {
+	t.Parallel()
 	for _, def := range []string{"offline", ":read-only", "udp"} {
 		t.Run(def, func(t *testing.T) {
 			home := writeHome(t, "default_permissions = \""+def+"\"\n[features]\nnetwork_proxy = true\n"+netConfigProfiles)
@@ -160,6 +162,7 @@ func TestMCPNetworkNotProxiedDefault(t *testing.T) {
 // network is the whole network, as before (and as the reference's MCP
 // server gives it).
 func TestMCPNetworkFeatureOff(t *testing.T) {
+	t.Parallel()
 	home := writeHome(t, "default_permissions = \"offline\"\n"+netConfigProfiles)
 	s := startMCPBed(t, []string{"CODEX_HOME=" + home})
 	got := mcpProbe(t, s, 1, netProfile, mcpNetProbes)
@@ -171,6 +174,7 @@ func TestMCPNetworkFeatureOff(t *testing.T) {
 // TestMCPNetworkFeatureFromCommandLine: --enable network_proxy turns the
 // feature on over a file without it, as for the exec-server.
 func TestMCPNetworkFeatureFromCommandLine(t *testing.T) {
+	t.Parallel()
 	home := writeHome(t, "default_permissions = \"net\"\n"+netConfigProfiles)
 	s := startMCPBed(t, []string{"CODEX_HOME=" + home}, "--enable", "network_proxy")
 	got := mcpProbe(t, s, 1, netProfile, mcpNetProbes)
@@ -183,6 +187,7 @@ func TestMCPNetworkFeatureFromCommandLine(t *testing.T) {
 // the server at start-up, as it stops the exec-server: it cannot tell
 // whether the feature is on.
 func TestMCPNetworkConfigRefused(t *testing.T) {
+	t.Parallel()
 	home := writeHome(t, "default_permissions = \"missing\"\n[features]\nnetwork_proxy = true\n"+netConfigProfiles)
 	_, stderr, code := runCLI(t, []string{"CODEX_HOME=" + home}, "exec-mcp-server")
 	if code != 1 || !strings.Contains(stderr, "exec-mcp-server: "+home+"/config.toml: default_permissions: default_permissions refers to undefined profile `missing`") {

@@ -43,6 +43,7 @@ func heapAlloc(t *testing.T, addr string) int64 {
 // process and its session for --exited-retention, ~5-7 KB a cycle), neither
 // the processes running at the drop nor those that finished before.
 func TestConnectStartDropCyclesFreeMemory(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // serve are ours (the CLI silently widens the first and ignores the
 // others).
 func TestNetworkConfigErrors(t *testing.T) {
+	t.Parallel()
 	const head = "[features]\nnetwork_proxy = true\n[permissions.a.filesystem]\n\":root\" = \"read\"\n[permissions.a.network]\n"
 	for _, tc := range []struct {
 		text string
@@ -67,6 +68,7 @@ func TestNetworkConfigErrors(t *testing.T) {
 // not among those logged as having no effect; --disable turns it off over
 // the file's.
 func TestNetworkGateFromCommandLine(t *testing.T) {
+	t.Parallel()
 	const profile = "[permissions.a]\nextends = \":workspace\"\n[permissions.a.network]\nenabled = true\ndomains = { \"a.com\" = \"allow\" }\n"
 	run := map[string]any{"command": []string{"/bin/sh", "-c", "echo run"}, "permissionProfile": "a"}
 	for _, args := range [][]string{{"--enable", "network_proxy"}, {"-c", "features.network_proxy=true"}} {

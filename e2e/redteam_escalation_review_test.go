@@ -23,6 +23,7 @@ import (
 // real /usr/bin/git, working directory / outside the writable roots),
 // and git archive runs CMD through the shell, unsandboxed.
 func TestReviewArgv0SelectsGitBuiltin(t *testing.T) {
+	t.Parallel()
 	needGit(t)
 	ws := canonicalTemp(t)
 	outside := canonicalTemp(t)
@@ -43,6 +44,7 @@ func TestReviewArgv0SelectsGitBuiltin(t *testing.T) {
 // at the exec event accepts any interpreter for a script. The forbidden
 // touch runs.
 func TestReviewShebangNUL(t *testing.T) {
+	t.Parallel()
 	ws := canonicalTemp(t)
 	script := `printf '#!/usr/bin/touch\0x\n' > okname; chmod +x okname; ./okname nul-mark; echo rc=$?
 printf '#!/usr/bin/touch\tx\n' > tabname; chmod +x tabname; ./tabname tab-mark; echo rc=$?
@@ -125,6 +127,7 @@ ls | grep -c '^elf-'
 // (DecideQuick runs there). The call must still end at its timeout, and
 // another call must still be answered.
 func TestReviewBlockingInterpreter(t *testing.T) {
+	t.Parallel()
 	loader := ""
 	for _, l := range []string{"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"} {
 		if _, err := os.Stat(l); err == nil {
@@ -137,6 +140,7 @@ func TestReviewBlockingInterpreter(t *testing.T) {
 		{"ptmx shebang", `printf '#!/dev/ptmx\n' > s; chmod +x s; ./s; echo rc=$?`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a server and a workspace each: the three 3 s timeouts overlap
 			ws := canonicalTemp(t)
 			s := startRedteam(t)
 			// Let a blocked open of the FIFO go at the end, so that
@@ -183,6 +187,7 @@ func TestReviewBlockingInterpreter(t *testing.T) {
 // hits the cache, is judged as an unknown program, and the forbidden
 // touch runs. No race.
 func TestReviewHashCachePoison(t *testing.T) {
+	t.Parallel()
 	ws := canonicalTemp(t)
 	script := `cp /bin/true x; truncate -s $(stat -c %s /usr/bin/touch) x; chmod +x x
 ./x; echo first rc=$?
@@ -209,6 +214,7 @@ os.utime("x", ns=(st.st_atime_ns, st.st_mtime_ns))
 // end in "#!<loader> /usr/bin/touch"; the loader at the judge's depth
 // limit is judged as an unknown program, not by what it loads.
 func TestReviewInterpreterDepth(t *testing.T) {
+	t.Parallel()
 	loader := ""
 	for _, l := range []string{"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"} {
 		if _, err := os.Stat(l); err == nil {

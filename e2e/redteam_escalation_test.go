@@ -47,6 +47,7 @@ func needGit(t *testing.T) {
 // symlink named otherwise in the workspace, escalates only with that
 // flag: by default the workspace is no place to escalate from.
 func TestRedteamLookalikeEscalation(t *testing.T) {
+	t.Parallel()
 	needGit(t)
 	for _, args := range [][]string{nil, {"--escalate-in-writable-dirs"}} {
 		ws := canonicalTemp(t)
@@ -86,6 +87,7 @@ ln -s /usr/bin/printenv pe; ./pe
 // environment plus the harmless request variables, never what changes
 // the code it loads or runs.
 func TestRedteamEscalatedEnvironment(t *testing.T) {
+	t.Parallel()
 	needGit(t)
 	ws := canonicalTemp(t)
 	outside := canonicalTemp(t)
@@ -122,6 +124,7 @@ LANG=C.UTF-8 TERM=dumb LD_PRELOAD=/nonexistent.so LD_LIBRARY_PATH=%[2]s BASH_ENV
 // escalated git: an escalation whose working directory the sandbox can
 // write runs in the sandbox (unless the operator opts in).
 func TestRedteamPlantedRepositoryConfig(t *testing.T) {
+	t.Parallel()
 	needGit(t)
 	ws := canonicalTemp(t)
 	outside := canonicalTemp(t)
@@ -149,6 +152,7 @@ git status; echo rc=$?
 // read-only call of the same server, where the workspace is not
 // writable.
 func TestRedteamPlantedAcrossCalls(t *testing.T) {
+	t.Parallel()
 	needGit(t)
 	ws := canonicalTemp(t)
 	outside := canonicalTemp(t)
@@ -171,6 +175,7 @@ func TestRedteamPlantedAcrossCalls(t *testing.T) {
 // another name, through a link, the dynamic loader, a #! line and a
 // memfd copy.
 func TestRedteamForbiddenByFile(t *testing.T) {
+	t.Parallel()
 	ws := canonicalTemp(t)
 	loader := ""
 	for _, l := range []string{"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"} {

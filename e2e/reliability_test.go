@@ -13,6 +13,7 @@ func TestBurstTailComplete(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long reliability run")
 	}
+	t.Parallel()
 	s := startServer(t)
 	c := dial(t, s.URL, nil)
 	c.handshake()

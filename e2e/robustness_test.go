@@ -220,6 +220,7 @@ func TestPipelinedStartTerminate(t *testing.T) {
 // A request whose method is a 1 MiB string gets one small answer, and the
 // connection keeps serving.
 func TestHugeMethodNameAnswered(t *testing.T) {
+	t.Parallel()
 	method := strings.Repeat("m", 1<<20)
 	t.Run("websocket", func(t *testing.T) {
 		s := startServer(t)

@@ -14,6 +14,7 @@ import (
 // TestSandboxedPTYIsATerminal: a sandboxed PTY command sees its terminal
 // as a terminal, under /dev/pts, and can still open new PTYs of its own.
 func TestSandboxedPTYIsATerminal(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	c := dial(t, s.URL, nil)
 	c.handshake()

@@ -69,6 +69,7 @@ func assertSelfIntact(t *testing.T, root, what string, want []byte) {
 // attempt must fail and the file must stay the same, and a later sandboxed
 // start (which re-executes the helper) must still run the real helper.
 func TestSandboxCannotReplaceOwnBinary(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	self := filepath.Join(root, "bin", "codex")
 	copyBinary(t, self)

@@ -75,6 +75,7 @@ func answersInOrder(t *testing.T, msgs []map[string]any) []string {
 // (docs/protocol.md §1.4). Before, most runs answered every request with
 // -32603 "connection closed before the request was answered".
 func TestStdioEOFAnswersEveryRequest(t *testing.T) {
+	t.Parallel()
 	input := strings.Join([]string{
 		`{"id":1,"method":"initialize","params":{"clientName":"eof"}}`,
 		`{"method":"initialized"}`,
@@ -107,6 +108,7 @@ func TestStdioEOFAnswersEveryRequest(t *testing.T) {
 // The MCP server answers initialize and tools/list read before the end of
 // stdin, every time (docs/shell-tool.md §3.1).
 func TestMCPEOFAnswersEveryRequest(t *testing.T) {
+	t.Parallel()
 	input := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"eof","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,

@@ -10,6 +10,9 @@
 #   B errors 27060 True uri+msg+64 4194300 (nobody, a folder it cannot search)
 #   C 2 False                             (40000 unlisted links, then a file)
 #   D files 36157 True uri+64 4194212      (30-character names; the next entry would pass 4 MiB)
+#   E fit 4096 False 960 True             (960-character URIs, four 200-character levels down: 4096 files)
+#   E one-more 4096 True True             (4097 files: the last is left out)
+#   F errors 4096 True 929 Permission denied (os error 13) True 0   (nobody, 929-character URIs, 4097 files)
 import json, os, subprocess, tempfile
 REF = "/tmp/codex-ref-0.169.0/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
 
@@ -60,3 +63,29 @@ os.chmod(root, 0o644)
 r = server(True)(root)
 print("B errors", len(r["errors"]), r["truncated"], "uri+msg+64",
       sum(len(e["path"]) + len(e["message"]) + 64 for e in r["errors"]))
+
+base = tempfile.mkdtemp(prefix="e")
+root = base + "/" + "/".join(["p" * 200] * 4)
+os.makedirs(root)
+L = 960 - len("file://" + root) - 1
+name = lambda i: ("%06d" % i).ljust(L, "z")
+for i in range(4096):
+    open(root + "/" + name(i), "w").close()
+r = walk(root)
+print("E fit", len(r["entries"]), r["truncated"], len(r["entries"][0]["path"]), r["entries"][-1]["path"].endswith(name(4095)))
+open(root + "/" + name(4096), "w").close()
+r = walk(root)
+print("E one-more", len(r["entries"]), r["truncated"], r["entries"][-1]["path"].endswith(name(4095)))
+
+base = tempfile.mkdtemp(prefix="f")
+os.chmod(base, 0o755)
+root = base + "/" + "/".join(["q" * 200] * 4)
+os.makedirs(root, 0o755)
+L = 929 - len("file://" + root) - 1
+name = lambda i: ("%06d" % i).ljust(L, "q")
+for i in range(4097):
+    open(root + "/" + name(i), "w").close()
+os.chmod(root, 0o644)
+r = server(True)(root)
+print("F errors", len(r["errors"]), r["truncated"], len(r["errors"][0]["path"]), r["errors"][0]["message"],
+      r["errors"][-1]["path"].endswith(name(4095)), len(r.get("entries", [])))

@@ -274,27 +274,7 @@ func TestFSWalkSandboxHidesDenied(t *testing.T) {
 // the same 4 MiB). Links that are not listed cost nothing.
 func TestFSWalkAnswerBudget(t *testing.T) {
 	t.Parallel()
-	base, err := os.MkdirTemp("", "wb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	root := filepath.Join(base, strings.Repeat("p", 200), strings.Repeat("p", 200), strings.Repeat("p", 200), strings.Repeat("p", 200))
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pad := 960 - len("file://"+root) - 1 - 6
-	if pad < 0 || pad+6 > 255 {
-		t.Skipf("temporary folder %s does not leave a name for 960-character URIs", base)
-	}
-	name := func(i int) string { return fmt.Sprintf("%06d%s", i, strings.Repeat("z", pad)) }
-	for i := range 4096 {
-		f, err := os.Create(filepath.Join(root, name(i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
+	root, name := deepFiles(t, 'p', 960, 4096)
 	for i := range 100 { // before the files: examined, not listed, not charged
 		if err := os.Symlink(name(0), filepath.Join(root, fmt.Sprintf("%06d-link", i))); err != nil {
 			t.Fatal(err)
@@ -340,6 +320,41 @@ func TestFSWalkAnswerBudget(t *testing.T) {
 	})
 }
 
+// deepFiles makes n files in a folder four 200-character levels (of
+// letter) below a new temporary folder (searchable by all), each named so
+// that its file URI is uriLen characters long, and returns the
+// file folder and the name of file i. It skips the test where
+// the temporary folder leaves no such name.
+func deepFiles(t *testing.T, letter rune, uriLen, n int) (root string, name func(int) string) {
+	t.Helper()
+	base, err := os.MkdirTemp("", "wb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	level := strings.Repeat(string(letter), 200)
+	root = filepath.Join(base, level, level, level, level)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pad := uriLen - len("file://"+root) - 1 - 6
+	if pad < 0 || pad+6 > 255 {
+		t.Skipf("temporary folder %s does not leave a name for %d-character URIs", base, uriLen)
+	}
+	name = func(i int) string { return fmt.Sprintf("%06d%s", i, strings.Repeat(string(letter), pad)) }
+	for i := range n {
+		f, err := os.Create(filepath.Join(root, name(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	return root, name
+}
+
 // TestFSWalkAnswerBudgetErrors: an errors item costs the length of its URI
 // and of its message plus 64 (walk_budget_probe.py, probes B and F). A
 // server run as nobody walks a folder it may read but not search: every
@@ -349,30 +364,7 @@ func TestFSWalkAnswerBudget(t *testing.T) {
 func TestFSWalkAnswerBudgetErrors(t *testing.T) {
 	t.Parallel()
 	requireNobody(t)
-	base, err := os.MkdirTemp("", "wb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(base, strings.Repeat("q", 200), strings.Repeat("q", 200), strings.Repeat("q", 200), strings.Repeat("q", 200))
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pad := 929 - len("file://"+root) - 1 - 6
-	if pad < 0 || pad+6 > 255 {
-		t.Skipf("temporary folder %s does not leave a name for 929-character URIs", base)
-	}
-	name := func(i int) string { return fmt.Sprintf("%06d%s", i, strings.Repeat("q", pad)) }
-	for i := range 4097 {
-		f, err := os.Create(filepath.Join(root, name(i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
+	root, name := deepFiles(t, 'q', 929, 4097)
 	if err := os.Chmod(root, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -149,6 +149,42 @@ func TestMaxSessionsEvictsEmptyDetached(t *testing.T) {
 	}
 }
 
+// TestMaxSessionsResumedNotEvicted: a session detached empty and then
+// resumed is attached again, so a new session at the limit takes the place
+// of another empty detached one and never the resumed one's.
+func TestMaxSessionsResumedNotEvicted(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--max-sessions", "2", "--session-ttl", "60s")
+	first := dial(t, s.URL, nil)
+	firstSid := first.handshake()
+	first.close()
+	other := dial(t, s.URL, nil)
+	otherSid := other.handshake()
+	other.close()
+	// Resume the session detached first (the next to be taken while detached).
+	var back *client
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		back = dial(t, s.URL, nil)
+		r := back.call("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": firstSid})
+		if r.Error == nil {
+			break
+		}
+		back.close()
+		if r.Error.Code != -32600 || time.Now().After(deadline) { // still attached: the close is on its way
+			t.Fatalf("resume: %d %s", r.Error.Code, r.Error.Message)
+		}
+	}
+	back.sendRaw(`{"method":"initialized","params":{}}`)
+	defer back.close()
+	fresh, _ := initializeOnceDetached(t, s.URL) // takes other's place, not first's
+	defer fresh.close()
+	c := dial(t, s.URL, nil)
+	c.fail("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": otherSid}, -32600, "unknown session id "+otherSid)
+	c.close()
+	back.ok("process/start", startParams("p", "/bin/true"), nil)
+	dial(t, s.URL, nil).fail("initialize", map[string]any{"clientName": "e2e"}, -32011, "server at its session limit (2 sessions)*")
+}
+
 // initializeOnceDetached makes a new session on a server at its session
 // limit, retrying -32011 until the connection closed last is detached
 // (the server sees the close a moment later).

@@ -1,14 +1,15 @@
 package execserver
 
 import (
+	"container/list"
 	"context"
 	"errors"
-	"github.com/codexec/codex/config"
 	"maps"
 	"net"
 	"sync"
 	"time"
 
+	"github.com/codexec/codex/config"
 	"github.com/codexec/codex/metrics"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
@@ -96,6 +97,10 @@ type Registry struct {
 	mu       sync.Mutex
 	sessions map[string]*Session // guarded by mu
 	closed   bool                // guarded by mu
+	// The detached sessions that never ran a process, longest detached
+	// first: the ones a new session may replace at MaxSessions. Guarded
+	// by mu.
+	emptyDetached list.List
 
 	wg sync.WaitGroup // process watchers
 
@@ -141,13 +146,15 @@ func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 	}
 	var evicted *Session
 	if r.cfg.MaxSessions > 0 && len(r.sessions) >= r.cfg.MaxSessions {
-		if evicted = r.emptyDetachedLocked(); evicted == nil {
+		evicted = r.firstEmptyDetachedLocked()
+		if evicted == nil {
 			r.mu.Unlock()
 			cancel(errSessionLimit)
 			r.cfg.Metrics.SessionRefused()
 			r.log.Info("session refused: limit reached", zap.Int("max_sessions", r.cfg.MaxSessions))
 			return nil, errSessionLimit
 		}
+		r.unlistLocked(evicted)
 		delete(r.sessions, evicted.id)
 		evicted.expiry.Stop()
 		evicted.expiry = nil
@@ -164,20 +171,29 @@ func (r *Registry) create(c *rpc.Conn) (*Session, error) {
 	return s, nil
 }
 
-// emptyDetachedLocked returns the session detached longest among the
-// detached ones that never ran a process, or nil. Called with r.mu held,
-// at the session limit only.
-func (r *Registry) emptyDetachedLocked() *Session {
-	var oldest *Session
-	for _, s := range r.sessions {
-		if s.expiry == nil || s.attached.Load() != nil || s.ranProcesses() {
-			continue
+// firstEmptyDetachedLocked returns the session detached longest among the
+// detached ones that never ran a process, or nil. A process/start still in
+// flight when its connection dropped may have admitted a process after the
+// detach listed the session: such sessions are dropped from the list here.
+// Called with r.mu held.
+func (r *Registry) firstEmptyDetachedLocked() *Session {
+	for e := r.emptyDetached.Front(); e != nil; e = r.emptyDetached.Front() {
+		s := e.Value.(*Session)
+		if !s.ranProcesses() {
+			return s
 		}
-		if oldest == nil || s.detachedAt.Before(oldest.detachedAt) {
-			oldest = s
-		}
+		r.unlistLocked(s)
 	}
-	return oldest
+	return nil
+}
+
+// unlistLocked takes s off the list of empty detached sessions, if it is
+// on it. Called with r.mu held.
+func (r *Registry) unlistLocked(s *Session) {
+	if s.emptyElem != nil {
+		r.emptyDetached.Remove(s.emptyElem)
+		s.emptyElem = nil
+	}
 }
 
 // resume attaches c to a detached session.
@@ -198,6 +214,7 @@ func (r *Registry) resume(id string, c *rpc.Conn) (*Session, error) {
 		s.expiry.Stop()
 		s.expiry = nil
 	}
+	r.unlistLocked(s)
 	r.cfg.Metrics.SessionResumed()
 	s.log.Info("session resumed")
 	return s, nil
@@ -227,7 +244,11 @@ func (r *Registry) detach(s *Session, c *rpc.Conn) {
 	defer r.mu.Unlock()
 	r.cfg.Metrics.SessionDetached()
 	s.log.Debug("session detached", zap.Duration("ttl", r.cfg.SessionTTL))
-	s.detachedAt = time.Now()
+	if !s.ranProcesses() {
+		// Detached in order, so the list stays longest detached first;
+		// nothing can start a process in s until a resume takes it off.
+		s.emptyElem = r.emptyDetached.PushBack(s)
+	}
 	s.expiry = time.AfterFunc(r.cfg.SessionTTL, func() { r.expire(s) })
 }
 
@@ -239,6 +260,7 @@ func (r *Registry) expire(s *Session) {
 	}
 	delete(r.sessions, s.id)
 	s.expiry = nil
+	r.unlistLocked(s)
 	r.mu.Unlock()
 	r.cfg.Metrics.SessionEnded(true)
 	s.log.Log(s.endLevel(), "detached session expired; killing its processes", zap.Int("processes_killed", s.treeSize()))
@@ -298,6 +320,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 		}
 	}
 	r.sessions = map[string]*Session{}
+	r.emptyDetached.Init()
 	r.mu.Unlock()
 	// The drain's kill and this one's, descendants and leftovers included;
 	// a process the drain killed that is still exiting counts once.

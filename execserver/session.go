@@ -1,6 +1,7 @@
 package execserver
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"slices"
@@ -53,8 +54,8 @@ type Session struct {
 	idle       chan struct{}     // made with the session; closed once ended with nothing unfinished
 	endCause   error             // why the session ended
 
-	expiry     *time.Timer // guarded by reg.mu: runs while detached
-	detachedAt time.Time   // guarded by reg.mu: when expiry was set
+	expiry    *time.Timer   // guarded by reg.mu: runs while detached
+	emptyElem *list.Element // guarded by reg.mu: on reg.emptyDetached
 }
 
 // ID returns the session id (a UUIDv4).

@@ -510,11 +510,14 @@ var initFlag = &cli.BoolFlag{
 }
 
 // startReaper starts the orphan reaper when the server runs as PID 1 of
-// its PID namespace or --init asks for it. The returned function stops it;
-// call it after the server (and its children) are done.
+// its PID namespace or --init asks for it, and otherwise the reaper of the
+// server's own children that nobody owns: a command can make some with
+// clone(CLONE_PARENT), which would stay zombies for the server's life.
+// The returned function stops it; call it after the server (and its
+// children) are done.
 func startReaper(c *cli.Context, logger *zap.Logger) (stop func(), err error) {
 	if !c.Bool(initFlag.Name) && os.Getpid() != 1 {
-		return func() {}, nil
+		return reap.StartChildren(logger, childReapEvery).Close, nil
 	}
 	r, err := reap.Start(logger)
 	if err != nil {
@@ -522,6 +525,10 @@ func startReaper(c *cli.Context, logger *zap.Logger) (stop func(), err error) {
 	}
 	return r.Close, nil
 }
+
+// childReapEvery is the least time between two passes of the reaper of
+// unowned children: a burst of exits costs a pass or two.
+const childReapEvery = 100 * time.Millisecond
 
 // startMetrics serves the exec-server's metrics on addr (--metrics-listen)
 // and records them through cfg; each request passes the peer check of

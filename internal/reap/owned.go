@@ -111,6 +111,11 @@ var reapers = struct {
 	kicks map[chan struct{}]struct{}
 }{kicks: make(map[chan struct{}]struct{})}
 
+// Kick asks every running Reaper for a pass, without blocking: for a
+// caller that learned that a descendant of ours ended without an owner's
+// Done (a process tree's cgroup emptied).
+func Kick() { kickAll() }
+
 // kickAll asks every running Reaper for a pass, without blocking.
 func kickAll() {
 	reapers.mu.Lock()

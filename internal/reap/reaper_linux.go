@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"go.uber.org/zap"
@@ -17,11 +18,13 @@ import (
 )
 
 // Reaper reaps the children of this process that nobody owns (see Owned):
-// orphans re-parented to us. It runs one goroutine, woken by SIGCHLD and
-// by Done; Close stops it.
+// orphans re-parented to us (Start), or only the children a child of ours
+// made with clone(CLONE_PARENT) (StartChildren). It runs one goroutine,
+// woken by SIGCHLD, Done and Kick; Close stops it.
 type Reaper struct {
 	log       *zap.Logger
-	subreaper bool // Start set PR_SET_CHILD_SUBREAPER; Close clears it
+	subreaper bool          // Start set PR_SET_CHILD_SUBREAPER; Close clears it
+	every     time.Duration // StartChildren: the least time between two passes
 	sigs      chan os.Signal
 	kick      chan struct{}
 	done      chan struct{}
@@ -35,15 +38,7 @@ type Reaper struct {
 // child subreaper (PR_SET_CHILD_SUBREAPER), so that the orphans of our own
 // descendants do, and Close undoes that. A nil logger means no logging.
 func Start(log *zap.Logger) (*Reaper, error) {
-	if log == nil {
-		log = zap.NewNop()
-	}
-	r := &Reaper{
-		log:  log,
-		sigs: make(chan os.Signal, 1),
-		kick: make(chan struct{}, 1),
-		done: make(chan struct{}),
-	}
+	r := newReaper(log)
 	if os.Getpid() != 1 {
 		var prev int32
 		_ = unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&prev)), 0, 0, 0)
@@ -54,15 +49,50 @@ func Start(log *zap.Logger) (*Reaper, error) {
 			r.subreaper = true
 		}
 	}
+	r.run()
+	r.log.Info("reaping orphaned processes", zap.Int("pid", os.Getpid()), zap.Bool("subreaper", r.subreaper))
+	return r, nil
+}
+
+// StartChildren starts a Reaper of this process's own children that nobody
+// owns, without taking in orphans (it does not make this process a
+// subreaper). Such children are not forked by us: a child of ours that
+// calls clone(CLONE_PARENT) gives us a sibling of itself, which nobody
+// waits for; unreaped, each stays a zombie for our whole life, holding a
+// pid. Passes are blind (waitid(P_ALL, WNOWAIT), whose cost grows with the
+// number of our children inside the kernel only) and run at most once per
+// every: a burst of exits costs a pass or two, and an unowned zombie lasts
+// about every at most after the next SIGCHLD, Done or Kick. It stands
+// aside while this process is a subreaper (see pass).
+func StartChildren(log *zap.Logger, every time.Duration) *Reaper {
+	r := newReaper(log)
+	r.every = every
+	r.run()
+	return r
+}
+
+func newReaper(log *zap.Logger) *Reaper {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Reaper{
+		log:  log,
+		sigs: make(chan os.Signal, 1),
+		kick: make(chan struct{}, 1),
+		done: make(chan struct{}),
+	}
+}
+
+// run registers r and starts its goroutine, with a first pass for the
+// children that exited before.
+func (r *Reaper) run() {
 	ossignal.Notify(r.sigs, unix.SIGCHLD)
 	reapers.mu.Lock()
 	reapers.kicks[r.kick] = struct{}{}
 	reapers.mu.Unlock()
-	r.kick <- struct{}{} // orphans that exited before we started
+	r.kick <- struct{}{}
 	r.wg.Add(1)
 	go r.loop()
-	log.Info("reaping orphaned processes", zap.Int("pid", os.Getpid()), zap.Bool("subreaper", r.subreaper))
-	return r, nil
 }
 
 // Reaped returns how many orphans the Reaper has reaped so far.
@@ -86,9 +116,13 @@ func (r *Reaper) Close() {
 	})
 }
 
-// loop runs a pass whenever a child changed state or an owner released one.
+// loop runs a pass whenever a child changed state or an owner released one,
+// at most once per r.every: what wakes it meanwhile is served by the pass
+// at the end of the wait.
 func (r *Reaper) loop() {
 	defer r.wg.Done()
+	var last time.Time
+	var wait *time.Timer
 	for {
 		select {
 		case <-r.done:
@@ -96,13 +130,37 @@ func (r *Reaper) loop() {
 		case <-r.sigs:
 		case <-r.kick:
 		}
+		if d := r.every - time.Since(last); r.every > 0 && d > 0 {
+			if wait == nil {
+				wait = time.NewTimer(d)
+				defer wait.Stop()
+			} else {
+				wait.Reset(d)
+			}
+			select {
+			case <-r.done:
+				return
+			case <-wait.C:
+			}
+		}
 		r.pass()
+		last = time.Now()
 	}
 }
 
 // pass reaps every unowned child that has exited. SIGCHLDs coalesce, so a
 // pass does not stop at one: it reaps all it finds.
 func (r *Reaper) pass() {
+	if r.every > 0 {
+		if isSubreaper() {
+			// Whoever made us a subreaper (proc's TreeKiller without
+			// cgroups) reaps our children itself, and keeps books on the
+			// orphans it adopted: leave them to it.
+			return
+		}
+		Exclusive(r.passBlind)
+		return
+	}
 	Exclusive(func() {
 		pids, err := childPids()
 		if err != nil {
@@ -130,8 +188,19 @@ func (r *Reaper) reap(pid int) bool {
 		return false // still running (or not a child any more)
 	}
 	r.reaped.Add(1)
-	r.log.Debug("reaped orphan", zap.Int("pid", pid), zap.Int("status", int(ws)))
+	if r.every > 0 {
+		r.log.Debug("reaped a child nobody owns (a child's clone(CLONE_PARENT))", zap.Int("pid", pid), zap.Int("status", int(ws)))
+	} else {
+		r.log.Debug("reaped orphan", zap.Int("pid", pid), zap.Int("status", int(ws)))
+	}
 	return true
+}
+
+// isSubreaper reports whether this process is a child subreaper.
+func isSubreaper() bool {
+	var flag int32
+	err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&flag)), 0, 0, 0)
+	return err == nil && flag != 0
 }
 
 // passBlind is the pass without /proc: waitid(P_ALL, WNOWAIT) names one

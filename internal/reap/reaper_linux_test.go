@@ -9,9 +9,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -93,5 +95,83 @@ func TestReaperBlindPass(t *testing.T) {
 	}
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); !os.IsNotExist(err) {
 		t.Errorf("the unowned zombie %d is still there (%v)", pid, err)
+	}
+}
+
+// TestStartChildren: the reaper of unowned children does not make us a
+// subreaper, reaps a child nobody owns (as a command's clone(CLONE_PARENT)
+// sibling would be) after a Kick or its SIGCHLD, and leaves the status of
+// every owned child to its owner, while many end at once.
+func TestStartChildren(t *testing.T) {
+	r := StartChildren(nil, 20*time.Millisecond)
+	defer r.Close()
+	var flag int32
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&flag)), 0, 0, 0); err != nil || flag != 0 {
+		t.Fatalf("subreaper flag %d (%v), want 0", flag, err)
+	}
+	var strays []int
+	for range 5 {
+		stray := exec.Command("/bin/true") // not owned
+		if err := stray.Start(); err != nil {
+			t.Fatal(err)
+		}
+		strays = append(strays, stray.Process.Pid)
+		_ = stray.Process.Release()
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 60)
+	for i := range 60 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("/bin/sh", "-c", fmt.Sprintf("exit %d", i%7))
+			err := RunCmd(cmd)
+			if got := cmd.ProcessState; got == nil || got.ExitCode() != i%7 {
+				errs <- fmt.Errorf("child %d: %v (state %v), want exit %d", i, err, got, i%7)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	Kick()
+	for _, pid := range strays {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the unowned child %d is still there after 5 s", pid)
+			}
+		}
+	}
+	if r.Reaped() != int64(len(strays)) {
+		t.Errorf("reaped %d, want %d", r.Reaped(), len(strays))
+	}
+}
+
+// TestStartChildrenStandsAsideForSubreaper: while this process is a
+// subreaper, the reaper that made it one keeps books on the children, so
+// the reaper of unowned children leaves them alone.
+func TestStartChildrenStandsAsideForSubreaper(t *testing.T) {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Skip("cannot become a subreaper:", err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	r := StartChildren(nil, time.Millisecond)
+	stray := exec.Command("/bin/true")
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	Kick()
+	time.Sleep(100 * time.Millisecond)
+	r.Close()
+	if r.Reaped() != 0 {
+		t.Errorf("reaped %d children of a subreaper, want 0", r.Reaped())
+	}
+	if err := stray.Wait(); err != nil {
+		t.Errorf("the child's status: %v", err)
 	}
 }

@@ -12,8 +12,9 @@ import (
 
 // cloneParentScript makes argv[2] children with clone(CLONE_PARENT), which
 // are children of the command's parent (the server), not of the command;
-// each exits at once. argv[1] is their exit signal: "sigchld", or "none"
-// (no signal at all: only a waitid with __WALL sees them).
+// each exits at once. argv[1] is the exit signal asked for: "sigchld", or
+// "none" (the kernel gives such a child its caller's exit signal anyway:
+// the server gets a SIGCHLD either way).
 const cloneParentScript = `
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)

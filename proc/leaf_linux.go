@@ -16,8 +16,6 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
-
-	"github.com/codexec/codex/internal/reap"
 )
 
 // cgroupSlot is a leaf prepared for one spawn: its path, an O_RDONLY fd
@@ -150,7 +148,6 @@ func (t *TreeKiller) release(leaf string, wait bool) bool {
 		delete(t.pending, leaf)
 		t.forgetLeaf(leaf)
 		t.releaseV1(leaf)
-		reap.Kick() // a child's clone(CLONE_PARENT) sibling that died last signals nobody
 		return true
 	}
 	if err != unix.EBUSY {

@@ -30,6 +30,10 @@ func (t *TreeKiller) setupSubreaper() {
 	}
 	t.tracked = make(map[int]struct{})
 	t.adopted = make(map[int]bool)
+	// Our reaper keeps books on the orphans it adopts (the watchdog is
+	// told of them): the server's reaper of unowned children leaves our
+	// children to it.
+	t.resumeReapers = reap.StandAside()
 	t.sigs = make(chan os.Signal, 1)
 	t.kick = make(chan struct{}, 1)
 	t.done = make(chan struct{})
@@ -54,6 +58,7 @@ func (t *TreeKiller) closeSubreaper() {
 	if t.prevSubreaper == 0 {
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 	}
+	t.resumeReapers()
 }
 
 // lockSpawn excludes the orphan reaper from a fork until its pid is

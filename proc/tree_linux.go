@@ -67,6 +67,7 @@ type TreeKiller struct {
 	kick             chan struct{}  // asks the reaper to run; buffered
 	done             chan struct{}  // closed by Close: stops the reaper
 	wg               sync.WaitGroup // the reaper goroutine
+	resumeReapers    func()         // ends reap.StandAside
 
 	mu      sync.Mutex          // guards the fields below; in subreaper mode held across every fork
 	tracked map[int]struct{}    // subreaper: unreaped children owned by a Process

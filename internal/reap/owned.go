@@ -31,6 +31,7 @@ package reap
 import (
 	"os/exec"
 	"sync"
+	"sync/atomic"
 )
 
 // owned is the process-wide registry.
@@ -76,6 +77,34 @@ func Owned(pid int) bool {
 	return owned.pids[pid] > 0
 }
 
+// TryExclusive is Exclusive without waiting: it runs f and reports true
+// when no fork is between its start and its registration, and otherwise
+// reports false at once. A caller that waited instead would queue as the
+// fork lock's writer, and every later fork would wait behind it for a
+// fork that may never end (an exec of a file on a hung mount).
+func TryExclusive(f func()) bool {
+	if !owned.fork.TryLock() {
+		return false
+	}
+	defer owned.fork.Unlock()
+	f()
+	return true
+}
+
+// StandAside tells the reapers of unowned children (StartChildren) that
+// another reaper of this process keeps books on its children and reaps
+// them itself (proc's subreaper mode, which hands the orphans it adopts to
+// its watchdog). They leave every child alone until the returned function
+// is called.
+func StandAside() (resume func()) {
+	aside.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { aside.Add(-1) }) }
+}
+
+// aside counts the StandAside calls not yet resumed.
+var aside atomic.Int32
+
 // Exclusive runs f while no fork is between its start and its
 // registration, and none can start: during f, every child of ours is
 // either Owned or an orphan. f must not fork.
@@ -110,11 +139,6 @@ var reapers = struct {
 	mu    sync.Mutex
 	kicks map[chan struct{}]struct{}
 }{kicks: make(map[chan struct{}]struct{})}
-
-// Kick asks every running Reaper for a pass, without blocking: for a
-// caller that learned that a descendant of ours ended without an owner's
-// Done (a process tree's cgroup emptied).
-func Kick() { kickAll() }
 
 // kickAll asks every running Reaper for a pass, without blocking.
 func kickAll() {

@@ -20,7 +20,7 @@ import (
 // Reaper reaps the children of this process that nobody owns (see Owned):
 // orphans re-parented to us (Start), or only the children a child of ours
 // made with clone(CLONE_PARENT) (StartChildren). It runs one goroutine,
-// woken by SIGCHLD, Done and Kick; Close stops it.
+// woken by SIGCHLD and Done; Close stops it.
 type Reaper struct {
 	log       *zap.Logger
 	subreaper bool          // Start set PR_SET_CHILD_SUBREAPER; Close clears it
@@ -59,11 +59,12 @@ func Start(log *zap.Logger) (*Reaper, error) {
 // subreaper). Such children are not forked by us: a child of ours that
 // calls clone(CLONE_PARENT) gives us a sibling of itself, which nobody
 // waits for; unreaped, each stays a zombie for our whole life, holding a
-// pid. Passes are blind (waitid(P_ALL, WNOWAIT), whose cost grows with the
-// number of our children inside the kernel only) and run at most once per
-// every: a burst of exits costs a pass or two, and an unowned zombie lasts
-// about every at most after the next SIGCHLD, Done or Kick. It stands
-// aside while this process is a subreaper (see pass).
+// pid. A pass starts with one waitid(P_ALL, WNOWAIT) (passChildren) and
+// passes run at most once per every: a burst of exits costs a pass or two,
+// and an unowned zombie lasts about every at most after its SIGCHLD (the
+// kernel gives a clone(CLONE_PARENT) child the exit signal of its caller,
+// our child's, which is SIGCHLD) or the next Done. It stands
+// aside while another reaper keeps books on our children (StandAside).
 func StartChildren(log *zap.Logger, every time.Duration) *Reaper {
 	r := newReaper(log)
 	r.every = every
@@ -116,52 +117,58 @@ func (r *Reaper) Close() {
 	})
 }
 
+// busyRetry is how soon a Reaper tries again after a pass found a fork
+// between its start and its registration (TryExclusive).
+const busyRetry = 10 * time.Millisecond
+
 // loop runs a pass whenever a child changed state or an owner released one,
 // at most once per r.every: what wakes it meanwhile is served by the pass
-// at the end of the wait.
+// at the end of the wait. A pass that a fork in flight put off is tried
+// again busyRetry (or r.every) later.
 func (r *Reaper) loop() {
 	defer r.wg.Done()
 	var last time.Time
-	var wait *time.Timer
+	wait := time.NewTimer(time.Hour)
+	wait.Stop()
+	defer wait.Stop()
+	retry := false
 	for {
-		select {
-		case <-r.done:
-			return
-		case <-r.sigs:
-		case <-r.kick:
-		}
-		if d := r.every - time.Since(last); r.every > 0 && d > 0 {
-			if wait == nil {
-				wait = time.NewTimer(d)
-				defer wait.Stop()
-			} else {
-				wait.Reset(d)
+		if !retry {
+			select {
+			case <-r.done:
+				return
+			case <-r.sigs:
+			case <-r.kick:
 			}
+		}
+		d := r.every - time.Since(last)
+		if retry {
+			d = max(d, busyRetry)
+		}
+		if d > 0 {
+			wait.Reset(d)
 			select {
 			case <-r.done:
 				return
 			case <-wait.C:
 			}
 		}
-		r.pass()
+		retry = !r.pass()
 		last = time.Now()
 	}
 }
 
 // pass reaps every unowned child that has exited. SIGCHLDs coalesce, so a
-// pass does not stop at one: it reaps all it finds.
-func (r *Reaper) pass() {
+// pass does not stop at one: it reaps all it finds. It reports false when
+// a fork in flight put it off (TryExclusive): it never makes a fork wait.
+func (r *Reaper) pass() bool {
 	if r.every > 0 {
-		if isSubreaper() {
-			// Whoever made us a subreaper (proc's TreeKiller without
-			// cgroups) reaps our children itself, and keeps books on the
-			// orphans it adopted: leave them to it.
-			return
+		if aside.Load() > 0 {
+			return true // another reaper keeps books on our children (StandAside)
 		}
-		Exclusive(r.passBlind)
-		return
+		return TryExclusive(r.passChildren)
 	}
-	Exclusive(func() {
+	return TryExclusive(func() {
 		pids, err := childPids()
 		if err != nil {
 			r.passBlind()
@@ -196,11 +203,31 @@ func (r *Reaper) reap(pid int) bool {
 	return true
 }
 
-// isSubreaper reports whether this process is a child subreaper.
-func isSubreaper() bool {
-	var flag int32
-	err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&flag)), 0, 0, 0)
-	return err == nil && flag != 0
+// passChildren is StartChildren's pass. One waitid(P_ALL, WNOWAIT), whose
+// kernel cost grows with our children, says whether an unowned zombie is
+// first in line; only then are the children listed once and every unowned
+// one reaped that has exited. An owned zombie first in line ends the pass
+// (its owner's Done asks for the next). Looping on waitid instead would
+// cost zombies × children, all of it under the fork lock.
+func (r *Reaper) passChildren() {
+	var si siginfo
+	err := waitid(unix.P_ALL, 0, &si, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG|unix.WALL)
+	for err == unix.EINTR {
+		err = waitid(unix.P_ALL, 0, &si, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG|unix.WALL)
+	}
+	if err != nil || si.pid == 0 || Owned(int(si.pid)) {
+		return
+	}
+	pids, err := childPids()
+	if err != nil {
+		r.passBlind()
+		return
+	}
+	for _, pid := range pids {
+		if !Owned(pid) {
+			r.reap(pid)
+		}
+	}
 }
 
 // passBlind is the pass without /proc: waitid(P_ALL, WNOWAIT) names one

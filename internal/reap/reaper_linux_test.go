@@ -100,7 +100,7 @@ func TestReaperBlindPass(t *testing.T) {
 
 // TestStartChildren: the reaper of unowned children does not make us a
 // subreaper, reaps a child nobody owns (as a command's clone(CLONE_PARENT)
-// sibling would be) after a Kick or its SIGCHLD, and leaves the status of
+// sibling would be) after its SIGCHLD or an owner's Done, and leaves the status of
 // every owned child to its owner, while many end at once.
 func TestStartChildren(t *testing.T) {
 	r := StartChildren(nil, 20*time.Millisecond)
@@ -136,7 +136,7 @@ func TestStartChildren(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	Kick()
+	kickAll()
 	for _, pid := range strays {
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
@@ -152,26 +152,35 @@ func TestStartChildren(t *testing.T) {
 	}
 }
 
-// TestStartChildrenStandsAsideForSubreaper: while this process is a
-// subreaper, the reaper that made it one keeps books on the children, so
-// the reaper of unowned children leaves them alone.
-func TestStartChildrenStandsAsideForSubreaper(t *testing.T) {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		t.Skip("cannot become a subreaper:", err)
-	}
-	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+// TestStartChildrenStandsAside: while another reaper keeps books on our
+// children (StandAside: proc's subreaper mode), the reaper of unowned
+// children leaves them alone; then it takes them again.
+func TestStartChildrenStandsAside(t *testing.T) {
+	resume := StandAside()
 	r := StartChildren(nil, time.Millisecond)
+	defer r.Close()
 	stray := exec.Command("/bin/true")
 	if err := stray.Start(); err != nil {
 		t.Fatal(err)
 	}
-	Kick()
+	kickAll()
 	time.Sleep(100 * time.Millisecond)
-	r.Close()
 	if r.Reaped() != 0 {
-		t.Errorf("reaped %d children of a subreaper, want 0", r.Reaped())
+		t.Errorf("reaped %d children while standing aside, want 0", r.Reaped())
 	}
 	if err := stray.Wait(); err != nil {
 		t.Errorf("the child's status: %v", err)
+	}
+	resume()
+	other := exec.Command("/bin/true")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := other.Process.Pid
+	_ = other.Process.Release()
+	for deadline := time.Now().Add(5 * time.Second); r.Reaped() != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the unowned child %d was not reaped after the stand-aside ended", pid)
+		}
 	}
 }

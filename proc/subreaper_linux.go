@@ -123,17 +123,29 @@ func (t *TreeKiller) kickReaper() {
 	}
 }
 
-// reapLoop reaps orphans whenever a child changes state.
+// reapBusyRetry is how soon the reaper tries again after a fork under way
+// put its pass off.
+const reapBusyRetry = 10 * time.Millisecond
+
+// reapLoop reaps orphans whenever a child changes state. A pass never waits
+// for the fork lock (reap.TryExclusive): queued as its writer, it would
+// make every later fork wait behind one fork whose exec hangs.
 func (t *TreeKiller) reapLoop() {
 	defer t.wg.Done()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
 	for {
 		select {
 		case <-t.done:
 			return
 		case <-t.sigs:
 		case <-t.kick:
+		case <-retry.C:
 		}
-		t.reapOrphans()
+		if _, ok := t.tryReapOrphans(); !ok {
+			retry.Reset(reapBusyRetry)
+		}
 	}
 }
 
@@ -146,30 +158,40 @@ func (t *TreeKiller) reapLoop() {
 // os/exec helper started with reap.StartCmd) can be forked and not yet
 // registered meanwhile, so none is taken for an orphan.
 func (t *TreeKiller) reapOrphans() (left int) {
-	reap.Exclusive(func() {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		w := watchdog.Load()
-		for _, st := range t.untrackedChildren() {
-			if st.state != 'Z' {
-				left++
-				if w != nil && !t.adopted[st.pid] {
-					t.adopted[st.pid] = true // an orphan of ours: the watchdog kills it too
-					w.watchChild(st.pid, -1, -1)
-				}
-				continue
+	reap.Exclusive(func() { left = t.reapOrphansLocked() })
+	return left
+}
+
+// tryReapOrphans is reapOrphans unless a fork is under way (ok false).
+func (t *TreeKiller) tryReapOrphans() (left int, ok bool) {
+	ok = reap.TryExclusive(func() { left = t.reapOrphansLocked() })
+	return left, ok
+}
+
+// reapOrphansLocked is the body of reapOrphans, under reap.Exclusive.
+func (t *TreeKiller) reapOrphansLocked() (left int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := watchdog.Load()
+	for _, st := range t.untrackedChildren() {
+		if st.state != 'Z' {
+			left++
+			if w != nil && !t.adopted[st.pid] {
+				t.adopted[st.pid] = true // an orphan of ours: the watchdog kills it too
+				w.watchChild(st.pid, -1, -1)
 			}
-			var si siginfo
-			if err := waitid(unix.P_PID, st.pid, &si, unix.WEXITED|unix.WNOHANG); err == nil && si.pid == 0 {
-				left++
-			} else if t.adopted[st.pid] {
-				delete(t.adopted, st.pid)
-				if w != nil {
-					w.forgetChild(st.pid)
-				}
+			continue
+		}
+		var si siginfo
+		if err := waitid(unix.P_PID, st.pid, &si, unix.WEXITED|unix.WNOHANG); err == nil && si.pid == 0 {
+			left++
+		} else if t.adopted[st.pid] {
+			delete(t.adopted, st.pid)
+			if w != nil {
+				w.forgetChild(st.pid)
 			}
 		}
-	})
+	}
 	return left
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/codexec/codex/internal/reap"
 	"github.com/codexec/codex/proc"
 )
 
@@ -317,4 +318,41 @@ func spawnAtPid(t *testing.T, pid int) int {
 	}
 	t.Skipf("pid %d was taken by others 200 times", pid)
 	return 0
+}
+
+// TestSubreaperNeverStallsForks: a fork whose exec hangs holds package
+// reap's fork lock shared. The subreaper mode's orphan reaper, woken
+// meanwhile, must not queue for the lock exclusively: sync.RWMutex would
+// then make every later fork (every start of the server) wait behind it.
+func TestSubreaperNeverStallsForks(t *testing.T) {
+	tree, err := proc.NewSubreaperTreeKiller(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	release := make(chan struct{})
+	stuck := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = reap.Fork(func() (int, error) {
+			close(stuck)
+			<-release // an exec that hangs
+			return 0, nil
+		})
+	}()
+	<-stuck
+	defer func() { close(release); <-done }()
+	_ = syscall.Kill(os.Getpid(), syscall.SIGCHLD) // wakes the reaper
+	time.Sleep(50 * time.Millisecond)
+	other := make(chan struct{})
+	go func() {
+		_, _ = reap.Fork(func() (int, error) { return 0, nil })
+		close(other)
+	}()
+	select {
+	case <-other:
+	case <-time.After(2 * time.Second):
+		t.Fatal("a fork waited 2 s behind a stuck fork and the orphan reaper: one hung exec stops every start")
+	}
 }

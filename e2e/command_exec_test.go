@@ -130,11 +130,8 @@ func (c *cx) wait(id int, timeout time.Duration) map[string]any {
 				continue
 			}
 			if m["id"] == float64(id) {
-				var result json.RawMessage
-				if _, isErr := m["error"]; !isErr {
-					result, _ = json.Marshal(m["result"])
-				}
-				c.requests.answered(c.t, fmt.Sprint(id), result)
+				_, isErr := m["error"]
+				c.requests.answeredValue(c.t, fmt.Sprint(id), !isErr, m["result"])
 				return m
 			}
 			c.t.Fatalf("unexpected message %v waiting for %d", m, id)
@@ -169,11 +166,8 @@ func (c *cx) waitEach(timeout time.Duration, ids ...int) map[int]map[string]any 
 			if !ok {
 				c.t.Fatalf("unexpected message %v waiting for %v", m, ids)
 			}
-			var result json.RawMessage
-			if _, isErr := m["error"]; !isErr {
-				result, _ = json.Marshal(m["result"])
-			}
-			c.requests.answered(c.t, fmt.Sprint(id), result)
+			_, isErr := m["error"]
+			c.requests.answeredValue(c.t, fmt.Sprint(id), !isErr, m["result"])
 			got[id] = m
 		case <-deadline:
 			c.t.Fatalf("no responses to %v within %v (got %d)", ids, timeout, len(got))

@@ -266,9 +266,18 @@ func TestKill9NeverRemovesForeignFolder(t *testing.T) {
 				}
 				killServer(t, s)
 				if next {
-					startServerIsolated(t, cgfd, state)
+					startServerIsolated(t, cgfd, state) // sweeps the dead server's records before it listens
+				} else {
+					// The watchdog writes to the killed server's stderr and
+					// exits once it has dealt with what the server left: the
+					// end of that stderr is the end of its work.
+					select {
+					case <-s.done:
+					case <-time.After(10 * time.Second):
+						t.Fatal("the watchdog did not finish within 10 s of the server's kill")
+					}
 				}
-				if left := waitPlaceholders(root, time.Second); len(left) != 1 || left[0] != ".git" {
+				if left := placeholdersIn(root); len(left) != 1 || left[0] != ".git" {
 					t.Errorf("left in the workspace: %v, want the swapped .git alone", left)
 				}
 				if err := check(); err != nil {

@@ -371,21 +371,38 @@ func TestMCPCallLeftoversKilled(t *testing.T) {
 
 func leftovers(t *testing.T, s *mcpServer, end string) {
 	ws := canonicalTemp(t)
+	tail, timeouts := "echo done", []int{30000}
+	switch end {
+	case "timeout":
+		// The timeout runs from the call's start: the first fits an idle
+		// machine's start of the call and its three sleeps; when the
+		// timeout came first, once more with room for three wrapper
+		// starts on a loaded machine.
+		tail, timeouts = "sleep 60", []int{1500, 6000}
+	case "cancel":
+		tail = "sleep 60"
+	}
+	for i, timeout := range timeouts {
+		if leftoversCall(t, s, ws, i+1, end, tail, timeout, i == len(timeouts)-1) {
+			return
+		}
+		t.Logf("the %d ms timeout ended the call before its three sleeps ran: once more", timeout)
+	}
+}
+
+// leftoversCall makes one call of leftovers (id) and checks that what it
+// left is gone once it ends; false (nothing checked) when the call
+// answered before its three sleeps ran, unless last.
+func leftoversCall(t *testing.T, s *mcpServer, ws string, id int, end, tail string, timeout int, last bool) bool {
 	seed := rand.IntN(1_000_000)
 	var marks [3]string
 	for i := range marks {
 		marks[i] = fmt.Sprintf("%d%06d.5", 7+i, seed) // unique sleep durations
 	}
 	defer killMarked(t, marks[:]...)
-	tail, timeout := "echo done", 30000
-	switch end {
-	case "timeout":
-		tail, timeout = "sleep 60", 6000 // room for three wrapper starts on a loaded machine
-	case "cancel":
-		tail = "sleep 60"
-	}
-	cmd := fmt.Sprintf("sleep %s & setsid sleep %s & sh -c 'setsid sleep %s & sleep 0.5'; until [ -e go ]; do sleep 0.05; done; %s", marks[0], marks[1], marks[2], tail)
-	s.startCall(t, 1, cmd, ws, disabledProfile, ws, timeout)
+	goFile := filepath.Join(ws, fmt.Sprint("go", id))
+	cmd := fmt.Sprintf("sleep %s & setsid sleep %s & sh -c 'setsid sleep %s & sleep 0.5'; until [ -e %s ]; do sleep 0.05; done; %s", marks[0], marks[1], marks[2], filepath.Base(goFile), tail)
+	s.startCall(t, id, cmd, ws, disabledProfile, ws, timeout)
 	for most, deadline := 0, time.Now().Add(10*time.Second); ; time.Sleep(20 * time.Millisecond) {
 		n := 0
 		for _, m := range marks {
@@ -396,27 +413,36 @@ func leftovers(t *testing.T, s *mcpServer, end string) {
 		if n == len(marks) {
 			break
 		}
+		select {
+		case line := <-s.lines:
+			if !last {
+				return false
+			}
+			t.Fatalf("the call answered before its 3 sleeps ran (at most %d at once): %s", max(most, n), line)
+		default:
+		}
 		if most = max(most, n); time.Now().After(deadline) {
 			t.Fatalf("at most %d of the call's 3 sleeps ran at once", most)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
+	if err := os.WriteFile(goFile, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	wait := time.Second // after the answer, the tree is gone already
 	if end == "cancel" {
 		time.Sleep(100 * time.Millisecond) // the call is in its sleep 60
-		s.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"test"}}`)
+		s.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"test"}}`, id))
 		// A cancelled call gets no answer (TestMCPCancelledCallGetsNoResult)
 		// to wait for: its tree is killed as the cancel is handled.
 		wait = 5 * time.Second
-	} else if r := s.result(t, 1); end == "timeout" && !r.TimedOut || end == "exit" && r.Output != "done\n" {
+	} else if r := s.result(t, id); end == "timeout" && !r.TimedOut || end == "exit" && r.Output != "done\n" {
 		t.Errorf("%s: %+v", end, r)
 	}
 	names := map[string]string{marks[0]: "background job", marks[1]: "setsid job", marks[2]: "escalated program's setsid job"}
 	for _, m := range marksGone(marks[0], wait, marks[1:]...) {
 		t.Errorf("after %s: the %s (sleep %s) still runs after the call ended", end, names[m], m)
 	}
+	return true
 }
 
 // TestMCPNoCgroupFallback: without cgroup v2 (here: unmounted in a mount

@@ -246,7 +246,9 @@ func TestNetworkProxyIsolationAndOutcomes(t *testing.T) {
 // is parked (the reference queues it behind the read). Every decision is
 // also a network/policyDecision notification.
 func TestNetworkProxyReview(t *testing.T) {
-	c, _ := bedCx(t, nil)
+	// No grace at the end of input: the sleeper below is killed with the
+	// test's end instead of running on for the default 5 s.
+	c, _ := bedCx(t, nil, "--shutdown-grace", "0")
 	// A parked long-poll on the same connection for the whole run.
 	sleeper := c.send("process/start", startParams("sl", "/bin/sleep", "30"))
 	c.wait(sleeper, 10*time.Second)

@@ -153,8 +153,12 @@ func TestStdioOversizeLine(t *testing.T) {
 	}
 }
 
+// TestStdioEOFKillsProcesses: after the end of a stdio server's input
+// its processes, a setsid'd descendant too, end once the grace has passed
+// (shortened from the 5 s default: the default's length is not what this
+// test looks at).
 func TestStdioEOFKillsProcesses(t *testing.T) {
-	s := startStdio(t)
+	s := startStdio(t, "--shutdown-grace", "300ms")
 	s.send(t, `{"id":1,"method":"initialize","params":{"clientName":"x"}}`+"\n"+`{"method":"initialized"}`+"\n")
 	s.recv(t)
 	s.send(t, `{"id":2,"method":"process/start","params":{"processId":"p","argv":["/bin/sh","-c","setsid sleep 1000 >/dev/null 2>&1 & echo pid=$!; exec sleep 1000"],"cwd":"/tmp","env":{"PATH":"/usr/bin:/bin"},"tty":false}}`+"\n")

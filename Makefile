@@ -18,9 +18,9 @@ run: build
 	./$(BIN) exec-server --listen ws://127.0.0.1:0
 
 # The CI suite: vet, then every test with the race detector and leak checks
-# (12-13 minutes on two otherwise idle cores before the e2e package ran its
-# self-contained tests in parallel; the e2e package, which runs the others
-# beside it, takes most of it: see docs/development.md §1).
+# (about 3.5 minutes on two otherwise idle cores of the development VM, 12 on
+# the slower CI runner before the e2e waits were cut; the e2e package, which
+# runs the others beside it, takes most of it: see docs/development.md §1).
 # The patched Bash of the MCP shell tool's wrapper mode is installed first
 # (npm, outside the repository); the unit tests that need it read its path
 # from CODEX_TEST_PATCHED_BASH and skip, saying why, when npm cannot be reached.

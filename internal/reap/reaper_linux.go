@@ -168,18 +168,22 @@ func (r *Reaper) pass() bool {
 		}
 		return TryExclusive(r.passChildren)
 	}
-	return TryExclusive(func() {
-		pids, err := childPids()
-		if err != nil {
-			r.passBlind()
-			return
+	return TryExclusive(r.passListed)
+}
+
+// passListed lists our children once (passBlind without /proc) and reaps
+// every unowned one that has exited. Called under the fork lock.
+func (r *Reaper) passListed() {
+	pids, err := childPids()
+	if err != nil {
+		r.passBlind()
+		return
+	}
+	for _, pid := range pids {
+		if !Owned(pid) {
+			r.reap(pid)
 		}
-		for _, pid := range pids {
-			if !Owned(pid) {
-				r.reap(pid)
-			}
-		}
-	})
+	}
 }
 
 // reap reaps pid if it has exited. __WALL: an orphan's exit signal is
@@ -218,16 +222,7 @@ func (r *Reaper) passChildren() {
 	if err != nil || si.pid == 0 || Owned(int(si.pid)) {
 		return
 	}
-	pids, err := childPids()
-	if err != nil {
-		r.passBlind()
-		return
-	}
-	for _, pid := range pids {
-		if !Owned(pid) {
-			r.reap(pid)
-		}
-	}
+	r.passListed()
 }
 
 // passBlind is the pass without /proc: waitid(P_ALL, WNOWAIT) names one

@@ -27,28 +27,12 @@ func TestReaperLeavesOwnedChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 200)
-	for i := 0; i < 120; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			script := fmt.Sprintf("sleep 0.0%d; exit %d", i%4, i%7)
-			if i%3 == 0 {
-				script = "sleep 0.05 >/dev/null 2>&1 & (sleep 0.02 &) ; exit " + fmt.Sprint(i%7)
-			}
-			cmd := exec.Command("/bin/sh", "-c", script)
-			err := RunCmd(cmd)
-			if got := cmd.ProcessState; got == nil || got.ExitCode() != i%7 {
-				errs <- fmt.Errorf("child %d: %v (state %v), want exit %d", i, err, got, i%7)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	runOwned(t, 120, func(i int) string {
+		if i%3 == 0 {
+			return "sleep 0.05 >/dev/null 2>&1 & (sleep 0.02 &) ; exit " + fmt.Sprint(i%7)
+		}
+		return fmt.Sprintf("sleep 0.0%d; exit %d", i%4, i%7)
+	})
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		left, _ := childPids()
@@ -118,24 +102,7 @@ func TestStartChildren(t *testing.T) {
 		strays = append(strays, stray.Process.Pid)
 		_ = stray.Process.Release()
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 60)
-	for i := range 60 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command("/bin/sh", "-c", fmt.Sprintf("exit %d", i%7))
-			err := RunCmd(cmd)
-			if got := cmd.ProcessState; got == nil || got.ExitCode() != i%7 {
-				errs <- fmt.Errorf("child %d: %v (state %v), want exit %d", i, err, got, i%7)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	runOwned(t, 60, func(i int) string { return fmt.Sprintf("exit %d", i%7) })
 	kickAll()
 	for _, pid := range strays {
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -182,5 +149,30 @@ func TestStartChildrenStandsAside(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the unowned child %d was not reaped after the stand-aside ended", pid)
 		}
+	}
+}
+
+// runOwned runs n owned children at once (RunCmd), child i running
+// script(i), which must exit with i%7, and fails t for each whose exit
+// status did not reach it.
+func runOwned(t *testing.T, n int, script func(i int) string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("/bin/sh", "-c", script(i))
+			err := RunCmd(cmd)
+			if got := cmd.ProcessState; got == nil || got.ExitCode() != i%7 {
+				errs <- fmt.Errorf("child %d: %v (state %v), want exit %d", i, err, got, i%7)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

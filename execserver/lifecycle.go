@@ -182,17 +182,16 @@ func (w *watcher) until(done <-chan struct{}) {
 		case <-done:
 			return
 		case <-w.first:
-			w.first = nil
-			cause := context.Cause(w.e.ctx)
-			w.act(cause)
-			var g *gracefulTerminate
-			if errors.As(cause, &g) {
-				w.session = w.e.sess.ctx.Done()
-			}
+			w.actFirst()
 		case <-w.session:
 			w.session = nil
 			w.act(context.Cause(w.e.sess.ctx))
 		case <-w.e.later.ready:
+			// A later cause is put only after e.ctx was cancelled, but
+			// select may pick this case first: the first cause goes first.
+			if w.first != nil {
+				w.actFirst()
+			}
 			if cause := w.e.later.take(); cause != nil {
 				w.act(cause)
 			}
@@ -200,6 +199,18 @@ func (w *watcher) until(done <-chan struct{}) {
 			w.graceC = nil
 			w.kill()
 		}
+	}
+}
+
+// actFirst acts on the cause e.ctx was cancelled with; after a graceful
+// one the session's end is watched too.
+func (w *watcher) actFirst() {
+	w.first = nil
+	cause := context.Cause(w.e.ctx)
+	w.act(cause)
+	var g *gracefulTerminate
+	if errors.As(cause, &g) {
+		w.session = w.e.sess.ctx.Done()
 	}
 }
 

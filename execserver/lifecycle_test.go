@@ -2,6 +2,7 @@ package execserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/sandbox"
 	"github.com/codexec/codex/wire"
+	"go.uber.org/zap"
 )
 
 // shutdownOnce shuts s down now (the cleanup of newTestServer then finds
@@ -220,5 +223,42 @@ func TestSandboxDenialJudgedOnWholeOutput(t *testing.T) {
 	tc.mu.Unlock()
 	if code == 0 || !denied || strings.Count(out, "x") < n || !strings.Contains(out, "Read-only file system") {
 		t.Fatalf("exit %d, sandboxDenied %v, %d x and the denial %v before exited", code, denied, strings.Count(out, "x"), strings.Contains(out, "Read-only file system"))
+	}
+}
+
+// When a graceful terminate and a forced one both reach the watcher before
+// it runs, the graceful one is its first cause (logged), and the forced one
+// then kills at once. The watcher's select picks at random among ready
+// cases, so 20 rounds all but always catch a watcher that takes the later
+// cause first.
+func TestFirstCauseActedOnFirst(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		// It ignores SIGTERM, so only the kill ends it.
+		ready := make(chan struct{}, 1)
+		out := func(proc.Stream, []byte) {
+			select {
+			case ready <- struct{}{}:
+			default:
+			}
+		}
+		p, err := proc.Start(proc.Spec{Argv: []string{"/bin/sh", "-c", "trap '' TERM; echo ready; exec sleep 1000"}, Dir: "/"}, out, proc.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-ready
+		sessCtx, sessCancel := context.WithCancelCause(context.Background())
+		ctx, cancel := context.WithCancelCause(sessCtx)
+		e := &entry{id: "p", sess: &Session{log: zap.NewNop(), ctx: sessCtx}, ctx: ctx, cancel: cancel, later: newMailbox()}
+		e.stop(&gracefulTerminate{grace: time.Hour})
+		e.stop(errTerminated)
+		w := &watcher{e: e, p: p, first: e.ctx.Done()}
+		w.until(p.ExitFlushed())
+		w.stopGrace()
+		p.Close()
+		sessCancel(nil)
+		var g *gracefulTerminate
+		if !errors.As(w.cause, &g) || !w.killed || p.ExitCode() != 137 {
+			t.Fatalf("round %d: cause %v, killed %v, exit %d; want the graceful terminate, then killed (137)", i, w.cause, w.killed, p.ExitCode())
+		}
 	}
 }

@@ -307,9 +307,13 @@ type lineageVerdict uint8
 
 const (
 	lineageClean     lineageVerdict = iota // walked to the top: no sandbox above
-	lineageUnknown                         // none found, but the walk stopped short (a process vanished)
 	lineageSandboxed                       // a sandboxed process, a launcher or an adopted orphan is above (or 4,096 ancestors)
+	lineageVanished                        // an ancestor vanished before its stat was read: walk again
 )
+
+// maxLineageWalks bounds the walks of one process whose ancestors keep
+// vanishing; after them it is judged sandboxed.
+const maxLineageWalks = 4
 
 // byLineage reports whether pid or one of its ancestors is a sandboxed
 // process of ours, any sandbox helper (a launcher's argv[0]: every
@@ -317,7 +321,28 @@ const (
 // adopts its orphans), or an orphan the server adopted in subreaper mode.
 // Verdicts are remembered for the whole chain; a walk that reached the
 // top clean is remembered across searches (cleanLineage).
+//
+// An ancestor that vanishes during the walk is not the top of a clean
+// ancestry: its children re-parented, maybe to a sandbox's init or to
+// the server (an adoption), so the walk starts again from pid, whose stat
+// now names the new parent. A process that keeps losing ancestors, or is
+// gone itself (it holds nothing then), is judged sandboxed: the check
+// fails closed.
 func (s *peerScan) byLineage(pid int) bool {
+	for range maxLineageWalks {
+		switch s.walkLineage(pid) {
+		case lineageClean:
+			return false
+		case lineageSandboxed:
+			return true
+		}
+	}
+	return true
+}
+
+// walkLineage is one walk of byLineage; it remembers the verdicts of a
+// walk that reached one.
+func (s *peerScan) walkLineage(pid int) lineageVerdict {
 	var chain []procStat
 	verdict := lineageClean
 	for i := 0; pid > 1; i++ {
@@ -342,8 +367,10 @@ func (s *peerScan) byLineage(pid int) bool {
 		}
 		st, err := readStat(pid)
 		if err != nil {
-			verdict = lineageUnknown
-			break
+			if i == 0 {
+				return lineageSandboxed // gone: it holds no socket (nothing remembered)
+			}
+			return lineageVanished
 		}
 		// A remembered (pid, start) vouches for its ancestors only: exec
 		// keeps both and changes argv[0], so the process itself is judged
@@ -365,7 +392,7 @@ func (s *peerScan) byLineage(pid int) bool {
 	if verdict == lineageClean {
 		s.clean.add(chain)
 	}
-	return verdict == lineageSandboxed
+	return verdict
 }
 
 // cleanLineage remembers, by pid and start time, the processes whose

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -235,4 +236,61 @@ func killDescendantsFirst(t *testing.T, pid int) {
 			}
 		}
 	})
+}
+
+// The attack on a walk that stops short: a sandboxed command's child Y
+// (in a session of its own) forks X, which connects; Y exits while the
+// search walks X's ancestry, after X's stat named Y and before Y's was
+// read. X re-parents to the server, which adopts it, and is refused; a
+// walk that took the vanished Y for the top of a clean ancestry allowed it.
+func TestPeerLineageAncestorVanishes(t *testing.T) {
+	tk := subreaperTreeKiller(t)
+	ln := listen(t)
+	// S (sandboxed) → Y (setsid) → X (holds the socket).
+	s := startHolder(t, ln, `setsid /bin/bash --norc -c '/bin/bash --norc -c "`+holdScript+`" & wait' & wait`, &syscall.SysProcAttr{Setpgid: true})
+	tk.trackSandboxed(s.cmd.Process.Pid)
+	ys := childPids(s.cmd.Process.Pid)
+	if len(ys) != 1 {
+		t.Fatalf("S has children %v, want one", ys)
+	}
+	y := ys[0]
+	xs := childPids(y)
+	if len(xs) != 1 {
+		t.Fatalf("Y has children %v, want one", xs)
+	}
+	x := xs[0]
+	t.Cleanup(func() { // X leaves S's group when Y dies: kill it by pid
+		_ = unix.Kill(x, unix.SIGKILL)
+		for i := 0; i < 500 && unix.Kill(x, 0) == nil; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	killDescendantsFirst(t, s.cmd.Process.Pid)
+
+	var once sync.Once
+	vanished := false
+	f := func(pid int) {
+		if pid != y {
+			return
+		}
+		once.Do(func() {
+			_ = unix.Kill(y, unix.SIGKILL)
+			for i := 0; i < 500; i++ { // until S reaped it
+				if _, err := os.Stat("/proc/" + strconv.Itoa(y)); err != nil {
+					vanished = true
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+	lineageRead.Store(&f)
+	t.Cleanup(func() { lineageRead.Store(nil) })
+	err := check(tk, s)
+	if !vanished {
+		t.Fatal("the walk never read Y, or Y did not vanish")
+	}
+	if err == nil {
+		t.Error("a sandboxed command's grandchild whose parent vanished during the walk was allowed")
+	}
 }

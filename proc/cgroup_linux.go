@@ -66,6 +66,7 @@ func (t *TreeKiller) setupCgroup(lim Limits) error {
 	}
 	t.dir = dir
 	t.lockFD = lock
+	ownDirs.add(dir)
 	t.pending = make(map[string]struct{})
 	t.setupLimits(base, lim)
 	t.watchDir()
@@ -188,6 +189,7 @@ func (t *TreeKiller) closeCgroup() error {
 	if t.lockFD >= 0 {
 		_ = unix.Close(t.lockFD)
 	}
+	ownDirs.remove(t.dir)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("proc: close tree killer: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -33,8 +34,9 @@ import (
 // the pid in the name means nothing to a server in another PID namespace
 // sharing this cgroup tree. A directory is swept only while we hold its
 // lock, and only if its pid is not alive in our namespace either (a
-// server of an earlier version holds no lock). Failures are ignored (best
-// effort).
+// server of an earlier version holds no lock) or is ours (a dead server's
+// pid given to us; our own directories are never swept). Failures are
+// ignored (best effort).
 func sweepStaleCgroups(log *zap.Logger, base string, mirrors ...string) {
 	entries, err := os.ReadDir(base)
 	if err != nil {
@@ -55,19 +57,55 @@ func sweepStaleCgroups(log *zap.Logger, base string, mirrors ...string) {
 		if err != nil {
 			continue // its server is alive, maybe in another PID namespace
 		}
-		if pid == os.Getpid() {
+		if ownDirs.has(dir) {
 			_ = unix.Close(lock)
-			continue
+			continue // a TreeKiller of ours that runs unproven (no flock)
 		}
-		if err := unix.Kill(pid, 0); err == nil || err == unix.EPERM {
-			_ = unix.Close(lock)
-			continue // alive here: a server without the lock, or a reused pid
+		// Our own pid names a dead server whose pid we were given (a
+		// container started again in the same cgroup): no live server of
+		// this namespace has it, and no directory we own is swept.
+		if pid != os.Getpid() {
+			if err := unix.Kill(pid, 0); err == nil || err == unix.EPERM {
+				_ = unix.Close(lock)
+				continue // alive here: a server without the lock, or a reused pid
+			}
 		}
 		pids, leaves := killOwnedCgroup(lock, dir, mirrorDirs(mirrors, e.Name()))
 		_ = unix.Close(lock)
 		log.Info("swept the cgroup directory of a dead server", zap.String("dir", dir),
 			zap.Int("processes_killed", len(pids)), zap.Ints("pids", pids), zap.Strings("leaves", leaves))
 	}
+}
+
+// ownDirs holds the directories the TreeKillers of this process own, from
+// makeOwnedDir until closeCgroup.
+var ownDirs dirSet
+
+type dirSet struct {
+	mu   sync.Mutex
+	dirs map[string]struct{}
+}
+
+func (d *dirSet) add(dir string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dirs == nil {
+		d.dirs = make(map[string]struct{})
+	}
+	d.dirs[dir] = struct{}{}
+}
+
+func (d *dirSet) remove(dir string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.dirs, dir)
+}
+
+func (d *dirSet) has(dir string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.dirs[dir]
+	return ok
 }
 
 // removeOwnedDir removes the cgroups below dir and each of mirrors, then

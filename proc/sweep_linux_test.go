@@ -149,3 +149,37 @@ func TestSweepRemovesNestedCgroups(t *testing.T) {
 		t.Fatalf("the dead server's nested directory survived the sweep: %v", err)
 	}
 }
+
+// A dead server's directory named with our own pid (a container started
+// again in the same cgroup gives its server the same pid) is swept with
+// what runs in it, as any dead server's; a directory a TreeKiller of ours
+// owns is not, with or without its lock.
+func TestSweepTakesDeadServerWithOurPid(t *testing.T) {
+	base := sweepBase(t, "codex-sweep-ourpid-")
+	name := "codex-exec-" + strconv.Itoa(os.Getpid())
+	stale := staleServerDir(t, base, name)
+	if err := os.Mkdir(filepath.Join(base, name+"-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rmdirRetry(filepath.Join(base, name+"-1"), time.Second) })
+	live := filepath.Join(base, name+"-2") // ours, unproven: no lock held
+	if err := os.Mkdir(live, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rmdirRetry(live, time.Second) })
+	ownDirs.add(live)
+	t.Cleanup(func() { ownDirs.remove(live) })
+
+	sweepStaleCgroups(zap.NewNop(), base)
+	if !exitedWithin(stale, 5*time.Second) {
+		t.Error("the process of the dead server with our pid survived the sweep")
+	}
+	for _, n := range []string{name, name + "-1"} {
+		if _, err := os.Stat(filepath.Join(base, n)); !os.IsNotExist(err) {
+			t.Errorf("%s, a dead server's with our pid, survived the sweep: %v", n, err)
+		}
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a directory we own was swept: %v", err)
+	}
+}

@@ -26,6 +26,17 @@
 // The lock is process-wide, not per Reaper, because every reaper in the
 // process (proc's subreaper fallback and the init Reaper) must exclude
 // every owner's forks.
+//
+// # Passes while forks run
+//
+// Under back-to-back forks the lock may never be free, and a fork whose
+// exec hangs (a binary on a stuck mount) holds it for as long as it hangs.
+// Then a Reaper reaps only the zombies born before the oldest fork in
+// flight began (ForkHorizon), which no fork in flight can have made: a
+// child is born after its fork began. Every pass that reaps children it
+// does not own, with the lock or without it, holds one more mutex
+// (passMu), so that a zombie one pass found unowned cannot be reaped by
+// another and its pid given to a new fork before the first one reaps it.
 package reap
 
 import (
@@ -36,10 +47,12 @@ import (
 
 // owned is the process-wide registry.
 var owned = struct {
-	fork sync.RWMutex // shared by forks until registration; exclusive for a reap pass
-	mu   sync.Mutex   // guards pids
-	pids map[int]int  // owned pid -> registrations (a reused pid may be registered twice)
-}{pids: make(map[int]int)}
+	fork     sync.RWMutex   // shared by forks until registration; exclusive for a reap pass
+	passMu   sync.Mutex     // held by every pass that reaps unowned children
+	mu       sync.Mutex     // guards pids and inflight
+	pids     map[int]int    // owned pid -> registrations (a reused pid may be registered twice)
+	inflight map[uint64]int // boot time (clock ticks) a fork in flight began -> forks
+}{pids: make(map[int]int), inflight: make(map[uint64]int)}
 
 // Fork calls start, which forks one child and returns its pid, and
 // registers the pid as owned before any reap pass can look at it. The
@@ -48,12 +61,21 @@ var owned = struct {
 func Fork(start func() (pid int, err error)) (int, error) {
 	owned.fork.RLock()
 	defer owned.fork.RUnlock()
+	owned.mu.Lock()
+	began := bootTicks() // under mu: see ForkHorizon
+	owned.inflight[began]++
+	owned.mu.Unlock()
 	pid, err := start()
+	owned.mu.Lock()
 	if err == nil && pid > 0 {
-		owned.mu.Lock()
 		owned.pids[pid]++
-		owned.mu.Unlock()
 	}
+	if owned.inflight[began] <= 1 {
+		delete(owned.inflight, began)
+	} else {
+		owned.inflight[began]--
+	}
+	owned.mu.Unlock()
 	return pid, err
 }
 
@@ -77,16 +99,48 @@ func Owned(pid int) bool {
 	return owned.pids[pid] > 0
 }
 
+// ForkHorizon returns a boot time, in clock ticks (as the start time in
+// /proc/PID/stat): no child born before it comes from a fork in flight or
+// to come. It is when the oldest fork in flight began, or now if none is.
+// Both are read under owned.mu, under which every fork reads its own start
+// time, so a fork not yet counted began now or later.
+func ForkHorizon() uint64 {
+	owned.mu.Lock()
+	defer owned.mu.Unlock()
+	h := bootTicks()
+	for t := range owned.inflight {
+		h = min(h, t)
+	}
+	return h
+}
+
 // TryExclusive is Exclusive without waiting: it runs f and reports true
 // when no fork is between its start and its registration, and otherwise
 // reports false at once. A caller that waited instead would queue as the
 // fork lock's writer, and every later fork would wait behind it for a
 // fork that may never end (an exec of a file on a hung mount).
 func TryExclusive(f func()) bool {
+	if !owned.passMu.TryLock() {
+		return false // another pass runs, or waits for the lock (Exclusive)
+	}
+	defer owned.passMu.Unlock()
 	if !owned.fork.TryLock() {
 		return false
 	}
 	defer owned.fork.Unlock()
+	f()
+	return true
+}
+
+// WhileForking runs f, a pass that reaps only the unowned children born
+// before ForkHorizon, apart from every other pass (see the package doc),
+// and reports true; when another pass runs or waits for the fork lock, it
+// reports false at once without running f.
+func WhileForking(f func()) bool {
+	if !owned.passMu.TryLock() {
+		return false
+	}
+	defer owned.passMu.Unlock()
 	f()
 	return true
 }
@@ -109,6 +163,8 @@ var aside atomic.Int32
 // registration, and none can start: during f, every child of ours is
 // either Owned or an orphan. f must not fork.
 func Exclusive(f func()) {
+	owned.passMu.Lock()
+	defer owned.passMu.Unlock()
 	owned.fork.Lock()
 	defer owned.fork.Unlock()
 	f()

@@ -159,16 +159,81 @@ func (r *Reaper) loop() {
 }
 
 // pass reaps every unowned child that has exited. SIGCHLDs coalesce, so a
-// pass does not stop at one: it reaps all it finds. It reports false when
-// a fork in flight put it off (TryExclusive): it never makes a fork wait.
+// pass does not stop at one: it reaps all it finds. It never makes a fork
+// wait: while one is in flight it reaps what was born before it
+// (passOlder), and reports false when it left a zombie for later.
 func (r *Reaper) pass() bool {
 	if r.every > 0 {
 		if aside.Load() > 0 {
 			return true // another reaper keeps books on our children (StandAside)
 		}
-		return TryExclusive(r.passChildren)
+		if TryExclusive(r.passChildren) {
+			return true
+		}
+	} else if TryExclusive(r.passListed) {
+		return true
 	}
-	return TryExclusive(r.passListed)
+	done := false
+	return WhileForking(func() { done = r.passOlder() }) && done
+}
+
+// passOlder is a pass while forks are in flight: it reaps every unowned
+// zombie born before ForkHorizon, and reports false if it left one
+// younger, or could not list our children. Called under WhileForking.
+func (r *Reaper) passOlder() bool {
+	if r.every > 0 && !r.unownedFirst() {
+		return true
+	}
+	horizon := ForkHorizon()
+	pids, err := childPids()
+	if err != nil {
+		return false // without /proc only a pass under the fork lock is safe
+	}
+	done := true
+	for _, pid := range pids {
+		if Owned(pid) {
+			continue
+		}
+		born, zombie := zombieBorn(pid)
+		switch {
+		case !zombie:
+		case born >= horizon:
+			done = false // maybe a fork in flight's child, not yet registered
+		default:
+			r.reap(pid)
+		}
+	}
+	return done
+}
+
+// zombieBorn reports whether pid is a zombie, and its start time in clock
+// ticks since boot.
+func zombieBorn(pid int) (born uint64, zombie bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	// f[0] is the state (field 3), f[19] the start time (field 22).
+	if len(f) < 20 || f[0] != "Z" {
+		return 0, false
+	}
+	born, err = strconv.ParseUint(f[19], 10, 64)
+	return born, err == nil
+}
+
+// bootTicks is the time since boot in clock ticks (USER_HZ, 100 on Linux),
+// rounded down as the kernel rounds a process's start time.
+func bootTicks() uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0 // no pass without the lock reaps anything then
+	}
+	return uint64(ts.Nano()) / (1e9 / 100)
 }
 
 // passListed lists our children once (passBlind without /proc) and reaps
@@ -214,15 +279,20 @@ func (r *Reaper) reap(pid int) bool {
 // (its owner's Done asks for the next). Looping on waitid instead would
 // cost zombies × children, all of it under the fork lock.
 func (r *Reaper) passChildren() {
+	if r.unownedFirst() {
+		r.passListed()
+	}
+}
+
+// unownedFirst reports whether the exited child first in line for
+// waitid(P_ALL) is one nobody owns, without reaping it.
+func (r *Reaper) unownedFirst() bool {
 	var si siginfo
 	err := waitid(unix.P_ALL, 0, &si, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG|unix.WALL)
 	for err == unix.EINTR {
 		err = waitid(unix.P_ALL, 0, &si, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG|unix.WALL)
 	}
-	if err != nil || si.pid == 0 || Owned(int(si.pid)) {
-		return
-	}
-	r.passListed()
+	return err == nil && si.pid != 0 && !Owned(int(si.pid))
 }
 
 // passBlind is the pass without /proc: waitid(P_ALL, WNOWAIT) names one

@@ -25,3 +25,6 @@ func (*Reaper) Reaped() int64 { return 0 }
 
 // Close does nothing.
 func (*Reaper) Close() {}
+
+// bootTicks is 0: nothing is reaped outside Linux.
+func bootTicks() uint64 { return 0 }

@@ -3,6 +3,9 @@
 package reap
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -40,5 +43,84 @@ func TestStartChildrenStuckForkStallsOthers(t *testing.T) {
 	case <-other:
 	case <-time.After(2 * time.Second):
 		t.Fatal("a fork waited 2 s behind a stuck fork and the reaper's pass: one hung exec stops every start")
+	}
+}
+
+// TestPassWhileForking: while a fork is in flight (stuck in its exec, or
+// one of back-to-back forks), the reaper of unowned children still reaps
+// the zombies born before that fork began, and never the child of a fork
+// in flight that has exited before its registration: its owner gets the
+// exit status.
+func TestPassWhileForking(t *testing.T) {
+	stray := exec.Command("/bin/true") // not owned
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	strayPid := stray.Process.Pid
+	_ = stray.Process.Release()
+	waitZombie(t, strayPid)
+	time.Sleep(30 * time.Millisecond) // the stuck fork begins ticks later
+
+	release := make(chan struct{})
+	stuck := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = Fork(func() (int, error) {
+			close(stuck)
+			<-release // an exec that hangs
+			return 0, nil
+		})
+	}()
+	defer func() { close(release); <-done }()
+	<-stuck
+	r := StartChildren(nil, time.Millisecond) // it cannot have the fork lock now
+	defer r.Close()
+
+	var child *exec.Cmd
+	_, err := Fork(func() (int, error) {
+		child = exec.Command("/bin/sh", "-c", "exit 7")
+		if err := child.Start(); err != nil {
+			return 0, err
+		}
+		waitZombie(t, child.Process.Pid) // exited, not yet registered
+		kickAll()
+		deadline := time.Now().Add(5 * time.Second)
+		for r.Reaped() == 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		kickAll()
+		time.Sleep(50 * time.Millisecond) // more passes
+		return child.Process.Pid, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Reaped() != 1 {
+		t.Errorf("reaped %d children while a fork was stuck, want 1 (the zombie born before it)", r.Reaped())
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", strayPid)); !os.IsNotExist(err) {
+		t.Errorf("the unowned zombie born before the stuck fork is still there (%v)", err)
+	}
+	err = child.Wait()
+	Done(child.Process.Pid)
+	if child.ProcessState == nil || child.ProcessState.ExitCode() != 7 {
+		t.Errorf("the exit status of a fork in flight's child was taken: %v", err)
+	}
+}
+
+// waitZombie waits until pid is a zombie.
+func waitZombie(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if _, z := zombieBorn(pid); z {
+			return
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			t.Fatalf("pid %d was reaped by someone else", pid)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d is no zombie after 5 s", pid)
+		}
 	}
 }

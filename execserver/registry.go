@@ -359,7 +359,7 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 // that socket is the server's own, but the command chose where it goes
 // (docs/sandbox.md §9.3). It is meant as wsserve.WebSocketServer.CheckPeer.
 func (r *Registry) CheckPeer(local, remote net.Addr) error {
-	if r.upstreams.Holds(remote) {
+	if r.upstreams.Holds(local, remote) {
 		return errors.New("peer is a sandboxed command's connection through its network proxy")
 	}
 	return r.tree.CheckPeer(local, remote)

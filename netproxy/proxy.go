@@ -114,7 +114,7 @@ type Proxy struct {
 	closed    bool
 	listeners []net.Listener
 	conns     map[net.Conn]struct{}
-	upstreams map[net.Conn]netip.AddrPort // in o.Upstreams
+	upstreams map[net.Conn]upstreamEnds // in o.Upstreams
 	clients   int
 	wg        sync.WaitGroup
 }
@@ -259,7 +259,7 @@ func (p *Proxy) track(c net.Conn) bool {
 	p.conns[c] = struct{}{}
 	if a, ok := p.o.Upstreams.add(c); ok {
 		if p.upstreams == nil {
-			p.upstreams = map[net.Conn]netip.AddrPort{}
+			p.upstreams = map[net.Conn]upstreamEnds{}
 		}
 		p.upstreams[c] = a
 	}

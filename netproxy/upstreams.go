@@ -6,54 +6,61 @@ import (
 	"sync"
 )
 
-// Upstreams is the set of the local addresses of the live upstream
-// connections of the proxies that share it (Options.Upstreams): the
-// connections a proxy made on behalf of its command. A server that runs
-// the proxies asks it about every local peer of its own listeners
-// (Holds): the proxy's upstream socket is the server's own, so the peer
+// Upstreams is the set of the live upstream connections of the proxies
+// that share it (Options.Upstreams), by their two ends: the connections a
+// proxy made on behalf of its command. A server that runs the proxies asks
+// it about every connection to its own listeners (Holds): the proxy's upstream socket is the server's own, so the peer
 // check, which knows sandboxed commands by the sockets they make, would
 // otherwise take a command that asked its proxy for the server's own port
 // (a listed 127.0.0.1, a name resolving to loopback with local binding,
 // a reviewed host) for the server itself, and serve it.
 //
-// An address is added when its connection is established, before the
-// proxy sends anything on it, and removed when the proxy closes it, so a
-// request that reached a listener through a proxy always finds it. The
-// zero value is ready to use; a nil *Upstreams holds nothing.
+// A connection is added when it is established, before the proxy sends
+// anything on it, and removed when the proxy closes it, so a request that
+// reached a listener through a proxy always finds it. The zero value is
+// ready to use; a nil *Upstreams holds nothing.
 type Upstreams struct {
 	mu sync.Mutex
-	m  map[netip.AddrPort]int
+	m  map[upstreamEnds]int
 }
 
-// Holds reports whether addr (a TCP address) is the local end of a live
-// upstream connection of a proxy sharing u.
-func (u *Upstreams) Holds(addr net.Addr) bool {
-	a, ok := tcpAddrPort(addr)
-	if u == nil || !ok {
+// upstreamEnds are a connection's ends as the proxy sees them: its own
+// (local) and the destination's (remote).
+type upstreamEnds struct{ local, remote netip.AddrPort }
+
+// Holds reports whether the TCP connection a listener accepted, between
+// local (the listener's end) and remote, is a live upstream connection of
+// a proxy sharing u.
+func (u *Upstreams) Holds(local, remote net.Addr) bool {
+	l, lok := tcpAddrPort(local)
+	r, rok := tcpAddrPort(remote)
+	if u == nil || !lok || !rok {
 		return false
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.m[a] > 0
+	return u.m[upstreamEnds{local: r, remote: l}] > 0
 }
 
-// add records the local end of c and returns it; ok is false when c has
-// no TCP local address (a test's dialer), which is then not recorded.
-func (u *Upstreams) add(c net.Conn) (netip.AddrPort, bool) {
-	a, ok := tcpAddrPort(c.LocalAddr())
-	if u == nil || !ok {
-		return netip.AddrPort{}, false
+// add records the ends of c and returns them; ok is false when c has no
+// TCP addresses (a test's dialer), which is then not recorded.
+func (u *Upstreams) add(c net.Conn) (upstreamEnds, bool) {
+	l, lok := tcpAddrPort(c.LocalAddr())
+	r, rok := tcpAddrPort(c.RemoteAddr())
+	if u == nil || !lok || !rok {
+		return upstreamEnds{}, false
 	}
+	e := upstreamEnds{local: l, remote: r}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.m == nil {
-		u.m = map[netip.AddrPort]int{}
+		u.m = map[upstreamEnds]int{}
 	}
-	u.m[a]++
-	return a, true
+	u.m[e]++
+	return e, true
 }
 
-func (u *Upstreams) remove(a netip.AddrPort) {
+func (u *Upstreams) remove(a upstreamEnds) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.m[a]--; u.m[a] <= 0 {

@@ -48,7 +48,7 @@ func TestUpstreamsHeld(t *testing.T) {
 			held <- err.Error()
 			return
 		}
-		held <- fmt.Sprint(ups.Holds(c.RemoteAddr()), " ", c.RemoteAddr())
+		held <- fmt.Sprint(ups.Holds(c.LocalAddr(), c.RemoteAddr()), " ", c.RemoteAddr())
 		io.Copy(io.Discard, c)
 	}()
 	c, err := net.Dial("tcp", pl.Addr().String())
@@ -64,13 +64,13 @@ func TestUpstreamsHeld(t *testing.T) {
 	if !strings.HasPrefix(got, "true ") {
 		t.Errorf("the upstream's local address is not held while its first byte arrives: %s", got)
 	}
-	if ups.Holds(c.LocalAddr()) {
-		t.Errorf("the client's own address %v is held", c.LocalAddr())
+	if ups.Holds(c.RemoteAddr(), c.LocalAddr()) {
+		t.Errorf("the client's own connection %v is held", c.LocalAddr())
 	}
 	upstream, _ := strings.CutPrefix(got, "true ")
 	addr, _ := net.ResolveTCPAddr("tcp", upstream)
 	c.Close()
-	for end := time.Now().Add(5 * time.Second); ups.Holds(addr); time.Sleep(5 * time.Millisecond) {
+	for end := time.Now().Add(5 * time.Second); ups.Holds(target.Addr(), addr); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("%v still held 5 s after the tunnel closed", addr)
 		}

@@ -157,7 +157,7 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 		// control socket, even after a failed start.
 		hooks := proxyHooks{decided: func(ev netproxy.Event) { h.reg.cfg.Metrics.ProxyDecision(ev.Allowed, ev.Reason, ev.Source) }}
 		sl, _ := spec.Launcher.(*sandbox.Launcher)
-		e.proxy, proxyErr = serveProxy(sl, ep.proxyPolicy, hooks, h.b.log)
+		e.proxy, proxyErr = serveProxy(sl, ep.proxyPolicy, hooks, &h.reg.upstreams, h.b.log)
 	}
 	if serr == nil && proxyErr != nil {
 		// The helper runs no command without its proxy; one whose

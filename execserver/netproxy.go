@@ -101,15 +101,17 @@ type proxyHooks struct {
 
 // serveProxy receives the listeners of the started command from l and
 // serves them with a proxy of pol. It fails when the helper sent none (it
-// then refuses to run the command itself).
-func serveProxy(l *sandbox.Launcher, pol *netproxy.Policy, hooks proxyHooks, log *zap.Logger) (*commandProxy, error) {
+// then refuses to run the command itself). The proxy's upstream
+// connections are recorded in ups, which the server's peer check refuses
+// (Registry.CheckPeer).
+func serveProxy(l *sandbox.Launcher, pol *netproxy.Policy, hooks proxyHooks, ups *netproxy.Upstreams, log *zap.Logger) (*commandProxy, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), proxyListenTimeout)
 	defer cancel()
 	ls, err := l.ProxyListeners(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p := netproxy.New(netproxy.Options{Policy: pol, Review: hooks.review, OnDecision: hooks.decided, Logger: zapslog.New(log)})
+	p := netproxy.New(netproxy.Options{Policy: pol, Review: hooks.review, OnDecision: hooks.decided, Logger: zapslog.New(log), Upstreams: ups})
 	for _, pl := range ls {
 		p.Serve(pl.Route, pl.Listener)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/codexec/codex/config"
 	"github.com/codexec/codex/metrics"
+	"github.com/codexec/codex/netproxy"
 	"github.com/codexec/codex/proc"
 	"github.com/codexec/codex/rpc"
 	"github.com/codexec/codex/sandbox"
@@ -105,6 +106,10 @@ type Registry struct {
 	wg sync.WaitGroup // process watchers
 
 	drain drainState // see drain.go
+
+	// upstreams holds the live upstream connections of the commands'
+	// network proxies, which CheckPeer refuses.
+	upstreams netproxy.Upstreams
 }
 
 // NewRegistry returns an empty registry. Shutdown must be called to kill the
@@ -350,7 +355,12 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 // CheckPeer returns nil if the TCP connection between local (our end) and
 // remote may be served, and an error saying why not if its peer socket
 // belongs to a process of one of our sandboxes (see proc.TreeKiller's
-// CheckPeer). It is meant as wsserve.WebSocketServer.CheckPeer.
+// CheckPeer) or is an upstream connection of a command's network proxy:
+// that socket is the server's own, but the command chose where it goes
+// (docs/sandbox.md §9.3). It is meant as wsserve.WebSocketServer.CheckPeer.
 func (r *Registry) CheckPeer(local, remote net.Addr) error {
+	if r.upstreams.Holds(local, remote) {
+		return errors.New("peer is a sandboxed command's connection through its network proxy")
+	}
 	return r.tree.CheckPeer(local, remote)
 }

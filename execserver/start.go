@@ -109,7 +109,7 @@ func startProcess(_ context.Context, h *connHandler, req *rpc.Request, p *wire.S
 		if t := p.NetworkProxy.PolicyDecisionTimeoutMs; t != nil {
 			hooks.review = s.reviewer(p.ProcessID, time.Duration(*t)*time.Millisecond)
 		}
-		e.proxy, proxyErr = serveProxy(sl, policy, hooks, s.log)
+		e.proxy, proxyErr = serveProxy(sl, policy, hooks, &h.reg.upstreams, s.log)
 	}
 	if err != nil {
 		s.unadmit(p.ProcessID, e)

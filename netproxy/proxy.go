@@ -87,6 +87,10 @@ type Options struct {
 	// An established tunnel has no idle limit: it ends with either side
 	// or with Close.
 	HandshakeTimeout, IdleTimeout time.Duration
+	// Upstreams, when set, holds the local address of each live upstream
+	// connection, from its connect until the proxy closes it, for the
+	// peer check of the server running the proxy (see Upstreams).
+	Upstreams *Upstreams
 }
 
 // Bounds of a proxy.
@@ -110,6 +114,7 @@ type Proxy struct {
 	closed    bool
 	listeners []net.Listener
 	conns     map[net.Conn]struct{}
+	upstreams map[net.Conn]upstreamEnds // in o.Upstreams
 	clients   int
 	wg        sync.WaitGroup
 }
@@ -241,8 +246,9 @@ func (p *Proxy) release(c net.Conn) {
 	p.mu.Unlock()
 }
 
-// track registers an upstream connection so Close ends it too; it
-// reports false (and closes c) when the proxy is already closed.
+// track registers an upstream connection so Close ends it too, and
+// records its local address in o.Upstreams before anything is sent on it;
+// it reports false (and closes c) when the proxy is already closed.
 func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -251,14 +257,27 @@ func (p *Proxy) track(c net.Conn) bool {
 		return false
 	}
 	p.conns[c] = struct{}{}
+	if a, ok := p.o.Upstreams.add(c); ok {
+		if p.upstreams == nil {
+			p.upstreams = map[net.Conn]upstreamEnds{}
+		}
+		p.upstreams[c] = a
+	}
 	return true
 }
 
+// untrack closes an upstream connection and forgets it; its address
+// leaves o.Upstreams once it is closed.
 func (p *Proxy) untrack(c net.Conn) {
 	c.Close()
 	p.mu.Lock()
 	delete(p.conns, c)
+	a, ok := p.upstreams[c]
+	delete(p.upstreams, c)
 	p.mu.Unlock()
+	if ok {
+		p.o.Upstreams.remove(a)
+	}
 }
 
 // Close closes the listeners and every live connection and waits for

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -99,4 +100,68 @@ func setNoNewPrivs(allThreads bool) error {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", os.NewSyscallError("prctl", err))
 	}
 	return nil
+}
+
+// lowerThreadCapabilities empties the effective set of the calling thread
+// alone, which must be locked to its goroutine, and returns the function
+// that gives it back (from the permitted set, which it keeps: raising the
+// effective set to it needs no privilege). Permission checks use the
+// effective set only, so until then the thread acts as a process without
+// capabilities. The thread must not end meanwhile: a child forked from it
+// with a parent-death signal (the server's sandbox helpers) would get that
+// signal. A thread with no effective capability is left as it is.
+func lowerThreadCapabilities() (restore func() error, err error) {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var saved [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &saved[0]); err != nil {
+		return nil, fmt.Errorf("capabilities: capget: %w", err)
+	}
+	if saved[0].Effective|saved[1].Effective == 0 {
+		return func() error { return nil }, nil
+	}
+	set := func(data [2]unix.CapUserData) error {
+		h := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		if _, _, e := unix.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+			return fmt.Errorf("capabilities: capset: %w", os.NewSyscallError("capset", e))
+		}
+		return nil
+	}
+	lowered := saved
+	lowered[0].Effective, lowered[1].Effective = 0, 0
+	if err := set(lowered); err != nil {
+		return nil, err
+	}
+	var now [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &now[0]); err != nil || now[0].Effective|now[1].Effective != 0 {
+		_ = set(saved)
+		return nil, fmt.Errorf("%w: the effective set could not be emptied", errCapsRetained)
+	}
+	return func() error { return set(saved) }, nil
+}
+
+// withoutCapabilities runs fn on a locked thread whose effective set is
+// empty, and waits for it: a removal of what a sandboxed command may have
+// put in place must not do more than the command could (delete another
+// user's files, or files in folders it may not write). The thread gets
+// its capabilities back after fn; if that fails it stays locked to a
+// goroutine that never ends rather than serve others without them.
+func withoutCapabilities(fn func()) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		restore, err := lowerThreadCapabilities()
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
+		fn()
+		if err := restore(); err != nil {
+			errc <- err
+			select {} // never hand this thread back
+		}
+		runtime.UnlockOSThread()
+		errc <- nil
+	}()
+	return <-errc
 }

@@ -233,7 +233,9 @@ func enforce(p *Plan) (*protectWatcher, error) {
 	if err := os.Chdir(dir); err != nil {
 		return nil, err
 	}
-	w, err := watchProtected(slices.DeleteFunc(slices.Clone(p.ProtectedCreate), func(s string) bool { return shadowed[s] }), p.keptPlaceholders(), p.FSHelper)
+	// The parents are opened now (openat2, which the filter hides); the
+	// sweeps start once the process is restricted (protectWatcher.start).
+	w, err := openProtected(slices.DeleteFunc(slices.Clone(p.ProtectedCreate), func(s string) bool { return shadowed[s] }), p.keptPlaceholders(), p.FSHelper)
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +260,9 @@ func enforce(p *Plan) (*protectWatcher, error) {
 		}
 	}
 	if err := installSeccomp(p.Seccomp, p.TraceExecFD != 0, p.InheritPIDNS); err != nil {
+		return nil, err
+	}
+	if err := w.start(); err != nil {
 		return nil, err
 	}
 	return w, nil

@@ -3,9 +3,13 @@
 package sandbox
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -62,9 +66,23 @@ type watched struct {
 }
 
 // watchProtected removes any protected path that exists already and starts
-// polling for new ones. It returns nil for no paths. One goroutine polls
-// until finish stops it. A parent that cannot be opened without crossing a
-// symlink is an error: the plan cannot be enforced.
+// polling for new ones (openProtected, then start). It returns nil for no
+// paths.
+func watchProtected(paths []string, keep map[string]fsat.ID, spareHeld bool) (*protectWatcher, error) {
+	w, err := openProtected(paths, keep, spareHeld)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.start(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// openProtected opens the parents of the protected paths; start starts
+// the watcher. It returns nil for no paths. A parent that cannot be
+// opened without crossing a symlink is an error: the plan cannot be
+// enforced.
 //
 // keep maps the placeholders among paths to the identity the host
 // recorded in the plan for them (a placeholder the helper could not mount
@@ -74,7 +92,7 @@ type watched struct {
 // and the host holds the directory open and locked for the whole run, so
 // its inode cannot be reused; a directory the command made there has
 // another identity and is removed. spareHeld is protectWatcher.spareHeld.
-func watchProtected(paths []string, keep map[string]fsat.ID, spareHeld bool) (*protectWatcher, error) {
+func openProtected(paths []string, keep map[string]fsat.ID, spareHeld bool) (*protectWatcher, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
@@ -91,9 +109,30 @@ func watchProtected(paths []string, keep map[string]fsat.ID, spareHeld bool) (*p
 		}
 		w.paths[p] = watched{parentfd: fd, name: filepath.Base(p), keep: keep[p]}
 	}
-	w.sweep()
-	go w.loop()
 	return w, nil
+}
+
+// start sweeps once, removing any protected path that exists already, and
+// starts polling; it returns once the first sweep is done. Every sweep runs
+// on one thread without capabilities (lowerThreadCapabilities): the
+// helper's other threads keep theirs (only the thread the command is
+// forked from drops them), and a sweep with them would remove, for the
+// command, what it could not remove itself (another user's files it
+// renamed to a protected name). In the helper, start runs after the
+// capabilities, Landlock and seccomp were applied to the process, so that
+// no later change to every thread finds this one different. A nil watcher
+// does nothing.
+func (w *protectWatcher) start() error {
+	if w == nil {
+		return nil
+	}
+	ready := make(chan error, 1)
+	go w.loop(ready)
+	if err := <-ready; err != nil {
+		w.closeAll()
+		return fmt.Errorf("cannot watch protected paths: %w", err)
+	}
+	return nil
 }
 
 // closeAll closes the parent handles.
@@ -103,9 +142,26 @@ func (w *protectWatcher) closeAll() {
 	}
 }
 
-// loop sweeps every protectPoll until stopped.
-func (w *protectWatcher) loop() {
+// loop runs the sweeps on its own locked thread without effective
+// capabilities (lowerThreadCapabilities): the first (then it reports on
+// ready), one every protectPoll, and the final one once stopped. The
+// thread gets them back when the loop ends.
+func (w *protectWatcher) loop(ready chan<- error) {
 	defer close(w.done)
+	runtime.LockOSThread()
+	restore, err := lowerThreadCapabilities()
+	if err != nil {
+		runtime.UnlockOSThread()
+		ready <- err
+		return
+	}
+	defer func() {
+		if restore() == nil {
+			runtime.UnlockOSThread()
+		}
+	}()
+	w.sweep()
+	ready <- nil
 	t := time.NewTicker(protectPoll)
 	defer t.Stop()
 	for {
@@ -113,6 +169,7 @@ func (w *protectWatcher) loop() {
 		case <-t.C:
 			w.sweep()
 		case <-w.stop:
+			w.sweep() // the final check, once the command is gone
 			return
 		}
 	}
@@ -156,9 +213,14 @@ func (w *protectWatcher) empty(p string, x watched) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// Without capabilities, removing needs the owner's write bit (the
+	// host made the placeholder, so the owner is ours): given for the
+	// removal, taken back after.
+	_ = unix.Fchmod(fd, 0o755)
 	for _, n := range names {
 		_ = fsat.RemoveAllAt(fd, n)
 	}
+	_ = unix.Fchmod(fd, 0o555)
 	fmt.Fprintf(os.Stderr, protectedCreateMessage, p)
 	w.hit = true
 }
@@ -186,7 +248,7 @@ func (w *protectWatcher) remove(p string, x watched) {
 	if _, _, err := fsat.StatAt(x.parentfd, x.name); err != nil {
 		return // already gone
 	}
-	_ = fsat.RemoveAllAt(x.parentfd, x.name)
+	_, _ = removeProtected(x.parentfd, x.name)
 	fmt.Fprintf(os.Stderr, protectedCreateMessage, p)
 	w.hit = true
 }
@@ -199,8 +261,7 @@ func (w *protectWatcher) finish(code int) int {
 		return code
 	}
 	close(w.stop)
-	<-w.done
-	w.sweep()
+	<-w.done // after the final sweep
 	w.closeAll()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -220,4 +281,33 @@ func (p *Plan) keptPlaceholders() map[string]fsat.ID {
 		}
 	}
 	return keep
+}
+
+// removeProtected removes name below parentfd, a protected name that a
+// sandboxed run created, without following anything (fsat.RemoveAllAt).
+// Its callers hold no capability, so what the command could not remove
+// either stays: another user's files, or a folder it made read-only. The
+// leftover is then moved aside in the same folder, to name +
+// ".codex-removed-" + 8 hex digits, so that the protected name is free
+// either way. It returns that name, "" when all was removed.
+func removeProtected(parentfd int, name string) (aside string, err error) {
+	rerr := fsat.RemoveAllAt(parentfd, name)
+	if _, _, serr := fsat.StatAt(parentfd, name); serr == unix.ENOENT {
+		return "", nil
+	}
+	for try := 0; try < 8; try++ {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		aside = name + ".codex-removed-" + hex.EncodeToString(b[:])
+		err := unix.Renameat2(parentfd, name, parentfd, aside, unix.RENAME_NOREPLACE)
+		switch {
+		case err == nil:
+			return aside, nil
+		case err == unix.ENOENT:
+			return "", nil
+		case err != unix.EEXIST:
+			return "", errors.Join(rerr, os.NewSyscallError("renameat2 "+name, err))
+		}
+	}
+	return "", rerr
 }

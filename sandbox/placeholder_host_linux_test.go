@@ -217,3 +217,35 @@ func TestPlaceholderFilledRemoved(t *testing.T) {
 		t.Error("a filled placeholder is left after the last release")
 	}
 }
+
+// TestPlaceholderReleaseNoCapabilities: the last holder removes what was
+// put into a placeholder without the server's capabilities: another
+// user's folder found there (a command, uid 0 without capabilities, cannot
+// delete its file, so it renames the folder into a placeholder its helper
+// could not mount on) is not deleted for it, but moved aside, so that the
+// protected name is free.
+func TestPlaceholderReleaseNoCapabilities(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the file belongs to another user")
+	}
+	t.Parallel()
+	dir := tempDir(t)
+	git := filepath.Join(dir, ".git")
+	_, g := guardedPlan(t, dir)
+	if err := os.Chmod(git, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, ".git/foreign/keep", "another user's\n")
+	for _, p := range []string{filepath.Join(git, "foreign", "keep"), filepath.Join(git, "foreign")} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.Release()
+	if _, err := os.Lstat(git); err == nil {
+		t.Error("the protected name still holds the leftover")
+	}
+	if kept, _ := filepath.Glob(filepath.Join(dir, ".git.codex-removed-*", "foreign", "keep")); len(kept) != 1 {
+		t.Errorf("another user's file was deleted by the release (moved aside: %v)", kept)
+	}
+}

@@ -99,9 +99,7 @@ func (g *HostGuard) Release() {
 			}
 			if _, _, err := fsat.StatAt(it.parentfd, it.name); err == nil {
 				g.warn("removing protected path created by a sandboxed process", it.path, nil)
-				if err := fsat.RemoveAllAt(it.parentfd, it.name); err != nil {
-					g.warn("removing protected path", it.path, err)
-				}
+				g.removeLeftover(it)
 			}
 		}
 		unix.Close(it.parentfd)
@@ -173,10 +171,29 @@ func (g *HostGuard) drop(it guardItem) {
 		// written there, after its watcher's last look: nobody else holds
 		// it, so all of it goes.
 		g.warn("removing protected path created by a sandboxed process", it.path, nil)
-		err = fsat.RemoveAllAt(it.parentfd, it.name)
+		g.removeLeftover(it)
+		return
 	}
 	if err != nil {
 		g.warn("cannot remove a placeholder", it.path, err)
+	}
+}
+
+// removeLeftover removes what a sandboxed run left at a protected name
+// (removeProtected) on a thread without capabilities: the server, often
+// root, must not delete for the command what the command could not
+// (another user's folder it renamed there). What stays is moved aside.
+func (g *HostGuard) removeLeftover(it guardItem) {
+	var aside string
+	var err error
+	if cerr := withoutCapabilities(func() { aside, err = removeProtected(it.parentfd, it.name) }); cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		g.warn("removing protected path", it.path, err)
+	}
+	if aside != "" {
+		g.warn("moved aside what could not be removed of a protected path, as "+aside, it.path, nil)
 	}
 }
 

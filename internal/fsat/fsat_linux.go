@@ -20,6 +20,11 @@ var ErrMismatch = errors.New("not the file the plan was made for")
 // path relative to a dirfd other than AT_FDCWD is resolved with
 // RESOLVE_BENEATH as well. Do not pass O_NOFOLLOW with O_PATH: that pair
 // opens a final symlink itself.
+//
+// Inside a sandbox whose filter hides openat2 (ENOSYS), one name below a
+// dirfd is still opened, with openat and O_NOFOLLOW (a symlink gives ELOOP,
+// with O_PATH too): for one component that is what the resolve flags
+// promise. Anything else fails with ENOSYS.
 func Open(dirfd int, path string, flags int) (int, error) {
 	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
 	if dirfd != unix.AT_FDCWD {
@@ -30,7 +35,39 @@ func Open(dirfd int, path string, flags int) (int, error) {
 		if err == unix.EINTR || err == unix.EAGAIN {
 			continue
 		}
+		if err == unix.ENOSYS && dirfd != unix.AT_FDCWD && oneName(path) {
+			return openName(dirfd, path, flags)
+		}
 		return fd, err
+	}
+}
+
+// oneName reports whether path is a single name: no slash, not . or ..
+func oneName(path string) bool {
+	return path != "" && path != "." && path != ".." && !strings.Contains(path, "/")
+}
+
+// openName opens the single name below dirfd without following a symlink.
+func openName(dirfd int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, err
+		}
+		if flags&unix.O_PATH != 0 {
+			var st unix.Stat_t
+			if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				unix.Close(fd)
+				if err == nil {
+					err = unix.ELOOP
+				}
+				return -1, err
+			}
+		}
+		return fd, nil
 	}
 }
 

@@ -344,6 +344,7 @@ func (s *peerScan) byLineage(pid int) bool {
 // walk that reached one.
 func (s *peerScan) walkLineage(pid int) lineageVerdict {
 	var chain []procStat
+	var child procStat // the process whose stat named pid as its parent (i > 0)
 	verdict := lineageClean
 	for i := 0; pid > 1; i++ {
 		if v, ok := s.lineage[pid]; ok {
@@ -372,6 +373,9 @@ func (s *peerScan) walkLineage(pid int) lineageVerdict {
 			}
 			return lineageVanished
 		}
+		if i > 0 && !parentOf(st, child) {
+			return lineageVanished // the parent died and its pid went to another
+		}
 		// A remembered (pid, start) vouches for its ancestors only: exec
 		// keeps both and changes argv[0], so the process itself is judged
 		// again.
@@ -384,7 +388,7 @@ func (s *peerScan) walkLineage(pid int) lineageVerdict {
 		if hit {
 			break
 		}
-		pid = st.ppid
+		child, pid = st, st.ppid
 	}
 	for _, st := range chain {
 		s.lineage[st.pid] = verdict
@@ -393,6 +397,25 @@ func (s *peerScan) walkLineage(pid int) lineageVerdict {
 		s.clean.add(chain)
 	}
 	return verdict
+}
+
+// parentOf reports whether st, read after child's stat named st.pid as its
+// parent, is that parent and not a process that took its pid after it
+// died: a sandboxed command's child can exit between the two reads, and
+// where the pid space is small (32,768) its pid can go to the next fork on
+// the host, a clean process or a thread, whose ancestry says nothing of
+// child's. A parent started no later than its child (a new parent too: an
+// orphan goes to a subreaper above it or to its namespace's init), and a
+// process on a freed pid started after it: the parent died after it forked
+// child, or adopted it. In the clock tick of child's start, child's stat,
+// read again, still names st.pid only if its parent has not died: the
+// orphans of a process re-parent when it exits, before its pid is freed.
+func parentOf(st, child procStat) bool {
+	if st.start != child.start {
+		return st.start < child.start
+	}
+	again, err := readStat(child.pid)
+	return err == nil && again.start == child.start && again.ppid == st.pid
 }
 
 // cleanLineage remembers, by pid and start time, the processes whose

@@ -3,9 +3,11 @@
 package proc
 
 import (
+	"io"
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -292,5 +294,109 @@ func TestPeerLineageAncestorVanishes(t *testing.T) {
 	}
 	if err == nil {
 		t.Error("a sandboxed command's grandchild whose parent vanished during the walk was allowed")
+	}
+}
+
+// The vanished ancestor's pid taken at once by a clean process: a
+// sandboxed command's child Y forks X (in a session of its own), which
+// connects; Y exits while the search walks X's ancestry, after X's stat
+// named Y and before Y's was read, and its pid goes to a process that is
+// not sandboxed (the next fork on the host once the pid space wrapped: a
+// sandboxed command can fork its way around 32,768 pids in seconds). The
+// stat then read is not X's parent's: it was born after X. X re-parented
+// to the server, which adopts it, and is refused; a walk that went on up
+// the clean process's ancestry allowed it.
+func TestPeerLineageAncestorPidReused(t *testing.T) {
+	last, err := os.ReadFile("/proc/sys/kernel/ns_last_pid")
+	if err == nil {
+		err = os.WriteFile("/proc/sys/kernel/ns_last_pid", last, 0) // as it was: a check
+	}
+	if err != nil {
+		t.Skipf("cannot choose the next pid: %v", err)
+	}
+	tk := subreaperTreeKiller(t)
+	ln := listen(t)
+	// S (sandboxed) → Y → X (setsid; holds the socket). X leaves Y's
+	// group and session, so nothing but Y holds Y's pid.
+	s := startHolder(t, ln, `/bin/bash --norc -c 'setsid /bin/bash --norc -c "`+holdScript+`" & wait' & wait`, &syscall.SysProcAttr{Setpgid: true})
+	tk.trackSandboxed(s.cmd.Process.Pid)
+	ys := childPids(s.cmd.Process.Pid)
+	if len(ys) != 1 {
+		t.Fatalf("S has children %v, want one", ys)
+	}
+	y := ys[0]
+	xs := childPids(y)
+	if len(xs) != 1 {
+		t.Fatalf("Y has children %v, want one", xs)
+	}
+	x := xs[0]
+	t.Cleanup(func() { // X leaves S's group when Y dies: kill it by pid
+		_ = unix.Kill(x, unix.SIGKILL)
+		for i := 0; i < 500 && unix.Kill(x, 0) == nil; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	killDescendantsFirst(t, s.cmd.Process.Pid)
+
+	var reuser *exec.Cmd
+	walkingX, reused := false, false
+	t.Cleanup(func() {
+		if reuser == nil {
+			return
+		}
+		if reused { // its sleep first, which the shell reaps (we are a subreaper)
+			_ = unix.Kill(y, unix.SIGKILL)
+			for i := 0; i < 500 && unix.Kill(y, 0) == nil; i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		_ = unix.Kill(-reuser.Process.Pid, unix.SIGKILL)
+		_ = reuser.Wait()
+	})
+	var once sync.Once
+	f := func(pid int) {
+		if pid == x {
+			walkingX = true
+			return
+		}
+		if pid != y || !walkingX {
+			return // Y judged on its own, before X: not the race
+		}
+		once.Do(func() {
+			_ = unix.Kill(y, unix.SIGKILL)
+			for i := 0; i < 500; i++ { // until S reaped it
+				if _, err := os.Stat("/proc/" + strconv.Itoa(y)); err != nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(20 * time.Millisecond) // a later clock tick than X's start
+			// A shell in our session (its children are no adopted orphans)
+			// sets the next pid and forks at once, until its child has Y's
+			// pid (other forks on the host may come between), and waits.
+			c := exec.Command("/bin/bash", "--norc", "-c", `for i in $(seq 200); do
+				echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid; /bin/sleep 30 >/dev/null & p=$!
+				[ $p = $1 ] && { echo ok; wait; exit; }
+				kill -9 $p; wait $p; done`, "bash", strconv.Itoa(y))
+			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			out, err := c.StdoutPipe()
+			if err != nil || c.Start() != nil {
+				return
+			}
+			reuser = c
+			line := make([]byte, 3)
+			if n, _ := io.ReadFull(out, line); n == 3 && string(line) == "ok\n" {
+				reused = true
+			}
+		})
+	}
+	lineageRead.Store(&f)
+	t.Cleanup(func() { lineageRead.Store(nil) })
+	err = check(tk, s)
+	if !reused {
+		t.Skip("the walk never read Y after X, or Y's pid could not be given to a clean process")
+	}
+	if err == nil {
+		t.Error("a sandboxed command's grandchild whose parent's pid a clean process took during the walk was allowed")
 	}
 }

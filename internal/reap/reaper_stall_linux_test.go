@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // TestStartChildrenStuckForkStallsOthers: a fork whose exec hangs (a
@@ -122,5 +124,48 @@ func waitZombie(t *testing.T, pid int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("pid %d is no zombie after 5 s", pid)
 		}
+	}
+}
+
+// TestPassOlderCost: a pass while forks are in flight costs what a pass
+// under the fork lock costs, one cheap look at each unowned child, not a
+// read of its /proc/PID/stat: an init server (every orphan of its
+// commands is its child) with 1,000 live orphans spent 16.7 ms on such a
+// pass instead of 0.9 ms under the lock, on every SIGCHLD while a start
+// was under way. Only an exited child's stat is read (its start time).
+func TestPassOlderCost(t *testing.T) {
+	var live []*exec.Cmd
+	defer func() {
+		for _, c := range live {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}()
+	for range 50 {
+		c := exec.Command("/bin/sleep", "30") // not owned
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, c)
+	}
+	stray := exec.Command("/bin/true") // not owned
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	strayPid := stray.Process.Pid
+	_ = stray.Process.Release()
+	waitZombie(t, strayPid)
+	time.Sleep(20 * time.Millisecond) // born a clock tick before the horizon
+
+	r := &Reaper{log: zap.NewNop()} // an init server's: no unownedFirst
+	before := statReads.Load()
+	if !r.passOlder() {
+		t.Error("the pass left a zombie")
+	}
+	if r.Reaped() != 1 {
+		t.Errorf("reaped %d, want 1 (the exited unowned child)", r.Reaped())
+	}
+	if n := statReads.Load() - before; n > 1 {
+		t.Errorf("the pass read %d stat files for 50 live children and 1 exited one, want 1", n)
 	}
 }

@@ -50,6 +50,7 @@ type peerScan struct {
 	nsMemo  map[uint64]bool        // PID namespace → sandboxed (memo)
 	cgIno   map[string]uint64      // cgroup path → id (memo)
 	skipped int                    // processes judged sandboxed
+	hidden  int                    // walks that met an ancestor /proc hides from us
 }
 
 func (t *TreeKiller) newPeerScan(sock sockdiag.Socket) *peerScan {
@@ -185,6 +186,9 @@ func (t *TreeKiller) searchOwners(sock sockdiag.Socket, leave func()) error {
 			t.holders.add(pid)
 			return nil
 		}
+	}
+	if s.hidden > 0 {
+		return fmt.Errorf("no unsandboxed process holds the local peer socket %d (%d sandboxed processes not searched; /proc hides an ancestor of some from the server: hidepid, docs/operations.md §10)", sock.Inode, s.skipped)
 	}
 	return fmt.Errorf("no unsandboxed process holds the local peer socket %d (%d sandboxed processes not searched)", sock.Inode, s.skipped)
 }
@@ -327,7 +331,10 @@ const maxLineageWalks = 4
 // the server (an adoption), so the walk starts again from pid, whose stat
 // now names the new parent. A process that keeps losing ancestors, or is
 // gone itself (it holds nothing then), is judged sandboxed: the check
-// fails closed.
+// fails closed. So is one with a live ancestor whose stat we may not read
+// (a /proc mounted with hidepid): a sandboxed process of our uid can hide
+// that way, by making itself not dumpable (counted in s.hidden, for the
+// refusal's message).
 func (s *peerScan) byLineage(pid int) bool {
 	for range maxLineageWalks {
 		switch s.walkLineage(pid) {
@@ -366,12 +373,20 @@ func (s *peerScan) walkLineage(pid int) lineageVerdict {
 		if f := lineageRead.Load(); f != nil {
 			(*f)(pid)
 		}
-		st, err := readStat(pid)
+		st, err := lineageStat(pid)
 		if err != nil {
 			if i == 0 {
 				return lineageSandboxed // gone: it holds no socket (nothing remembered)
 			}
-			return lineageVanished
+			if !stillChildOf(child, pid) {
+				return lineageVanished
+			}
+			// Alive, and hidden from us (hidepid): it may be a sandboxed
+			// process of our uid that made itself not dumpable.
+			s.hidden++
+			chain = append(chain, procStat{pid: pid})
+			verdict = lineageSandboxed
+			break
 		}
 		if i > 0 && !parentOf(st, child) {
 			return lineageVanished // the parent died and its pid went to another
@@ -397,6 +412,15 @@ func (s *peerScan) walkLineage(pid int) lineageVerdict {
 		s.clean.add(chain)
 	}
 	return verdict
+}
+
+// stillChildOf reports whether child's stat, read again, still names pid
+// as its parent: then pid, whose stat could not be read, had not exited
+// (its children re-parent when it exits, before its stat goes), and the
+// read failed for want of permission.
+func stillChildOf(child procStat, pid int) bool {
+	again, err := readStat(child.pid)
+	return err == nil && again.start == child.start && again.ppid == pid
 }
 
 // parentOf reports whether st, read after child's stat named st.pid as its
@@ -543,6 +567,20 @@ func holdsSocket(pid int, want string) bool {
 	}
 	return false
 }
+
+// lineageStat reads a stat file for the walk, or asks lineageHide first.
+func lineageStat(pid int) (procStat, error) {
+	if f := lineageHide.Load(); f != nil {
+		if err := (*f)(pid); err != nil {
+			return procStat{}, err
+		}
+	}
+	return readStat(pid)
+}
+
+// lineageHide, when set (by tests), fails the walk's read of the processes
+// it returns an error for, as a /proc mounted with hidepid would.
+var lineageHide atomic.Pointer[func(pid int) error]
 
 // lineageRead, when set (by tests), is told of every process whose stat
 // the ancestry walk reads.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -398,5 +399,56 @@ func TestPeerLineageAncestorPidReused(t *testing.T) {
 	}
 	if err == nil {
 		t.Error("a sandboxed command's grandchild whose parent's pid a clean process took during the walk was allowed")
+	}
+}
+
+// A client with a live ancestor whose stat the server may not read (a
+// /proc mounted with hidepid, for a server that is not root) is refused at
+// once, with a message that names the cause: a sandboxed process of the
+// server's uid can hide so, by making itself not dumpable. It is not taken
+// for an ancestor that vanished (walked again four times).
+func TestPeerLineageHiddenAncestor(t *testing.T) {
+	tk := subreaperTreeKiller(t)
+	ln := listen(t)
+	// The test process → Y → X (holds the socket).
+	h := startHolder(t, ln, `/bin/bash --norc -c "`+holdScript+`" & wait`, &syscall.SysProcAttr{Setpgid: true})
+	killDescendantsFirst(t, h.cmd.Process.Pid)
+	y := h.cmd.Process.Pid
+	xs := childPids(y)
+	if len(xs) != 1 {
+		t.Fatalf("Y has children %v, want one", xs)
+	}
+	if err := check(tk, h); err != nil {
+		t.Fatalf("the client refused with nothing hidden: %v", err)
+	}
+	tk.clean.mu.Lock()
+	tk.clean.start = nil // forget the clean walk
+	tk.clean.mu.Unlock()
+
+	hide := func(pid int) error {
+		if pid == y {
+			return unix.ENOENT
+		}
+		return nil
+	}
+	lineageHide.Store(&hide)
+	t.Cleanup(func() { lineageHide.Store(nil) })
+	var mu sync.Mutex
+	reads := 0
+	count := func(pid int) {
+		if pid == xs[0] {
+			mu.Lock()
+			reads++
+			mu.Unlock()
+		}
+	}
+	lineageRead.Store(&count)
+	t.Cleanup(func() { lineageRead.Store(nil) })
+	err := check(tk, h)
+	if err == nil || !strings.Contains(err.Error(), "hidepid") {
+		t.Errorf("a client with a hidden ancestor: %v, want a refusal that names hidepid", err)
+	}
+	if reads != 1 {
+		t.Errorf("the client's stat was read %d times, want 1 (one walk: not a vanished ancestor)", reads)
 	}
 }

@@ -52,6 +52,11 @@ var owned = struct {
 	mu       sync.Mutex     // guards pids and inflight
 	pids     map[int]int    // owned pid -> registrations (a reused pid may be registered twice)
 	inflight map[uint64]int // boot time (clock ticks) a fork in flight began -> forks
+
+	// kickOnFork asks for a pass of the reapers when the oldest forks in
+	// flight have ended (the horizon moves): a pass left a zombie born
+	// after they began.
+	kickOnFork atomic.Bool
 }{pids: make(map[int]int), inflight: make(map[uint64]int)}
 
 // Fork calls start, which forks one child and returns its pid, and
@@ -70,12 +75,25 @@ func Fork(start func() (pid int, err error)) (int, error) {
 	if err == nil && pid > 0 {
 		owned.pids[pid]++
 	}
+	moved := false // the horizon moved: this was the last of the oldest forks
 	if owned.inflight[began] <= 1 {
 		delete(owned.inflight, began)
+		if owned.kickOnFork.Load() {
+			moved = true
+			for t := range owned.inflight {
+				if t < began {
+					moved = false
+					break
+				}
+			}
+		}
 	} else {
 		owned.inflight[began]--
 	}
 	owned.mu.Unlock()
+	if moved && owned.kickOnFork.CompareAndSwap(true, false) {
+		kickAll()
+	}
 	return pid, err
 }
 
@@ -101,17 +119,18 @@ func Owned(pid int) bool {
 
 // ForkHorizon returns a boot time, in clock ticks (as the start time in
 // /proc/PID/stat): no child born before it comes from a fork in flight or
-// to come. It is when the oldest fork in flight began, or now if none is.
+// to come. It is when the oldest fork in flight began, or now if none is
+// (forking false).
 // Both are read under owned.mu, under which every fork reads its own start
 // time, so a fork not yet counted began now or later.
-func ForkHorizon() uint64 {
+func ForkHorizon() (h uint64, forking bool) {
 	owned.mu.Lock()
 	defer owned.mu.Unlock()
-	h := bootTicks()
+	h = bootTicks()
 	for t := range owned.inflight {
 		h = min(h, t)
 	}
-	return h
+	return h, len(owned.inflight) > 0
 }
 
 // TryExclusive is Exclusive without waiting: it runs f and reports true

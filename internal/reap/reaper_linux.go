@@ -30,6 +30,7 @@ type Reaper struct {
 	done      chan struct{}
 	wg        sync.WaitGroup
 	reaped    atomic.Int64
+	older     atomic.Int64 // passes while forks were in flight (passOlder), for the tests
 	closeOnce sync.Once
 }
 
@@ -161,7 +162,8 @@ func (r *Reaper) loop() {
 // pass reaps every unowned child that has exited. SIGCHLDs coalesce, so a
 // pass does not stop at one: it reaps all it finds. It never makes a fork
 // wait: while one is in flight it reaps what was born before it
-// (passOlder), and reports false when it left a zombie for later.
+// (passOlder), and the end of a fork in flight calls for the next pass.
+// It reports false when it should be tried again soon: another pass ran.
 func (r *Reaper) pass() bool {
 	if r.every > 0 {
 		if aside.Load() > 0 {
@@ -178,18 +180,26 @@ func (r *Reaper) pass() bool {
 }
 
 // passOlder is a pass while forks are in flight: it reaps every unowned
-// zombie born before ForkHorizon, and reports false if it left one
-// younger, or could not list our children. Called under WhileForking.
+// zombie born before ForkHorizon. A younger one waits for the end of the
+// forks in flight, which kicks the reapers (kickOnFork): polling would not
+// move the horizon, which a hung exec holds for as long as it hangs. It
+// reports false if it could not list our children, or left a zombie born
+// in the current clock tick while no fork was in flight. Called under
+// WhileForking.
 func (r *Reaper) passOlder() bool {
+	r.older.Add(1)
 	if r.every > 0 && !r.unownedFirst() {
 		return true
 	}
-	horizon := ForkHorizon()
+	// Asked before the horizon is read: a fork in flight then that ends
+	// later calls for the next pass, which may reap what this one leaves.
+	owned.kickOnFork.Store(true)
+	horizon, forking := ForkHorizon()
 	pids, err := childPids()
 	if err != nil {
 		return false // without /proc only a pass under the fork lock is safe
 	}
-	done := true
+	young := false
 	for _, pid := range pids {
 		if Owned(pid) || !exited(pid) {
 			continue // a live child costs one waitid, as in passListed
@@ -198,12 +208,17 @@ func (r *Reaper) passOlder() bool {
 		switch {
 		case !zombie:
 		case born >= horizon:
-			done = false // maybe a fork in flight's child, not yet registered
+			young = true // maybe a fork in flight's child, not yet registered
 		default:
 			r.reap(pid)
 		}
 	}
-	return done
+	if !young {
+		owned.kickOnFork.Store(false)
+	}
+	// Born in this clock tick with no fork in flight: the next tick moves
+	// the horizon, and no fork's end may come to say so.
+	return !young || forking
 }
 
 // exited reports whether pid, a child of ours, has exited and can be

@@ -169,3 +169,54 @@ func TestPassOlderCost(t *testing.T) {
 		t.Errorf("the pass read %d stat files for 50 live children and 1 exited one, want 1", n)
 	}
 }
+
+// TestYoungZombieWaitsForForkEnd: an unowned zombie born after the oldest
+// fork in flight began waits for that fork's end, which calls for the
+// pass that reaps it; meanwhile the reaper does not poll (a hung exec
+// holds the horizon for as long as it hangs).
+func TestYoungZombieWaitsForForkEnd(t *testing.T) {
+	release := make(chan struct{})
+	stuck := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = Fork(func() (int, error) {
+			close(stuck)
+			<-release
+			return 0, nil
+		})
+	}()
+	<-stuck
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+		<-done
+	}()
+	time.Sleep(30 * time.Millisecond) // the stray is born ticks later
+	r := StartChildren(nil, time.Millisecond)
+	defer r.Close()
+	stray := exec.Command("/bin/true") // not owned
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := stray.Process.Pid
+	_ = stray.Process.Release()
+	waitZombie(t, pid)
+	kickAll()
+	time.Sleep(300 * time.Millisecond)
+	if n := r.older.Load(); n > 5 {
+		t.Errorf("%d passes in 300 ms while a fork was stuck, want a few (no polling)", n)
+	}
+	if r.Reaped() != 0 {
+		t.Fatalf("reaped %d while the fork it may come from was in flight", r.Reaped())
+	}
+	close(release)
+	released = true
+	for deadline := time.Now().Add(2 * time.Second); r.Reaped() != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the zombie born after the stuck fork began was not reaped within 2 s of its end")
+		}
+	}
+}

@@ -121,8 +121,16 @@ func (b *Binder) capabilityFlags(conn map[string]rpc.HandlerFunc) map[string]boo
 }
 
 func initialize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.InitializeParams) (any, error) {
+	h.initMu.Lock()
+	defer h.initMu.Unlock()
 	if h.state.Load() != stateNew {
 		return nil, wire.ErrInitializeTwice()
+	}
+	if err := h.c.Context().Err(); err != nil {
+		// The connection ended (a request still queued may run after
+		// its end): its end detached whatever it held, and would not
+		// detach a session attached now.
+		return nil, err
 	}
 	var s *Session
 	var err error

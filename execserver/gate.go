@@ -111,6 +111,8 @@ type connHandler struct {
 	initMu sync.Mutex
 	stdin  *stdinBudget // parked process/write calls
 
+	parkedReads atomic.Int32 // process/read calls waiting (MaxParkedReads)
+
 	connExtra map[string]rpc.HandlerFunc // this connection's stateful extra methods; read-only
 
 	experimental atomic.Bool // initialize carried capabilities.experimentalApi

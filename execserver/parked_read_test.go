@@ -129,6 +129,3 @@ func TestParkedReadsBounded(t *testing.T) {
 		t.Fatalf("read of q after the parked reads were answered: %s %v, want a result with q exited", a.Result, a.Error)
 	}
 }
-
-// MaxParkedReads is the bound the test expects, until the server has one.
-const MaxParkedReads = 1024

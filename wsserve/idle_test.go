@@ -87,3 +87,16 @@ func TestRefusedRequestsCloseTheConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleProbeConnectionClosed: a connection kept alive after a probe is
+// closed once it waited IdleTimeout for its next request, while one that
+// goes on asking is served.
+func TestIdleProbeConnectionClosed(t *testing.T) {
+	addr := serveIdle(t, &wsserve.WebSocketServer{MaxMessage: 1 << 20, PingInterval: -1, IdleTimeout: 200 * time.Millisecond})
+	if !closedWithin(t, addr, "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n", http.StatusOK, 5*time.Second) {
+		t.Fatal("an idle connection after /readyz stayed open for 5 s with IdleTimeout 200 ms")
+	}
+	if closedWithin(t, addr, "GET /livez HTTP/1.1\r\nHost: x\r\n\r\n", http.StatusOK, 50*time.Millisecond) {
+		t.Fatal("the connection was closed right after /livez, before IdleTimeout")
+	}
+}

@@ -139,6 +139,14 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 			return nil, err
 		}
 	}
+	// A run is a live process of the session, as a process/start's is
+	// (MaxProcesses).
+	if err := h.session().reserveLive(h.reg.cfg.MaxProcesses); err != nil {
+		if p.ProcessID != nil {
+			h.cmds.release(e.id, e)
+		}
+		return nil, err
+	}
 	if plan != nil {
 		e.protect = guardPlan(plan, h.b.log)
 	}
@@ -166,6 +174,7 @@ func commandExec(_ context.Context, h *connHandler, req *rpc.Request) (any, erro
 		_ = pr.Kill()
 	}
 	if serr != nil {
+		h.session().releaseLive()
 		e.proxy.close()
 		e.protect.Release()
 		if p.ProcessID != nil {
@@ -251,6 +260,16 @@ func spawnError(err error) *rpc.Error {
 // connection's close), gives the readers the drain, and answers.
 func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec, out *execOutput, timeout time.Duration, named bool) {
 	defer close(e.answered)
+	// The run stops counting against MaxProcesses before its response,
+	// so that a client that has it may start another.
+	counted := true
+	uncount := func() {
+		if counted {
+			counted = false
+			h.session().releaseLive()
+		}
+	}
+	defer uncount()
 	if named {
 		// Released before the response: once the client has it, the id
 		// is free again.
@@ -305,6 +324,7 @@ func (h *connHandler) runCommandExec(ctx context.Context, id rpc.ID, e *cmdExec,
 	if named {
 		h.cmds.release(e.id, e)
 	}
+	uncount()
 	if err := h.c.Respond(id, out.result(code), nil); err != nil {
 		h.b.log.Debug("command/exec response not sent", zap.Error(err))
 	}

@@ -197,6 +197,21 @@ func (l *eventLog) read(afterSeq uint64, maxBytes int64) (readResult, bool, <-ch
 		r.FirstRetainedSeq = &first
 	}
 	r.EvictedBytes = l.evictedBytes
-	ready := len(r.Chunks) > 0 || l.closed || (l.exited && afterSeq < l.next-1)
-	return r, ready, l.wake
+	return r, l.readyLocked(afterSeq), l.wake
+}
+
+// ready reports whether a read after afterSeq may return now, without
+// copying anything, and the channel to wait on otherwise. Once true it
+// stays true: the newest chunk is never evicted and exit and close stay.
+func (l *eventLog) ready(afterSeq uint64) (bool, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.readyLocked(afterSeq), l.wake
+}
+
+// readyLocked is ready with l.mu held: a chunk after afterSeq is
+// retained, the process closed, or its exit lies beyond afterSeq.
+func (l *eventLog) readyLocked(afterSeq uint64) bool {
+	newer := len(l.chunks) > l.head && l.chunks[len(l.chunks)-1].seq > afterSeq
+	return newer || l.closed || (l.exited && afterSeq < l.next-1)
 }

@@ -59,7 +59,13 @@ func (b *Binder) Bind(c *rpc.Conn) rpc.Handler {
 	c.AtEnd(func() {
 		h.stdin.end()
 		fields := []zap.Field{zap.String("peer", peer)}
-		if s := h.sess.Load(); s != nil {
+		// An initialize under way finishes first: the session it
+		// attached is detached here. One that comes later attaches
+		// none (initialize).
+		h.initMu.Lock()
+		s := h.sess.Load()
+		h.initMu.Unlock()
+		if s != nil {
 			fields = append(fields, zap.String("session", s.id))
 			b.reg.detach(s, c)
 		}
@@ -96,7 +102,16 @@ type connHandler struct {
 	c     *rpc.Conn
 	state atomic.Int32
 	sess  atomic.Pointer[Session]
-	stdin *stdinBudget // parked process/write calls
+	// initMu is held by initialize from its handshake check to the
+	// session's store, and by the connection's end while it reads the
+	// session to detach: concurrent initialize requests
+	// (--concurrent-requests N >= 2) see each other's outcome, and a
+	// session attached to the connection is always the one its end
+	// detaches.
+	initMu sync.Mutex
+	stdin  *stdinBudget // parked process/write calls
+
+	parkedReads atomic.Int32 // process/read calls waiting (MaxParkedReads)
 
 	connExtra map[string]rpc.HandlerFunc // this connection's stateful extra methods; read-only
 

@@ -22,7 +22,8 @@ const (
 	// larger one needs streamResponse.
 	MaxHTTPBufferedBody = 16 << 20
 	// maxHTTPBuffering is how many requests of one connection may buffer a
-	// body at once; others wait for a place.
+	// body at once, from its first byte read to its answer written; others
+	// wait for a place.
 	maxHTTPBuffering = 4
 	// MaxHTTPRequests bounds the requests of a connection in flight at
 	// once, streams included: each holds a connection to its server and
@@ -261,13 +262,17 @@ func (h *connHandler) runHTTP(connCtx context.Context, id rpc.ID, p *wire.HTTPRe
 			return
 		}
 		body, err := readBounded(resp.Body, resp.Length, MaxHTTPBufferedBody)
-		<-hc.buffer
 		if err != nil {
+			<-hc.buffer
 			respond(nil, rpc.Errorf(rpc.CodeInternalError, "failed to read http/request response body: %s", err))
 			return
 		}
+		// The place is kept until the answer is written (it streams the
+		// body into the message): a client that does not read holds at
+		// most maxHTTPBuffering bodies.
 		res.BodyBase64 = body
 		respond(res, nil)
+		<-hc.buffer
 		return
 	}
 	if h.c.Respond(id, res, nil) != nil {

@@ -121,8 +121,16 @@ func (b *Binder) capabilityFlags(conn map[string]rpc.HandlerFunc) map[string]boo
 }
 
 func initialize(_ context.Context, h *connHandler, _ *rpc.Request, p *wire.InitializeParams) (any, error) {
+	h.initMu.Lock()
+	defer h.initMu.Unlock()
 	if h.state.Load() != stateNew {
 		return nil, wire.ErrInitializeTwice()
+	}
+	if err := h.c.Context().Err(); err != nil {
+		// The connection ended (a request still queued may run after
+		// its end): its end detached whatever it held, and would not
+		// detach a session attached now.
+		return nil, err
 	}
 	var s *Session
 	var err error
@@ -180,29 +188,45 @@ func read(_ context.Context, h *connHandler, req *rpc.Request, p *wire.ReadParam
 		return readResult2Wire(res, p.IncludeTruncation), nil
 	}
 	// Park the long poll; it must not hold up the connection's other
-	// requests (docs/protocol.md §1.5).
+	// requests (docs/protocol.md §1.5). At most MaxParkedReads wait at
+	// once, each a goroutine until it is answered.
+	if h.parkedReads.Add(1) > MaxParkedReads {
+		h.parkedReads.Add(-1)
+		return nil, rpc.Errorf(rpc.CodeInternalError, "process/read has %d reads waiting on this connection, the most it may have; wait for one to end", MaxParkedReads)
+	}
 	wait := time.Duration(min(*p.WaitMs, uint64(24*time.Hour/time.Millisecond))) * time.Millisecond
 	h.c.Go(func(ctx context.Context) {
+		defer h.parkedReads.Add(-1)
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		for {
 			select {
 			case <-wake:
-				res, ready, wake = e.log.read(after, maxBytes)
-				if !ready {
+				if ready, wake = e.log.ready(after); !ready {
 					continue
 				}
 			case <-timer.C:
-				res, _, _ = e.log.read(after, maxBytes)
 			case <-ctx.Done():
 				return
 			}
-			_ = h.c.Respond(req.ID, readResult2Wire(res, p.IncludeTruncation), nil)
+			// The result is read and encoded once the connection may
+			// write it: reads woken together by output that a client
+			// does not read hold no copy of it while they wait.
+			_ = h.c.RespondWhenWritable(req.ID, func() (any, error) {
+				res, _, _ := e.log.read(after, maxBytes)
+				return readResult2Wire(res, p.IncludeTruncation), nil
+			})
 			return
 		}
 	})
 	return nil, rpc.ErrAsync
 }
+
+// MaxParkedReads bounds the process/read calls of one connection that
+// wait at once (waitMs, docs/protocol.md §6.6): one for each process a
+// session may run (SessionConfig.MaxProcesses' default). A read that would
+// wait beyond it is refused with -32603.
+const MaxParkedReads = 1024
 
 func readResult2Wire(r readResult, truncation bool) wire.ReadResult {
 	out := wire.ReadResult{

@@ -196,6 +196,26 @@ func (s *Session) admit(id string, e *entry, limit int) error {
 	return nil
 }
 
+// reserveLive counts a command/exec run among the live processes of the
+// session, or refuses it at limit as admit refuses a process/start. A
+// successful reserve is followed by releaseLive.
+func (s *Session) reserveLive(limit int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live >= limit {
+		return wire.ErrTooManyProcesses(limit)
+	}
+	s.live++
+	return nil
+}
+
+// releaseLive ends what reserveLive counted.
+func (s *Session) releaseLive() {
+	s.mu.Lock()
+	s.live--
+	s.mu.Unlock()
+}
+
 // unadmit undoes admit for a process that failed to start.
 func (s *Session) unadmit(id string, e *entry) {
 	s.mu.Lock()

@@ -4,6 +4,7 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,19 +25,47 @@ func (c *Conn) Respond(id ID, result any, err error) error {
 	if sr, ok := result.(StreamedResult); ok && err == nil {
 		return c.respondStream(id, sr) // see frame_stream.go
 	}
-	var frame []byte
-	if err != nil {
-		frame = c.errorFrame(id, ToWire(err))
-	} else {
-		frame, err = c.resultFrame(id, result)
-		if err != nil {
-			frame = c.errorFrame(id, Errorf(CodeInternalError, "failed to encode result: %v", err))
-		}
-	}
-	if !c.sendFrame(frame) {
+	if !c.sendFrame(c.answerFrame(id, result, err)) {
 		return ErrClosed
 	}
 	return nil
+}
+
+// RespondWhenWritable is Respond with the answer built by build only once
+// the connection may write it, under the right to write: an answer that
+// waits for a peer that does not read holds nothing but build, however
+// large the result would be. The connection writes nothing else while
+// build runs, so build must be quick and must not send on the connection.
+// A StreamedResult is encoded in memory.
+func (c *Conn) RespondWhenWritable(id ID, build func() (any, error)) error {
+	in, ok := c.claim(id)
+	if !ok {
+		return ErrClosed
+	}
+	defer c.answered(in)
+	return c.write(c.ctx, func() error {
+		result, err := build()
+		return c.f.Write(c.ctx, c.answerFrame(id, result, err))
+	})
+}
+
+// answerFrame encodes the answer to id: result, or err when it is not nil.
+func (c *Conn) answerFrame(id ID, result any, err error) []byte {
+	if err != nil {
+		return c.errorFrame(id, ToWire(err))
+	}
+	if sr, ok := result.(StreamedResult); ok {
+		var buf bytes.Buffer
+		if err := sr.WriteJSON(&buf); err != nil {
+			return c.errorFrame(id, Errorf(CodeInternalError, "failed to encode result: %v", err))
+		}
+		result = json.RawMessage(buf.Bytes())
+	}
+	frame, err := c.resultFrame(id, result)
+	if err != nil {
+		return c.errorFrame(id, Errorf(CodeInternalError, "failed to encode result: %v", err))
+	}
+	return frame
 }
 
 func (c *Conn) prefix(b []byte) []byte {

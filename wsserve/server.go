@@ -65,6 +65,11 @@ type WebSocketServer struct {
 	// CloseWithin bounds the close of each connection at the end of Serve
 	// (2 s when zero); they are closed with 1001 (going away), all at once.
 	CloseWithin time.Duration
+	// IdleTimeout is how long a connection that is not a WebSocket (a
+	// probe's, kept alive) may wait for its next request
+	// (DefaultIdleTimeout when zero). A refused request ends its
+	// connection at once. Neither is counted by MaxConnections.
+	IdleTimeout time.Duration
 
 	mu     sync.Mutex
 	conns  map[*rpc.Conn]struct{} // guarded by mu
@@ -80,7 +85,11 @@ func (s *WebSocketServer) Serve(ctx context.Context, ln net.Listener) error {
 		s.Logger = zap.NewNop()
 	}
 	s.conns = map[*rpc.Conn]struct{}{}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(s.Logger)}
+	idle := s.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle, ErrorLog: zap.NewStdLog(s.Logger)}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	var err error
@@ -209,10 +218,14 @@ func (s *WebSocketServer) probe(w http.ResponseWriter, r *http.Request) bool {
 	case "/":
 		return false
 	default:
+		w.Header().Set("Connection", "close")
 		http.NotFound(w, r)
 		return true
 	}
 }
+
+// DefaultIdleTimeout is WebSocketServer.IdleTimeout's default.
+const DefaultIdleTimeout = 30 * time.Second
 
 // peerAllowed runs CheckPeer and answers 403 if it refuses the peer.
 func (s *WebSocketServer) peerAllowed(w http.ResponseWriter, r *http.Request) bool {
@@ -298,8 +311,10 @@ func headerHasToken(h http.Header, name, token string) bool {
 	return false
 }
 
-// plainError writes a plain-text error body without a trailing newline.
+// plainError writes a plain-text error body without a trailing newline
+// and ends the connection: a refused client holds none.
 func plainError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Connection", "close")
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte(msg))

@@ -1,0 +1,74 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// TestHTTPBodiesBoundedForSlowReader sends 64 http/request calls
+// (MaxHTTPRequests) for a 1 MiB body over a WebSocket whose client then
+// reads nothing. The bodies a connection holds are bounded by its four
+// buffering places until their answers are written: each call gave its
+// place back once the body was read, and then its place in flight as
+// well, so every answer waited for the write with its body and its
+// encoded frame (64 calls for 16 MiB bodies: 1.13 GB of heap; more calls
+// after them, more again).
+func TestHTTPBodiesBoundedForSlowReader(t *testing.T) {
+	t.Parallel()
+	body := make([]byte, 1<<20)
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(body) }))
+	defer web.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	s := startServer(t, "--debug-pprof", addr, "--log-level", "info", "--shutdown-grace", "0")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, s.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(-1)
+	send := func(v any) {
+		t.Helper()
+		b, _ := json.Marshal(v)
+		if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"clientName": "e2e"}})
+	if _, _, err := ws.Read(ctx); err != nil {
+		t.Fatal(err)
+	}
+	send(map[string]any{"method": "initialized"})
+	base := heapAlloc(t, addr)
+	// From here on the client reads nothing.
+	const calls = 64
+	for i := range calls {
+		send(map[string]any{"id": 100 + i, "method": "http/request", "params": map[string]any{"method": "GET", "url": web.URL, "requestId": fmt.Sprint("r", i)}})
+	}
+	const limit = 32 << 20
+	var grown int64
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		grown = max(grown, heapAlloc(t, addr)-base)
+		if grown > limit {
+			break
+		}
+	}
+	if grown > limit {
+		t.Fatalf("the server's heap grew by %d MB for %d http/request calls of a 1 MiB body whose answers the client does not read; want under %d MB (four bodies and one answer)", grown>>20, calls, limit>>20)
+	}
+	t.Logf("heap grew by %d KB", grown>>10)
+}

@@ -568,19 +568,21 @@ func holdsSocket(pid int, want string) bool {
 	return false
 }
 
-// lineageStat reads a stat file for the walk, or asks lineageHide first.
+// lineageStat reads a stat file for the walk, or takes what lineageSwap
+// says instead.
 func lineageStat(pid int) (procStat, error) {
-	if f := lineageHide.Load(); f != nil {
-		if err := (*f)(pid); err != nil {
-			return procStat{}, err
+	if f := lineageSwap.Load(); f != nil {
+		if st, err, ok := (*f)(pid); ok {
+			return st, err
 		}
 	}
 	return readStat(pid)
 }
 
-// lineageHide, when set (by tests), fails the walk's read of the processes
-// it returns an error for, as a /proc mounted with hidepid would.
-var lineageHide atomic.Pointer[func(pid int) error]
+// lineageSwap, when set (by tests), answers the walk's reads of the
+// processes it reports ok for: an error as a /proc mounted with hidepid
+// gives, or another process's stat as a reused pid would.
+var lineageSwap atomic.Pointer[func(pid int) (procStat, error, bool)]
 
 // lineageRead, when set (by tests), is told of every process whose stat
 // the ancestry walk reads.

@@ -3,7 +3,6 @@
 package proc
 
 import (
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -81,8 +80,8 @@ func peerSocket(t *testing.T, h *holder) sockdiag.Socket {
 // process in a sandboxed leaf, even when the socket's cgroup id is not
 // consulted); an unsandboxed holder is found and allowed.
 func TestPeerScanSkipsSandboxedFDTables(t *testing.T) {
-	wasRead := fdTablesRead(t)
 	t.Run("subreaper", func(t *testing.T) {
+		wasRead := fdTablesRead(t)
 		tk := subreaperTreeKiller(t)
 		ln := listen(t)
 		plain := startHolder(t, ln, holdScript, &syscall.SysProcAttr{Setpgid: true})
@@ -107,6 +106,7 @@ func TestPeerScanSkipsSandboxedFDTables(t *testing.T) {
 		}
 	})
 	t.Run("cgroup", func(t *testing.T) {
+		wasRead := fdTablesRead(t) // this subtest's reads only: a pid may be reused
 		tk := cgroupTreeKiller(t)
 		ln := listen(t)
 		slot, err := tk.prepare(true)
@@ -298,29 +298,24 @@ func TestPeerLineageAncestorVanishes(t *testing.T) {
 	}
 }
 
-// The vanished ancestor's pid taken at once by a clean process: a
-// sandboxed command's child Y forks X (in a session of its own), which
-// connects; Y exits while the search walks X's ancestry, after X's stat
-// named Y and before Y's was read, and its pid goes to a process that is
-// not sandboxed (the next fork on the host once the pid space wrapped: a
-// sandboxed command can fork its way around 32,768 pids in seconds). The
-// stat then read is not X's parent's: it was born after X. X re-parented
-// to the server, which adopts it, and is refused; a walk that went on up
-// the clean process's ancestry allowed it.
+// The attack on a walk that takes a newcomer for a parent: a sandboxed
+// command's child Y forks X, which connects; Y exits while the search
+// walks X's ancestry, after X's stat named Y and before Y's was read, and
+// its pid goes to a process that is not sandboxed (the next fork on the
+// host once the pid space wrapped: a sandboxed command can fork its way
+// around 32,768 pids in seconds). The stat then read is the newcomer's,
+// born after X: it is no parent of X's, and the walk starts again; one
+// that went up the newcomer's clean ancestry allowed X. The read of Y is
+// answered with a clean process's stat under Y's pid (lineageSwap): a
+// real reuse needs the host's ns_last_pid, which every other test running
+// beside this one would feel.
 func TestPeerLineageAncestorPidReused(t *testing.T) {
-	last, err := os.ReadFile("/proc/sys/kernel/ns_last_pid")
-	if err == nil {
-		err = os.WriteFile("/proc/sys/kernel/ns_last_pid", last, 0) // as it was: a check
-	}
-	if err != nil {
-		t.Skipf("cannot choose the next pid: %v", err)
-	}
 	tk := subreaperTreeKiller(t)
 	ln := listen(t)
-	// S (sandboxed) → Y → X (setsid; holds the socket). X leaves Y's
-	// group and session, so nothing but Y holds Y's pid.
-	s := startHolder(t, ln, `/bin/bash --norc -c 'setsid /bin/bash --norc -c "`+holdScript+`" & wait' & wait`, &syscall.SysProcAttr{Setpgid: true})
+	// S (sandboxed) → Y → X (holds the socket).
+	s := startHolder(t, ln, `/bin/bash --norc -c '/bin/bash --norc -c "`+holdScript+`" & wait' & wait`, &syscall.SysProcAttr{Setpgid: true})
 	tk.trackSandboxed(s.cmd.Process.Pid)
+	killDescendantsFirst(t, s.cmd.Process.Pid)
 	ys := childPids(s.cmd.Process.Pid)
 	if len(ys) != 1 {
 		t.Fatalf("S has children %v, want one", ys)
@@ -330,72 +325,46 @@ func TestPeerLineageAncestorPidReused(t *testing.T) {
 	if len(xs) != 1 {
 		t.Fatalf("Y has children %v, want one", xs)
 	}
-	x := xs[0]
-	t.Cleanup(func() { // X leaves S's group when Y dies: kill it by pid
-		_ = unix.Kill(x, unix.SIGKILL)
-		for i := 0; i < 500 && unix.Kill(x, 0) == nil; i++ {
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-	killDescendantsFirst(t, s.cmd.Process.Pid)
-
-	var reuser *exec.Cmd
-	walkingX, reused := false, false
-	t.Cleanup(func() {
-		if reuser == nil {
-			return
-		}
-		if reused { // its sleep first, which the shell reaps (we are a subreaper)
-			_ = unix.Kill(y, unix.SIGKILL)
-			for i := 0; i < 500 && unix.Kill(y, 0) == nil; i++ {
-				time.Sleep(10 * time.Millisecond)
-			}
-		}
-		_ = unix.Kill(-reuser.Process.Pid, unix.SIGKILL)
-		_ = reuser.Wait()
-	})
-	var once sync.Once
-	f := func(pid int) {
-		if pid == x {
-			walkingX = true
-			return
-		}
-		if pid != y || !walkingX {
-			return // Y judged on its own, before X: not the race
-		}
-		once.Do(func() {
-			_ = unix.Kill(y, unix.SIGKILL)
-			for i := 0; i < 500; i++ { // until S reaped it
-				if _, err := os.Stat("/proc/" + strconv.Itoa(y)); err != nil {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			time.Sleep(20 * time.Millisecond) // a later clock tick than X's start
-			// A shell in our session (its children are no adopted orphans)
-			// sets the next pid and forks at once, until its child has Y's
-			// pid (other forks on the host may come between), and waits.
-			c := exec.Command("/bin/bash", "--norc", "-c", `for i in $(seq 200); do
-				echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid; /bin/sleep 30 >/dev/null & p=$!
-				[ $p = $1 ] && { echo ok; wait; exit; }
-				kill -9 $p; wait $p; done`, "bash", strconv.Itoa(y))
-			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			out, err := c.StdoutPipe()
-			if err != nil || c.Start() != nil {
-				return
-			}
-			reuser = c
-			line := make([]byte, 3)
-			if n, _ := io.ReadFull(out, line); n == 3 && string(line) == "ok\n" {
-				reused = true
-			}
-		})
+	x, err := readStat(xs[0])
+	if err != nil {
+		t.Fatal(err)
 	}
-	lineageRead.Store(&f)
+	time.Sleep(20 * time.Millisecond) // the newcomer is born ticks after X
+	newcomer := exec.Command("/bin/sleep", "30")
+	if err := newcomer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = newcomer.Process.Kill(); _ = newcomer.Wait() })
+	st, err := readStat(newcomer.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.start <= x.start {
+		t.Skipf("the newcomer was not born in a later clock tick than X (%d, %d)", st.start, x.start)
+	}
+	st.pid = y
+	var once sync.Once
+	walkingX, swapped := false, false
+	read := func(pid int) {
+		if pid == x.pid {
+			walkingX = true
+		}
+	}
+	lineageRead.Store(&read)
 	t.Cleanup(func() { lineageRead.Store(nil) })
+	swap := func(pid int) (procStat, error, bool) {
+		if pid != y || !walkingX {
+			return procStat{}, nil, false // Y judged on its own, before X: not the race
+		}
+		ok := false
+		once.Do(func() { ok, swapped = true, true })
+		return st, nil, ok
+	}
+	lineageSwap.Store(&swap)
+	t.Cleanup(func() { lineageSwap.Store(nil) })
 	err = check(tk, s)
-	if !reused {
-		t.Skip("the walk never read Y after X, or Y's pid could not be given to a clean process")
+	if !swapped {
+		t.Skip("the walk never read Y after X")
 	}
 	if err == nil {
 		t.Error("a sandboxed command's grandchild whose parent's pid a clean process took during the walk was allowed")
@@ -425,14 +394,11 @@ func TestPeerLineageHiddenAncestor(t *testing.T) {
 	tk.clean.start = nil // forget the clean walk
 	tk.clean.mu.Unlock()
 
-	hide := func(pid int) error {
-		if pid == y {
-			return unix.ENOENT
-		}
-		return nil
+	hide := func(pid int) (procStat, error, bool) {
+		return procStat{}, unix.ENOENT, pid == y
 	}
-	lineageHide.Store(&hide)
-	t.Cleanup(func() { lineageHide.Store(nil) })
+	lineageSwap.Store(&hide)
+	t.Cleanup(func() { lineageSwap.Store(nil) })
 	var mu sync.Mutex
 	reads := 0
 	count := func(pid int) {

@@ -116,6 +116,8 @@ func TestSweepSparesForeignLiveServer(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Errorf("the dead server's process survived the sweep")
+		_ = dead.Process.Kill()
+		<-done // before fakeServerDir's cleanup waits for it too
 	}
 	if _, err := os.Stat(filepath.Join(base, name+"-8")); !os.IsNotExist(err) {
 		t.Errorf("the dead server's directory survived the sweep: %v", err)

@@ -210,3 +210,57 @@ func TestConfine(t *testing.T) {
 		t.Errorf("the flag: %v", err)
 	}
 }
+
+// TestDeciderEscalatesOnlyTheRuleProgram: an allow rule escalates its own
+// program's file, not another trusted program reached through a symlink
+// named after it (ws/git -> /usr/bin/find, allowed as `git status`),
+// whether the interceptor opened the file in the command's view (ptrace)
+// or not (the wrapper). The real file still escalates, also through a
+// symlink named otherwise (judged as the program it is).
+func TestDeciderEscalatesOnlyTheRuleProgram(t *testing.T) {
+	pol, err := loadRules(t, `prefix_rule(pattern=["git", "status"], decision="allow")
+prefix_rule(pattern=["env"], decision="allow")
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	find, err := filepath.EvalSymlinks("/usr/bin/find")
+	if err != nil {
+		t.Skip(err)
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	for name, target := range map[string]string{"git": find, "e": "/usr/bin/env"} {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dirs := TrustedPathDirs("/usr/bin:/bin")
+	d := &PolicyDecider{
+		Evaluate: func(cmd []string) (execpolicy.Decision, bool) {
+			ev := pol.Evaluate(cmd)
+			return ev.Decision, ev.PolicyDriven
+		},
+		Programs: NewPrograms(pol.Programs(), pol.HostExecutables, dirs),
+		trust: newCallTrust(&EscalationPolicy{Dirs: dirs, HostExecutables: pol.HostExecutables},
+			&sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}),
+	}
+	for _, opened := range []bool{false, true} {
+		decide := func(file string, argv ...string) escalate.Decision {
+			r := escalate.Request{File: file, Argv: argv, Workdir: "/"}
+			if opened {
+				r.Exe = openT(t, file)
+			}
+			dec := d.Decide(context.Background(), r)
+			t.Cleanup(dec.Close)
+			return dec
+		}
+		if dec := decide(filepath.Join(ws, "git"), "git", "status", "/", "-exec", "mkdir", "/x", ";"); dec.Action == escalate.Escalate {
+			t.Errorf("opened %v: find named git by a symlink escalates under the rule for git status: %+v", opened, dec)
+		} else if dec.Action != escalate.Run || !strings.Contains(dec.Note, "not git") {
+			t.Errorf("opened %v: %+v, want Run with a note saying it is not git", opened, dec)
+		}
+		if dec := decide(filepath.Join(ws, "e"), "e"); dec.Action != escalate.Escalate {
+			t.Errorf("opened %v: env through a symlink named e: %+v, want Escalate", opened, dec)
+		}
+	}
+}

@@ -165,6 +165,10 @@ func (d *PolicyDecider) qualify(r escalate.Request, j *judgement) (*escalate.Pro
 	if err != nil {
 		return nil, err
 	}
+	if err := d.trust.isProgram(prog, j.name); err != nil {
+		prog.Close()
+		return nil, err
+	}
 	if j.interp != "" {
 		ip, err := d.trust.qualify(j.interp, j.interpExe, filepath.Base(j.interp))
 		if err != nil {

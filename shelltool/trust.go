@@ -185,6 +185,32 @@ func (t *callTrust) check(prog *escalate.Program, exe *os.File, name string) err
 	return nil
 }
 
+// isProgram checks that prog is a file of the rule program name: the
+// file an absolute name is, or the file of that name in a trusted
+// directory of the server's PATH (symlinks followed: python3 ->
+// python3.11 is python3). The name a rule judged comes from the path the
+// command exec'd, which a symlink of its own can give any trusted file
+// (ws/git -> /usr/bin/find); the rule trusts git, not find. A name that
+// host_executable() pins was checked against its paths by check.
+func (t *callTrust) isProgram(prog *escalate.Program, name string) error {
+	if _, ok := t.hostExecs(name); ok {
+		return nil
+	}
+	want := fileID{prog.Dev, prog.Ino}
+	if filepath.IsAbs(name) {
+		if id, err := statID(name); err == nil && id == want {
+			return nil
+		}
+	} else if name != "" && !strings.Contains(name, "/") {
+		for _, d := range t.pol.Dirs {
+			if id, err := statID(filepath.Join(d, name)); err == nil && id == want {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%s is not %s: the rule allows %s", prog.Path, name, name)
+}
+
 func (t *callTrust) hostExecs(name string) ([]string, bool) {
 	if t.pol.HostExecutables == nil {
 		return nil, false

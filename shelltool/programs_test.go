@@ -264,3 +264,53 @@ prefix_rule(pattern=["env"], decision="allow")
 		}
 	}
 }
+
+// TestDeciderArgv0Placed: an escalated program keeps its argv[0], where
+// programs such as python3 and gcc look for their own files, so an
+// argv[0] with a slash must not lead into a place a sandboxed command
+// could write (lexically or through a symlink of the host), unless the
+// operator trusts those places.
+func TestDeciderArgv0Placed(t *testing.T) {
+	pol, err := loadRules(t, `prefix_rule(pattern=["env"], decision="allow")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	host, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.Symlink(ws, filepath.Join(host, "link")); err != nil {
+		t.Fatal(err)
+	}
+	dirs := TrustedPathDirs("/usr/bin:/bin")
+	for _, trusting := range []bool{false, true} {
+		d := &PolicyDecider{
+			Evaluate: func(cmd []string) (execpolicy.Decision, bool) {
+				ev := pol.Evaluate(cmd)
+				return ev.Decision, ev.PolicyDriven
+			},
+			trust: newCallTrust(&EscalationPolicy{Dirs: dirs, InWritableDirs: trusting},
+				&sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}),
+		}
+		for _, tc := range []struct {
+			argv0, workdir string
+			ok             bool
+		}{
+			{"env", "/", true},
+			{"/usr/bin/env", "/", true},
+			{"/custom/env", "/", true},
+			{ws + "/v/bin/env", "/", false},
+			{"../../" + ws + "/v/bin/env", "/usr/bin", false},
+			{host + "/link/v/bin/env", "/", false},
+			{host + "/link/../env", "/", false}, // a program may resolve host/link before the ..
+		} {
+			dec := d.Decide(context.Background(), escalate.Request{File: "/usr/bin/env", Argv: []string{tc.argv0}, Workdir: tc.workdir})
+			dec.Close()
+			want := escalate.Run
+			if tc.ok || trusting {
+				want = escalate.Escalate
+			}
+			if dec.Action != want {
+				t.Errorf("trusting %v, argv[0] %s in %s: %+v, want action %d", trusting, tc.argv0, tc.workdir, dec, want)
+			}
+		}
+	}
+}

@@ -181,6 +181,10 @@ func (d *PolicyDecider) qualify(r escalate.Request, j *judgement) (*escalate.Pro
 		prog.Close()
 		return nil, err
 	}
+	if err := d.trust.placeArgv0(r.Workdir, r.Argv[0]); err != nil {
+		prog.Close()
+		return nil, err
+	}
 	return prog, nil
 }
 

@@ -242,6 +242,40 @@ func (t *callTrust) confine(workdir string) error {
 	return nil
 }
 
+// placeArgv0 refuses an argv[0] that leads where a sandboxed command
+// could have planted files (docs/shell-tool.md §11.1): an escalated
+// program keeps its argv[0], and some take a path there for their own
+// location and load what lies beside it (python3 reads a pyvenv.cfg next
+// to it and runs the site-packages/*.pth of the prefix it names; gcc
+// runs the cc1 found relative to it). An argv[0] without a slash names
+// no place. Every prefix of the path (relative ones against workdir) is
+// checked as written, cleaned, and with its symlinks resolved, against
+// the writable roots of this call and the earlier ones. The operator's
+// --escalate-in-writable-dirs trusts them.
+func (t *callTrust) placeArgv0(workdir, argv0 string) error {
+	if t.pol.InWritableDirs || !strings.Contains(argv0, "/") {
+		return nil
+	}
+	p := argv0
+	if !filepath.IsAbs(p) {
+		p = workdir + "/" + p
+	}
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		prefix := p[:i]
+		w := t.pol.plantable(filepath.Clean(prefix))
+		if real, err := filepath.EvalSymlinks(prefix); w == "" && err == nil {
+			w = t.pol.plantable(real)
+		}
+		if w != "" {
+			return fmt.Errorf("its argv[0] %s leads into %s, which a sandboxed command could write, and programs such as python3 load files found beside their argv[0] (--escalate-in-writable-dirs trusts it)", argv0, w)
+		}
+	}
+	return nil
+}
+
 // remember adds the writable roots of a call to those the server has
 // seen.
 func (p *EscalationPolicy) remember(roots []string) {

@@ -73,3 +73,70 @@ W=$PWD; cd /
 		t.Errorf("the allowed python3 -c did not escalate: %q", r.Output)
 	}
 }
+
+// escalateClient is a Python client of the escalate socket protocol
+// (docs/shell-tool.md §6) run by a command of a wrapper-mode call: it
+// sends EscalateRequest REQ (JSON, argv[1]), prints the answer, runs the
+// shell command argv[2] (the moment between the decision and the start),
+// then sends its stdio and prints the SuperExecResult.
+const escalateClient = `import array, json, os, socket, struct, subprocess, sys
+fd = int(os.environ["CODEX_ESCALATE_SOCKET"])
+dg = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM, 0, fileno=fd)
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+dg.sendmsg([b"\0"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [b.fileno()]))])
+b.close()
+def send(obj, fds=()):
+    p = json.dumps(obj).encode()
+    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+    a.sendmsg([struct.pack("<I", len(p)) + p], anc)
+def recvall(n):
+    buf = b""
+    while len(buf) < n:
+        c = a.recv(n - len(buf))
+        if not c:
+            sys.exit("closed")
+        buf += c
+    return buf
+def recv():
+    return json.loads(recvall(struct.unpack("<I", recvall(4))[0]))
+send(json.loads(sys.argv[1]))
+r = recv()
+print("answer", json.dumps(r), flush=True)
+if r.get("action") != "Escalate":
+    sys.exit(0)
+subprocess.run(["/bin/sh", "-c", sys.argv[2]])
+send({"fds": [0, 1, 2]}, [0, 1, 2])
+print("result", json.dumps(recv()), flush=True)
+`
+
+// TestRedteamWrapperWorkdirSwap: in wrapper mode the request's workdir
+// is the command's word. It names $WS/link, a symlink to / (a directory
+// the command cannot write: the escalation of `git status` is allowed);
+// between the Escalate answer and the start, which the client chooses,
+// the command points the link at a repository it made, whose
+// core.fsmonitor is its own code. Before the fix the escalated git
+// started in the path as given, in the planted repository, and ran that
+// code outside the sandbox.
+func TestRedteamWrapperWorkdirSwap(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	ws := canonicalTemp(t)
+	outside := canonicalTemp(t)
+	if err := os.WriteFile(filepath.Join(ws, "client.py"), []byte(escalateClient), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := fmt.Sprintf(`{"file":"/usr/bin/git","argv":["git","status"],"workdir":%q,"env":{}}`, ws+"/link")
+	script := fmt.Sprintf(`git init -q repo && git -C repo config core.fsmonitor 'echo x > %[1]s/fsmonitor; false' || exit 9
+ln -s / link || exit 9
+/usr/bin/python3 client.py '%[2]s' 'ln -sfn %[3]s/repo %[3]s/link'
+`, outside, req, ws)
+	s := startMCPRules(t, redteamRules, "--intercept", "wrapper", "--bash", "/bin/bash")
+	r := s.call(t, 1, script, ws, workspaceProfile(ws), ws, 60000)
+	t.Logf("%+v", r)
+	if _, err := os.Stat(filepath.Join(outside, "fsmonitor")); err == nil {
+		t.Errorf("the escalated git started in the planted repository the workdir link was swapped to: %q", r.Output)
+	}
+}

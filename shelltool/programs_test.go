@@ -314,3 +314,30 @@ func TestDeciderArgv0Placed(t *testing.T) {
 		}
 	}
 }
+
+// TestConfineSymlinkedWorkdir: the working directory an escalation
+// starts in is a path, followed again when the program starts; in wrapper
+// mode it is the command's word, and a symlink in a writable root
+// (ws/link -> /) can be pointed elsewhere between the decision and the
+// start. Only a real path (no symlink in it, existing) is escalated
+// from; a real path outside the writable roots has no component the
+// command can rename.
+func TestConfineSymlinkedWorkdir(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	host, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.Symlink("/", filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ws, filepath.Join(host, "tows")); err != nil {
+		t.Fatal(err)
+	}
+	trust := newCallTrust(&EscalationPolicy{}, &sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}})
+	for _, dir := range []string{filepath.Join(ws, "link"), filepath.Join(host, "tows", "link"), filepath.Join(host, "tows", "missing")} {
+		if err := trust.confine(dir); err == nil {
+			t.Errorf("%s: escalates from a path the command can point elsewhere", dir)
+		}
+	}
+	if err := trust.confine(host); err != nil {
+		t.Errorf("%s: %v", host, err)
+	}
+}

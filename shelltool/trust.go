@@ -228,6 +228,13 @@ func (t *callTrust) confine(workdir string) error {
 	if t.pol.InWritableDirs {
 		return nil
 	}
+	// The program starts in workdir by its path, followed again then:
+	// a symlink on it (ws/link -> /, the request's word in wrapper mode)
+	// could lead elsewhere by then. A real path outside every writable
+	// root has no component the command can rename or replace.
+	if real, err := filepath.EvalSymlinks(workdir); err != nil || real != workdir {
+		return fmt.Errorf("its working directory %s is not a real path (a symlink on it could lead elsewhere when it starts)", workdir)
+	}
 	for _, d := range []string{workdir, os.Getenv("HOME"), os.Getenv("XDG_CONFIG_HOME")} {
 		if d == "" {
 			continue

@@ -140,3 +140,32 @@ ln -s / link || exit 9
 		t.Errorf("the escalated git started in the planted repository the workdir link was swapped to: %q", r.Output)
 	}
 }
+
+// TestRedteamSymlinkNameSelectsGitBuiltin: git runs the builtin its
+// argv[0] names, so an escalated git's argv[0] must name git
+// (TestReviewArgv0SelectsGitBuiltin); the check took the name of the
+// path the command exec'd as the file's own name. A symlink
+// ws/git-archive -> /usr/bin/git, run as `git-archive status --remote=R
+// --exec=CMD`, is judged as git (by identity) under the rule for `git
+// status`, its argv[0] is its path's name, and before the fix git
+// archive ran CMD through the shell outside the sandbox.
+func TestRedteamSymlinkNameSelectsGitBuiltin(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	git, err := filepath.EvalSymlinks("/usr/bin/git")
+	if err != nil {
+		t.Skip(err)
+	}
+	ws := canonicalTemp(t)
+	outside := canonicalTemp(t)
+	script := fmt.Sprintf(`mkdir -p bin && ln -s %[3]s bin/git-archive || exit 9
+export PATH=$PWD/bin:$PATH
+cd / && git-archive status --remote=%[2]s --exec='id > %[1]s/argv0; false #'; echo rc=$?
+`, outside, ws, git)
+	s := startRedteam(t)
+	r := s.call(t, 1, script, ws, workspaceProfile(ws), ws, 60000)
+	t.Logf("%+v", r)
+	if b, err := os.ReadFile(filepath.Join(outside, "argv0")); err == nil {
+		t.Errorf("a symlink named git-archive: the command's shell code ran outside the sandbox: %q", b)
+	}
+}

@@ -216,7 +216,9 @@ func TestConfine(t *testing.T) {
 // named after it (ws/git -> /usr/bin/find, allowed as `git status`),
 // whether the interceptor opened the file in the command's view (ptrace)
 // or not (the wrapper). The real file still escalates, also through a
-// symlink named otherwise (judged as the program it is).
+// symlink named otherwise (judged as the program it is) when its argv[0]
+// is a name it has in a trusted directory: the symlink's name is not
+// (ws/git-archive -> /usr/bin/git would run git archive).
 func TestDeciderEscalatesOnlyTheRuleProgram(t *testing.T) {
 	pol, err := loadRules(t, `prefix_rule(pattern=["git", "status"], decision="allow")
 prefix_rule(pattern=["env"], decision="allow")
@@ -229,7 +231,11 @@ prefix_rule(pattern=["env"], decision="allow")
 		t.Skip(err)
 	}
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
-	for name, target := range map[string]string{"git": find, "e": "/usr/bin/env"} {
+	git, err := filepath.EvalSymlinks("/usr/bin/git")
+	if err != nil {
+		t.Skip(err)
+	}
+	for name, target := range map[string]string{"git": find, "e": "/usr/bin/env", "git-archive": git} {
 		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -259,8 +265,16 @@ prefix_rule(pattern=["env"], decision="allow")
 		} else if dec.Action != escalate.Run || !strings.Contains(dec.Note, "not git") {
 			t.Errorf("opened %v: %+v, want Run with a note saying it is not git", opened, dec)
 		}
-		if dec := decide(filepath.Join(ws, "e"), "e"); dec.Action != escalate.Escalate {
+		if dec := decide(filepath.Join(ws, "e"), "env"); dec.Action != escalate.Escalate {
 			t.Errorf("opened %v: env through a symlink named e: %+v, want Escalate", opened, dec)
+		}
+		// git and the like act by argv[0]: the name of the symlink is no
+		// name the file has in a trusted directory.
+		if dec := decide(filepath.Join(ws, "e"), "e"); dec.Action != escalate.Run || !strings.Contains(dec.Note, "argv[0]") {
+			t.Errorf("opened %v: env through a symlink named e, as e: %+v, want Run with a note on argv[0]", opened, dec)
+		}
+		if dec := decide(filepath.Join(ws, "git-archive"), "git-archive", "status", "--remote=/ws", "--exec=sh"); dec.Action == escalate.Escalate {
+			t.Errorf("opened %v: git as git-archive through a symlink escalates under the rule for git status: %+v", opened, dec)
 		}
 	}
 }

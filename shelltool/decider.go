@@ -156,11 +156,6 @@ func (d *PolicyDecider) qualify(r escalate.Request, j *judgement) (*escalate.Pro
 	if len(r.Argv) == 0 {
 		return nil, errors.New("it has no argv[0]")
 	}
-	if a0 := filepath.Base(r.Argv[0]); a0 != filepath.Base(r.File) && a0 != filepath.Base(j.name) {
-		// Programs such as git and busybox choose what to do by argv[0]:
-		// the rule judged the file's name, so argv[0] must be that name.
-		return nil, fmt.Errorf("its argv[0] %q is not its name", r.Argv[0])
-	}
 	prog, err := d.trust.qualify(r.File, r.Exe, j.name)
 	if err != nil {
 		return nil, err
@@ -168,6 +163,15 @@ func (d *PolicyDecider) qualify(r escalate.Request, j *judgement) (*escalate.Pro
 	if err := d.trust.isProgram(prog, j.name); err != nil {
 		prog.Close()
 		return nil, err
+	}
+	// Programs such as git and busybox choose what to do by argv[0]: it
+	// must be the rule's program or another name the file has in a
+	// trusted directory (git-upload-pack), never just the name of the
+	// path exec'd, which a symlink of the command's chooses
+	// (ws/git-archive -> /usr/bin/git runs git archive).
+	if a0 := filepath.Base(r.Argv[0]); a0 != filepath.Base(j.name) && d.trust.isProgram(prog, a0) != nil {
+		prog.Close()
+		return nil, fmt.Errorf("its argv[0] %q is not its name", r.Argv[0])
 	}
 	if j.interp != "" {
 		ip, err := d.trust.qualify(j.interp, j.interpExe, filepath.Base(j.interp))

@@ -169,3 +169,45 @@ cd / && git-archive status --remote=%[2]s --exec='id > %[1]s/argv0; false #'; ec
 		t.Errorf("a symlink named git-archive: the command's shell code ran outside the sandbox: %q", b)
 	}
 }
+
+// TestRedteamMultiCallOtherName: vim is one file under many names (vim,
+// rvim, view, ex), and acts by argv[0]: as rvim it runs no shell
+// command. A rule allowing rvim (restricted, so trusted with any
+// argument) was met by `vim -es -c '!CMD'`: the file is rvim's, so the
+// exec was judged allowed as rvim, and its argv[0] vim, the name of the
+// path exec'd (and a name the file has in /usr/bin), passed the check:
+// before the fix an unrestricted vim ran CMD outside the sandbox.
+func TestRedteamMultiCallOtherName(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{"/usr/bin/vim", "/usr/bin/rvim"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("no %s", p)
+		}
+	}
+	if a, _ := filepath.EvalSymlinks("/usr/bin/vim"); a != mustEval(t, "/usr/bin/rvim") {
+		t.Skip("vim and rvim are different files here")
+	}
+	ws := canonicalTemp(t)
+	outside := canonicalTemp(t)
+	script := fmt.Sprintf(`cd / && vim -es -c '!id > %[1]s/vim' -c 'qa!'; echo rc=$?
+rvim -es -c '!id > %[1]s/rvim' -c 'qa!'; echo rc=$?
+`, outside)
+	s := startMCPRules(t, `prefix_rule(pattern=["rvim"], decision="allow")`+"\n")
+	r := s.call(t, 1, script, ws, workspaceProfile(ws), ws, 60000)
+	t.Logf("%+v", r)
+	if b, err := os.ReadFile(filepath.Join(outside, "vim")); err == nil {
+		t.Errorf("vim, allowed as rvim, ran a shell command outside the sandbox: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "rvim")); err == nil {
+		t.Error("rvim ran a shell command")
+	}
+}
+
+func mustEval(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Skip(err)
+	}
+	return r
+}

@@ -276,6 +276,13 @@ prefix_rule(pattern=["env"], decision="allow")
 		if dec := decide(filepath.Join(ws, "git-archive"), "git-archive", "status", "--remote=/ws", "--exec=sh"); dec.Action == escalate.Escalate {
 			t.Errorf("opened %v: git as git-archive through a symlink escalates under the rule for git status: %+v", opened, dec)
 		}
+		// Another name of a multi-call file in a trusted directory is
+		// another program: git-upload-pack is not git status.
+		if _, err := os.Stat("/usr/bin/git-upload-pack"); err == nil {
+			if dec := decide("/usr/bin/git-upload-pack", "git-upload-pack", "status"); dec.Action == escalate.Escalate {
+				t.Errorf("opened %v: git-upload-pack escalates under the rule for git status: %+v", opened, dec)
+			}
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -210,4 +211,41 @@ func mustEval(t *testing.T, p string) string {
 		t.Skip(err)
 	}
 	return r
+}
+
+// TestRedteamPlantedInEarlierCall: a program file is escalated only
+// from where no sandboxed call could have written it. The server's PATH
+// holds TRUSTED/bin (a root-owned directory, as a ~/.cargo/bin or a
+// project's tool folder may be); a first call may write TRUSTED and
+// plants TRUSTED/bin/git there; a second, read-only, call runs `git
+// status` from /. The file's place was checked against the writable
+// roots of the call running it only, so before the fix the planted
+// script ran outside the sandbox in the second call (as the working
+// directory and HOME are checked against the roots of every call).
+func TestRedteamPlantedInEarlierCall(t *testing.T) {
+	t.Parallel()
+	trusted := trustedDir(t)
+	outside := canonicalTemp(t)
+	ws := canonicalTemp(t)
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "rules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "rules", "test.rules"), []byte(redteamRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(trusted, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startMCPWith(t, []string{"CODEX_HOME=" + home, "PATH=" + trusted + "/bin:/usr/bin:/bin"})
+	plant := fmt.Sprintf(`printf '#!/bin/sh\necho planted > %[2]s/planted\n' > %[1]s/bin/git && chmod 755 %[1]s/bin/git && echo planted-ok`, trusted, outside)
+	r := s.call(t, 1, plant, ws, workspaceProfile(trusted), ws, 60000)
+	if !strings.Contains(r.Output, "planted-ok") {
+		t.Fatalf("planting: %+v", r)
+	}
+	r = s.call(t, 2, "cd / && git status; echo rc=$?", ws, readOnlyProfile, ws, 60000)
+	t.Logf("%+v", r)
+	if _, err := os.Stat(filepath.Join(outside, "planted")); err == nil {
+		t.Errorf("the git planted by an earlier call ran outside the sandbox: %q", r.Output)
+	}
 }

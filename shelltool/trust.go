@@ -168,6 +168,11 @@ func (t *callTrust) check(prog *escalate.Program, exe *os.File, name string) err
 	if t.writableAt(path) {
 		return fmt.Errorf("the sandbox can write %s", path)
 	}
+	// An earlier call may have written it: a file planted under
+	// workspace-write is still there when the next call is read-only.
+	if w := t.pol.plantable(path); w != "" {
+		return fmt.Errorf("a sandboxed command could write %s, where it may have planted %s", w, path)
+	}
 	if err := trustedPath(path); err != nil {
 		return err
 	}

@@ -249,3 +249,32 @@ func TestRedteamPlantedInEarlierCall(t *testing.T) {
 		t.Errorf("the git planted by an earlier call ran outside the sandbox: %q", r.Output)
 	}
 }
+
+// TestRedteamServerPathPlantable: an escalated program gets the server's
+// PATH, and what it runs by name is found there, outside the sandbox and
+// unjudged. A PATH entry a sandboxed call can write (WS/bin here, ahead
+// of /usr/bin) is a place to plant those programs: under a rule allowing
+// `env uname`, the escalated env ran the command's WS/bin/uname before
+// the fix. Such an escalation now runs in the sandbox, as one whose HOME
+// is writable does.
+func TestRedteamServerPathPlantable(t *testing.T) {
+	t.Parallel()
+	ws := canonicalTemp(t)
+	outside := canonicalTemp(t)
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "rules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "rules", "test.rules"), []byte(`prefix_rule(pattern=["env", "uname"], decision="allow")`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startMCPWith(t, []string{"CODEX_HOME=" + home, "PATH=" + ws + "/bin:/usr/bin:/bin"})
+	script := fmt.Sprintf(`mkdir -p bin && printf '#!/bin/sh\necho planted > %[1]s/planted\n' > bin/uname && chmod 755 bin/uname || exit 9
+cd / && /usr/bin/env uname; echo rc=$?
+`, outside)
+	r := s.call(t, 1, script, ws, workspaceProfile(ws), ws, 60000)
+	t.Logf("%+v", r)
+	if _, err := os.Stat(filepath.Join(outside, "planted")); err == nil {
+		t.Errorf("the escalated env ran the uname the command planted in the server's PATH: %q", r.Output)
+	}
+}

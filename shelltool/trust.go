@@ -251,6 +251,18 @@ func (t *callTrust) confine(workdir string) error {
 			return fmt.Errorf("a sandboxed command could write %s, where it may have planted the program's configuration (--escalate-in-writable-dirs trusts it)", w)
 		}
 	}
+	// The program, and what it starts, find programs by name in the
+	// server's PATH (a relative entry, in workdir), unjudged.
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		d = absIn(d, workdir)
+		w := t.pol.plantable(d)
+		if real, err := filepath.EvalSymlinks(d); w == "" && err == nil {
+			w = t.pol.plantable(real)
+		}
+		if w != "" {
+			return fmt.Errorf("the server's PATH holds %s, which a sandboxed command could write, where it may have planted the programs this one runs (--escalate-in-writable-dirs trusts it)", d)
+		}
+	}
 	return nil
 }
 

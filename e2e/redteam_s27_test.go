@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -276,5 +277,44 @@ cd / && /usr/bin/env uname; echo rc=$?
 	t.Logf("%+v", r)
 	if _, err := os.Stat(filepath.Join(outside, "planted")); err == nil {
 		t.Errorf("the escalated env ran the uname the command planted in the server's PATH: %q", r.Output)
+	}
+}
+
+// TestRedteamWrapperWorkdirHidden: in wrapper mode the request's workdir
+// is the command's word, and it may name a directory the sandbox hides
+// (a deny entry): an allowed `git status` escalated there listed the
+// hidden repository's files to the command before the fix. The workdir
+// must be where the requesting process itself is (its cwd, the same
+// directory), as in ptrace mode, where it is read from the process.
+func TestRedteamWrapperWorkdirHidden(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	ws := canonicalTemp(t)
+	secret := canonicalTemp(t)
+	if out, err := exec.Command("git", "init", "-q", secret).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(secret, "hidden-secret-name.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "client.py"), []byte(escalateClient), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	profile := fmt.Sprintf(`{"type":"managed","file_system":{"type":"restricted","entries":[{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},{"path":{"type":"path","path":%q},"access":"write"},{"path":{"type":"path","path":%q},"access":"deny"}]},"network":"restricted"}`, ws, secret)
+	req := fmt.Sprintf(`{"file":"/usr/bin/git","argv":["git","status","--porcelain","--untracked-files=all"],"workdir":%q,"env":{}}`, secret)
+	script := fmt.Sprintf(`ls %[1]s >/dev/null 2>&1 && echo visible
+cd / && /usr/bin/python3 %[2]s/client.py '%[3]s' true
+`, secret, ws, req)
+	s := startMCPRules(t, redteamRules, "--intercept", "wrapper", "--bash", "/bin/bash")
+	r := s.call(t, 1, script, ws, profile, ws, 60000)
+	t.Logf("%+v", r)
+	if strings.Contains(r.Output, "visible") {
+		t.Fatal("the deny entry does not hide the directory")
+	}
+	if strings.Contains(r.Output, "hidden-secret-name") {
+		t.Errorf("an escalated git status in a directory the sandbox hides listed it: %q", r.Output)
 	}
 }

@@ -189,6 +189,10 @@ func (d *PolicyDecider) qualify(r escalate.Request, j *judgement) (*escalate.Pro
 		prog.Close()
 		return nil, err
 	}
+	if err := peerAt(r.Peer, r.Workdir); err != nil {
+		prog.Close()
+		return nil, err
+	}
 	return prog, nil
 }
 

@@ -362,3 +362,23 @@ func TestConfineSymlinkedWorkdir(t *testing.T) {
 		t.Errorf("%s: %v", host, err)
 	}
 }
+
+// TestPeerAt: a working directory named over the escalate socket is
+// taken only from a sandboxed process whose own working directory it is;
+// a process of our mount namespace (the server's own, or a host process
+// that took a dead wrapper's pid) and an unknown one are refused.
+func TestPeerAt(t *testing.T) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := peerAt(0, "/nonexistent"); err != nil {
+		t.Errorf("no peer: %v", err)
+	}
+	if err := peerAt(-1, cwd); err == nil {
+		t.Error("an unknown peer is trusted")
+	}
+	if err := peerAt(os.Getpid(), cwd); err == nil || !strings.Contains(err.Error(), "not in the sandbox") {
+		t.Errorf("a process of our mount namespace: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -296,6 +297,38 @@ func (t *callTrust) placeArgv0(workdir, argv0 string) error {
 		if w != "" {
 			return fmt.Errorf("its argv[0] %s leads into %s, which a sandboxed command could write, and programs such as python3 load files found beside their argv[0] (--escalate-in-writable-dirs trusts it)", argv0, w)
 		}
+	}
+	return nil
+}
+
+// peerAt checks a working directory a process named over the escalate
+// socket (wrapper mode): peer, the process that asked (escalate.Request's
+// Peer; 0: workdir was read from the process itself, nothing to check),
+// must be a sandboxed process (another mount namespace than ours) whose
+// own working directory is workdir (the same directory). Otherwise the
+// command could have a program escalated in any directory of the host,
+// one its sandbox hides included.
+func peerAt(peer int, workdir string) error {
+	if peer == 0 {
+		return nil
+	}
+	if peer < 0 {
+		return errors.New("the process that asked cannot be told")
+	}
+	proc := "/proc/" + strconv.Itoa(peer)
+	theirs, err := os.Readlink(proc + "/ns/mnt")
+	if err != nil {
+		return fmt.Errorf("the process that asked: %w", err)
+	}
+	if ours, err := os.Readlink("/proc/self/ns/mnt"); err != nil || ours == theirs {
+		return errors.New("the process that asked is not in the sandbox")
+	}
+	var at, wd unix.Stat_t
+	if err := unix.Stat(proc+"/cwd", &at); err != nil {
+		return fmt.Errorf("the process that asked: %w", err)
+	}
+	if err := unix.Stat(workdir, &wd); err != nil || at.Dev != wd.Dev || at.Ino != wd.Ino {
+		return fmt.Errorf("its working directory %s is not that of the process that asked", workdir)
 	}
 	return nil
 }

@@ -318,3 +318,40 @@ cd / && /usr/bin/python3 %[2]s/client.py '%[3]s' true
 		t.Errorf("an escalated git status in a directory the sandbox hides listed it: %q", r.Output)
 	}
 }
+
+// TestRedteamHomeConfigWritable: an escalated program reads its user
+// configuration below the server's HOME (git: ~/.config/git/config,
+// ~/.gitconfig; Python: ~/.local/lib/…/usercustomize.py; cargo:
+// ~/.cargo/config.toml). HOME itself was checked, a writable root below
+// it was not: with HOME/.config writable (a profile may allow a tool's
+// configuration folder), the command planted a global core.fsmonitor,
+// and an allowed `git status` in a repository it cannot write ran it
+// outside the sandbox before the fix.
+func TestRedteamHomeConfigWritable(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	outside := canonicalTemp(t)
+	repo := canonicalTemp(t)
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	home := canonicalTemp(t)
+	cfg := filepath.Join(home, ".config")
+	for _, d := range []string{filepath.Join(home, "rules"), cfg} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, "rules", "test.rules"), []byte(redteamRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startMCPWith(t, []string{"CODEX_HOME=" + home, "HOME=" + home})
+	script := fmt.Sprintf(`mkdir -p %[1]s/git && printf '[core]\n\tfsmonitor = "echo x > %[2]s/fsmonitor; false"\n' > %[1]s/git/config || exit 9
+git status >/dev/null; echo rc=$?
+`, cfg, outside)
+	r := s.call(t, 1, script, repo, workspaceProfile(cfg), repo, 60000)
+	t.Logf("%+v", r)
+	if _, err := os.Stat(filepath.Join(outside, "fsmonitor")); err == nil {
+		t.Errorf("the escalated git ran the configuration planted in the server's ~/.config: %q", r.Output)
+	}
+}

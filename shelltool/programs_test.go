@@ -382,3 +382,27 @@ func TestPeerAt(t *testing.T) {
 		t.Errorf("a process of our mount namespace: %v", err)
 	}
 }
+
+// TestConfineUserConfig: a writable root in a dot-folder of the server's
+// HOME, or in XDG_CONFIG_HOME, is user configuration an escalated program
+// reads; a project below HOME is not.
+func TestConfineUserConfig(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	xdg, _ := filepath.EvalSymlinks(t.TempDir())
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	for _, tc := range []struct {
+		root string
+		ok   bool
+	}{
+		{filepath.Join(home, "code", "proj"), true},
+		{filepath.Join(home, ".cargo"), false},
+		{filepath.Join(home, ".config", "git"), false},
+		{filepath.Join(xdg, "git"), false},
+	} {
+		trust := newCallTrust(&EscalationPolicy{}, &sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: tc.root}}})
+		if err := trust.confine("/"); (err == nil) != tc.ok {
+			t.Errorf("writable %s: %v, want ok %v", tc.root, err, tc.ok)
+		}
+	}
+}

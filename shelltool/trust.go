@@ -252,6 +252,13 @@ func (t *callTrust) confine(workdir string) error {
 			return fmt.Errorf("a sandboxed command could write %s, where it may have planted the program's configuration (--escalate-in-writable-dirs trusts it)", w)
 		}
 	}
+	// User configuration lives in HOME's dot-folders and files
+	// (~/.config, ~/.local, ~/.gitconfig, ~/.cargo, …) and in
+	// XDG_CONFIG_HOME: a writable root there is configuration the
+	// command may have planted.
+	if w := t.pol.userConfigRoot(os.Getenv("HOME"), os.Getenv("XDG_CONFIG_HOME")); w != "" {
+		return fmt.Errorf("a sandboxed command could write %s, where it may have planted the program's user configuration (--escalate-in-writable-dirs trusts it)", w)
+	}
 	// The program, and what it starts, find programs by name in the
 	// server's PATH (a relative entry, in workdir), unjudged.
 	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
@@ -343,6 +350,35 @@ func (p *EscalationPolicy) remember(roots []string) {
 			p.seen = append(p.seen, r)
 		}
 	}
+}
+
+// userConfigRoot returns a writable root, of any call so far, that lies
+// in a dot-folder of home or is a dot-file there, or lies in xdgConfig;
+// "" when none does.
+func (p *EscalationPolicy) userConfigRoot(home, xdgConfig string) string {
+	real := func(d string) string {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return r
+		}
+		return d
+	}
+	if home != "" {
+		home = real(home)
+	}
+	if xdgConfig != "" {
+		xdgConfig = real(xdgConfig)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range p.seen {
+		if home != "" && home != "/" && strings.HasPrefix(w, home+"/") && strings.HasPrefix(w[len(home)+1:], ".") {
+			return w
+		}
+		if xdgConfig != "" && within(w, xdgConfig) {
+			return w
+		}
+	}
+	return ""
 }
 
 // plantable returns the writable root, of any call so far, that holds

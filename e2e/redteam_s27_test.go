@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -353,5 +354,88 @@ git status >/dev/null; echo rc=$?
 	t.Logf("%+v", r)
 	if _, err := os.Stat(filepath.Join(outside, "fsmonitor")); err == nil {
 		t.Errorf("the escalated git ran the configuration planted in the server's ~/.config: %q", r.Output)
+	}
+}
+
+// pagerClient runs `git log` on a terminal it makes (a pty of the
+// sandbox's own devpts) and types a less command into it: `!CMD` runs
+// CMD through a shell. Its argument is CMD.
+const pagerClient = `import os, pty, select, sys, time
+m, s = pty.openpty()
+pid = os.fork()
+if pid == 0:
+    os.dup2(s, 0); os.dup2(s, 1); os.dup2(s, 2)
+    os.execvp("git", ["git", "log"])
+os.close(s)
+def drain(secs):
+    end = time.time() + secs
+    while time.time() < end:
+        r, _, _ = select.select([m], [], [], 0.1)
+        if r:
+            try:
+                os.read(m, 65536)
+            except OSError:
+                return
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return True
+drain(1)
+os.write(m, ("!" + sys.argv[1] + "\n").encode())
+drain(1)
+os.write(m, b"\nq")
+if not drain(3):
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+print("client done")
+`
+
+// TestRedteamEscalatedOnTerminal: an escalated program runs on the
+// command's descriptors 0-2, and when they are a terminal, programs turn
+// interactive: `git log` pipes its output through less, and less runs
+// any `!CMD` typed at it through a shell. The command makes a pty in its
+// sandbox, runs the allowed `git log` on it (in a repository it cannot
+// write) and types `!CMD`: before the fix CMD ran outside the sandbox,
+// in less, in the escalated git. The server runs without a controlling
+// terminal (as a client's stdio server does), so less reads its
+// commands from descriptor 2.
+func TestRedteamEscalatedOnTerminal(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	if _, err := os.Stat("/usr/bin/less"); err != nil {
+		t.Skip("no /usr/bin/less")
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	ws := canonicalTemp(t)
+	outside := canonicalTemp(t)
+	repo := canonicalTemp(t)
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	for i := 0; i < 60; i++ { // more than a screen: less -F does not quit at once
+		c := exec.Command("git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", fmt.Sprintf("commit %d", i))
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git commit: %v %s", err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "pager.py"), []byte(pagerClient), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "rules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "rules", "test.rules"), []byte(`prefix_rule(pattern=["git", "log"], decision="allow")`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", `trap '' PIPE; exec "$0" exec-mcp-server "$@"`, binary)
+	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "CODEX_HOME=" + home}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal
+	s := startMCPCmd(t, cmd)
+	script := fmt.Sprintf("cd %s && TERM=xterm /usr/bin/python3 %s/pager.py 'id > %s/pager'", repo, ws, outside)
+	r := s.call(t, 1, script, ws, workspaceProfile(ws), ws, 30000)
+	t.Logf("%+v", r)
+	if b, err := os.ReadFile(filepath.Join(outside, "pager")); err == nil {
+		t.Errorf("a command typed at the escalated git log's pager ran outside the sandbox: %q", b)
 	}
 }

@@ -374,3 +374,37 @@ func TestRunStdioJustBelowTheProgram(t *testing.T) {
 		t.Skip("no free descriptor below 64")
 	}
 }
+
+// TestRunRefusesTerminal: no escalated program is given a terminal, at
+// any descriptor: on one, programs turn interactive (a pager runs the
+// shell commands typed at it) for whoever holds the other side.
+func TestRunRefusesTerminal(t *testing.T) {
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	dir := t.TempDir()
+	e := NewEscalator(zaptest.NewLogger(t))
+	for _, stdio := range [][]*os.File{{tty}, {nil, tty}, {nil, nil, tty}, {nil, nil, nil, tty}} {
+		code, err := runFile(e, context.Background(), shRequest("/", "touch "+dir+"/ran", nil), stdio)
+		if err == nil || !strings.Contains(err.Error(), "terminal") || code != 0 {
+			t.Errorf("a terminal at %d: %d, %v; want not started", len(stdio)-1, code, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("the program ran on a terminal")
+	}
+}

@@ -439,3 +439,33 @@ func TestRedteamEscalatedOnTerminal(t *testing.T) {
 		t.Errorf("a command typed at the escalated git log's pager ran outside the sandbox: %q", b)
 	}
 }
+
+// TestRedteamEscalatedEditorOnStdin: an escalated program runs on the
+// command's stdin, and an editor it starts reads its keys from there,
+// terminal or not. Under a rule allowing `git commit` (the usual reason
+// to escalate git: the sandbox keeps .git read-only), `git commit`
+// without -m in a repository the command cannot write starts vi on the
+// command's pipe, and a piped `:!CMD` ran CMD outside the sandbox before
+// the fix.
+func TestRedteamEscalatedEditorOnStdin(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	if _, err := exec.LookPath("vi"); err != nil {
+		t.Skip("no vi")
+	}
+	ws := canonicalTemp(t)
+	outside := canonicalTemp(t)
+	repo := canonicalTemp(t)
+	for _, args := range [][]string{{"init", "-q", repo}, {"-C", repo, "config", "user.name", "t"}, {"-C", repo, "config", "user.email", "t@t"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	s := startMCPRules(t, `prefix_rule(pattern=["git", "commit"], decision="allow")`+"\n")
+	script := fmt.Sprintf(`printf ':!id > %s/editor\n:q!\n' | TERM=xterm git commit --allow-empty >/dev/null 2>&1; echo rc=$?`, outside)
+	r := s.call(t, 1, script, repo, workspaceProfile(ws), ws, 30000)
+	t.Logf("%+v", r)
+	if b, err := os.ReadFile(filepath.Join(outside, "editor")); err == nil {
+		t.Errorf("a command piped to the escalated git commit's editor ran outside the sandbox: %q", b)
+	}
+}

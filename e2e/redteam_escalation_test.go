@@ -44,7 +44,8 @@ func needGit(t *testing.T) {
 // escalated (the file lies where the sandbox can write) — with the
 // server's defaults, and with the working directory trusted
 // (--escalate-in-writable-dirs). The real printenv, reached through a
-// symlink named otherwise in the workspace, escalates only with that
+// symlink named otherwise in the workspace (with argv[0] printenv: the
+// symlink's name is no name of the file, §11.1), escalates only with that
 // flag: by default the workspace is no place to escalate from.
 func TestRedteamLookalikeEscalation(t *testing.T) {
 	t.Parallel()
@@ -59,7 +60,7 @@ V=dot ./git status; echo rc=$?
 V=abs $PWD/git status; echo rc=$?
 V=path PATH=.:$PATH git status; echo rc=$?
 V=symlink bin/git status; echo rc=$?
-ln -s /usr/bin/printenv pe; ./pe
+ln -s /usr/bin/printenv pe; (exec -a printenv ./pe)
 `
 		s := startRedteam(t, args...)
 		r := s.call(t, 1, "export EVIL='"+evil+"'\n"+script, ws, workspaceProfile(ws), ws, 60000)

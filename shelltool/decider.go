@@ -156,14 +156,22 @@ func (d *PolicyDecider) qualify(r escalate.Request, j *judgement) (*escalate.Pro
 	if len(r.Argv) == 0 {
 		return nil, errors.New("it has no argv[0]")
 	}
-	if a0 := filepath.Base(r.Argv[0]); a0 != filepath.Base(r.File) && a0 != filepath.Base(j.name) {
-		// Programs such as git and busybox choose what to do by argv[0]:
-		// the rule judged the file's name, so argv[0] must be that name.
-		return nil, fmt.Errorf("its argv[0] %q is not its name", r.Argv[0])
-	}
 	prog, err := d.trust.qualify(r.File, r.Exe, j.name)
 	if err != nil {
 		return nil, err
+	}
+	if err := d.trust.isProgram(prog, j.name); err != nil {
+		prog.Close()
+		return nil, err
+	}
+	// Programs such as git, vim and busybox choose what to do by
+	// argv[0]: it must name the rule's program, the one judged allowed.
+	// Not the name of the path exec'd, which a symlink of the command's
+	// chooses (ws/git-archive -> /usr/bin/git runs git archive), nor
+	// another name the file has (vim is rvim's file, and unrestricted).
+	if a0 := filepath.Base(r.Argv[0]); a0 != filepath.Base(j.name) {
+		prog.Close()
+		return nil, fmt.Errorf("its argv[0] %q is not its name", r.Argv[0])
 	}
 	if j.interp != "" {
 		ip, err := d.trust.qualify(j.interp, j.interpExe, filepath.Base(j.interp))
@@ -174,6 +182,14 @@ func (d *PolicyDecider) qualify(r escalate.Request, j *judgement) (*escalate.Pro
 		ip.Close()
 	}
 	if err := d.trust.confine(r.Workdir); err != nil {
+		prog.Close()
+		return nil, err
+	}
+	if err := d.trust.placeArgv0(r.Workdir, r.Argv[0]); err != nil {
+		prog.Close()
+		return nil, err
+	}
+	if err := peerAt(r.Peer, r.Workdir); err != nil {
 		prog.Close()
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // TestPolicyDecider is the decision table of docs/shell-tool.md §7.4 with a fake policy
 // and a fake user.
 func TestPolicyDecider(t *testing.T) {
-	req := escalate.Request{File: "/usr/bin/env", Argv: []string{"env", "init", "."}, Workdir: "/w"}
+	req := escalate.Request{File: "/usr/bin/env", Argv: []string{"env", "init", "."}, Workdir: "/"}
 	trust := newCallTrust(&EscalationPolicy{Dirs: TrustedPathDirs("/usr/bin:/bin")}, &sandbox.Plan{ReadOnlyRoot: true})
 	run := escalate.Decision{Action: escalate.Run}
 	esc := escalate.Decision{Action: escalate.Escalate}
@@ -67,7 +67,7 @@ func TestPolicyDecider(t *testing.T) {
 			if !reflect.DeepEqual(gotCmd, []string{"env", "init", "."}) {
 				t.Errorf("evaluated %q, want the base name and argv[1:]", gotCmd)
 			}
-			if tc.asked && msg != "Allow agent to run `/usr/bin/env init .` in `/w`?" {
+			if tc.asked && msg != "Allow agent to run `/usr/bin/env init .` in `/`?" {
 				t.Errorf("message %q", msg)
 			}
 			if pauses != resumes {
@@ -85,7 +85,7 @@ func TestPolicyDeciderPreservePaths(t *testing.T) {
 		got = cmd
 		return execpolicy.Allow, true
 	}, trust: newCallTrust(&EscalationPolicy{Dirs: TrustedPathDirs("/usr/bin")}, &sandbox.Plan{ReadOnlyRoot: true})}
-	dec := d.Decide(context.Background(), escalate.Request{File: "/usr/bin/env", Argv: []string{"env", "--flag", "value"}})
+	dec := d.Decide(context.Background(), escalate.Request{File: "/usr/bin/env", Argv: []string{"env", "--flag", "value"}, Workdir: "/"})
 	defer dec.Close()
 	if dec.Action != escalate.Escalate || !reflect.DeepEqual(got, []string{"/usr/bin/env", "--flag", "value"}) {
 		t.Fatalf("%v %q", dec, got)

@@ -210,3 +210,199 @@ func TestConfine(t *testing.T) {
 		t.Errorf("the flag: %v", err)
 	}
 }
+
+// TestDeciderEscalatesOnlyTheRuleProgram: an allow rule escalates its own
+// program's file, not another trusted program reached through a symlink
+// named after it (ws/git -> /usr/bin/find, allowed as `git status`),
+// whether the interceptor opened the file in the command's view (ptrace)
+// or not (the wrapper). The real file still escalates, also through a
+// symlink named otherwise (judged as the program it is) when its argv[0]
+// is a name it has in a trusted directory: the symlink's name is not
+// (ws/git-archive -> /usr/bin/git would run git archive).
+func TestDeciderEscalatesOnlyTheRuleProgram(t *testing.T) {
+	pol, err := loadRules(t, `prefix_rule(pattern=["git", "status"], decision="allow")
+prefix_rule(pattern=["env"], decision="allow")
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	find, err := filepath.EvalSymlinks("/usr/bin/find")
+	if err != nil {
+		t.Skip(err)
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	git, err := filepath.EvalSymlinks("/usr/bin/git")
+	if err != nil {
+		t.Skip(err)
+	}
+	for name, target := range map[string]string{"git": find, "e": "/usr/bin/env", "git-archive": git} {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dirs := TrustedPathDirs("/usr/bin:/bin")
+	d := &PolicyDecider{
+		Evaluate: func(cmd []string) (execpolicy.Decision, bool) {
+			ev := pol.Evaluate(cmd)
+			return ev.Decision, ev.PolicyDriven
+		},
+		Programs: NewPrograms(pol.Programs(), pol.HostExecutables, dirs),
+		trust: newCallTrust(&EscalationPolicy{Dirs: dirs, HostExecutables: pol.HostExecutables},
+			&sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}),
+	}
+	for _, opened := range []bool{false, true} {
+		decide := func(file string, argv ...string) escalate.Decision {
+			r := escalate.Request{File: file, Argv: argv, Workdir: "/"}
+			if opened {
+				r.Exe = openT(t, file)
+			}
+			dec := d.Decide(context.Background(), r)
+			t.Cleanup(dec.Close)
+			return dec
+		}
+		if dec := decide(filepath.Join(ws, "git"), "git", "status", "/", "-exec", "mkdir", "/x", ";"); dec.Action == escalate.Escalate {
+			t.Errorf("opened %v: find named git by a symlink escalates under the rule for git status: %+v", opened, dec)
+		} else if dec.Action != escalate.Run || !strings.Contains(dec.Note, "not git") {
+			t.Errorf("opened %v: %+v, want Run with a note saying it is not git", opened, dec)
+		}
+		if dec := decide(filepath.Join(ws, "e"), "env"); dec.Action != escalate.Escalate {
+			t.Errorf("opened %v: env through a symlink named e: %+v, want Escalate", opened, dec)
+		}
+		// git and the like act by argv[0]: the name of the symlink is no
+		// name the file has in a trusted directory.
+		if dec := decide(filepath.Join(ws, "e"), "e"); dec.Action != escalate.Run || !strings.Contains(dec.Note, "argv[0]") {
+			t.Errorf("opened %v: env through a symlink named e, as e: %+v, want Run with a note on argv[0]", opened, dec)
+		}
+		if dec := decide(filepath.Join(ws, "git-archive"), "git-archive", "status", "--remote=/ws", "--exec=sh"); dec.Action == escalate.Escalate {
+			t.Errorf("opened %v: git as git-archive through a symlink escalates under the rule for git status: %+v", opened, dec)
+		}
+		// Another name of a multi-call file in a trusted directory is
+		// another program: git-upload-pack is not git status.
+		if _, err := os.Stat("/usr/bin/git-upload-pack"); err == nil {
+			if dec := decide("/usr/bin/git-upload-pack", "git-upload-pack", "status"); dec.Action == escalate.Escalate {
+				t.Errorf("opened %v: git-upload-pack escalates under the rule for git status: %+v", opened, dec)
+			}
+		}
+	}
+}
+
+// TestDeciderArgv0Placed: an escalated program keeps its argv[0], where
+// programs such as python3 and gcc look for their own files, so an
+// argv[0] with a slash must not lead into a place a sandboxed command
+// could write (lexically or through a symlink of the host), unless the
+// operator trusts those places.
+func TestDeciderArgv0Placed(t *testing.T) {
+	pol, err := loadRules(t, `prefix_rule(pattern=["env"], decision="allow")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	host, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.Symlink(ws, filepath.Join(host, "link")); err != nil {
+		t.Fatal(err)
+	}
+	dirs := TrustedPathDirs("/usr/bin:/bin")
+	for _, trusting := range []bool{false, true} {
+		d := &PolicyDecider{
+			Evaluate: func(cmd []string) (execpolicy.Decision, bool) {
+				ev := pol.Evaluate(cmd)
+				return ev.Decision, ev.PolicyDriven
+			},
+			trust: newCallTrust(&EscalationPolicy{Dirs: dirs, InWritableDirs: trusting},
+				&sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}),
+		}
+		for _, tc := range []struct {
+			argv0, workdir string
+			ok             bool
+		}{
+			{"env", "/", true},
+			{"/usr/bin/env", "/", true},
+			{"/custom/env", "/", true},
+			{ws + "/v/bin/env", "/", false},
+			{"../../" + ws + "/v/bin/env", "/usr/bin", false},
+			{host + "/link/v/bin/env", "/", false},
+			{host + "/link/../env", "/", false}, // a program may resolve host/link before the ..
+		} {
+			dec := d.Decide(context.Background(), escalate.Request{File: "/usr/bin/env", Argv: []string{tc.argv0}, Workdir: tc.workdir})
+			dec.Close()
+			want := escalate.Run
+			if tc.ok || trusting {
+				want = escalate.Escalate
+			}
+			if dec.Action != want {
+				t.Errorf("trusting %v, argv[0] %s in %s: %+v, want action %d", trusting, tc.argv0, tc.workdir, dec, want)
+			}
+		}
+	}
+}
+
+// TestConfineSymlinkedWorkdir: the working directory an escalation
+// starts in is a path, followed again when the program starts; in wrapper
+// mode it is the command's word, and a symlink in a writable root
+// (ws/link -> /) can be pointed elsewhere between the decision and the
+// start. Only a real path (no symlink in it, existing) is escalated
+// from; a real path outside the writable roots has no component the
+// command can rename.
+func TestConfineSymlinkedWorkdir(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	host, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.Symlink("/", filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ws, filepath.Join(host, "tows")); err != nil {
+		t.Fatal(err)
+	}
+	trust := newCallTrust(&EscalationPolicy{}, &sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}})
+	for _, dir := range []string{filepath.Join(ws, "link"), filepath.Join(host, "tows", "link"), filepath.Join(host, "tows", "missing")} {
+		if err := trust.confine(dir); err == nil {
+			t.Errorf("%s: escalates from a path the command can point elsewhere", dir)
+		}
+	}
+	if err := trust.confine(host); err != nil {
+		t.Errorf("%s: %v", host, err)
+	}
+}
+
+// TestPeerAt: a working directory named over the escalate socket is
+// taken only from a sandboxed process whose own working directory it is;
+// a process of our mount namespace (the server's own, or a host process
+// that took a dead wrapper's pid) and an unknown one are refused.
+func TestPeerAt(t *testing.T) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := peerAt(0, "/nonexistent"); err != nil {
+		t.Errorf("no peer: %v", err)
+	}
+	if err := peerAt(-1, cwd); err == nil {
+		t.Error("an unknown peer is trusted")
+	}
+	if err := peerAt(os.Getpid(), cwd); err == nil || !strings.Contains(err.Error(), "not in the sandbox") {
+		t.Errorf("a process of our mount namespace: %v", err)
+	}
+}
+
+// TestConfineUserConfig: a writable root in a dot-folder of the server's
+// HOME, or in XDG_CONFIG_HOME, is user configuration an escalated program
+// reads; a project below HOME is not.
+func TestConfineUserConfig(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	xdg, _ := filepath.EvalSymlinks(t.TempDir())
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	for _, tc := range []struct {
+		root string
+		ok   bool
+	}{
+		{filepath.Join(home, "code", "proj"), true},
+		{filepath.Join(home, ".cargo"), false},
+		{filepath.Join(home, ".config", "git"), false},
+		{filepath.Join(xdg, "git"), false},
+	} {
+		trust := newCallTrust(&EscalationPolicy{}, &sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: tc.root}}})
+		if err := trust.confine("/"); (err == nil) != tc.ok {
+			t.Errorf("writable %s: %v, want ok %v", tc.root, err, tc.ok)
+		}
+	}
+}

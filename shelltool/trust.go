@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -168,6 +169,11 @@ func (t *callTrust) check(prog *escalate.Program, exe *os.File, name string) err
 	if t.writableAt(path) {
 		return fmt.Errorf("the sandbox can write %s", path)
 	}
+	// An earlier call may have written it: a file planted under
+	// workspace-write is still there when the next call is read-only.
+	if w := t.pol.plantable(path); w != "" {
+		return fmt.Errorf("a sandboxed command could write %s, where it may have planted %s", w, path)
+	}
 	if err := trustedPath(path); err != nil {
 		return err
 	}
@@ -183,6 +189,32 @@ func (t *callTrust) check(prog *escalate.Program, exe *os.File, name string) err
 		return fmt.Errorf("%s is not in a trusted directory of the server's PATH", path)
 	}
 	return nil
+}
+
+// isProgram checks that prog is a file of the rule program name: the
+// file an absolute name is, or the file of that name in a trusted
+// directory of the server's PATH (symlinks followed: python3 ->
+// python3.11 is python3). The name a rule judged comes from the path the
+// command exec'd, which a symlink of its own can give any trusted file
+// (ws/git -> /usr/bin/find); the rule trusts git, not find. A name that
+// host_executable() pins was checked against its paths by check.
+func (t *callTrust) isProgram(prog *escalate.Program, name string) error {
+	if _, ok := t.hostExecs(name); ok {
+		return nil
+	}
+	want := fileID{prog.Dev, prog.Ino}
+	if filepath.IsAbs(name) {
+		if id, err := statID(name); err == nil && id == want {
+			return nil
+		}
+	} else if name != "" && !strings.Contains(name, "/") {
+		for _, d := range t.pol.Dirs {
+			if id, err := statID(filepath.Join(d, name)); err == nil && id == want {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%s is not %s: the rule allows %s", prog.Path, name, name)
 }
 
 func (t *callTrust) hostExecs(name string) ([]string, bool) {
@@ -202,6 +234,13 @@ func (t *callTrust) confine(workdir string) error {
 	if t.pol.InWritableDirs {
 		return nil
 	}
+	// The program starts in workdir by its path, followed again then:
+	// a symlink on it (ws/link -> /, the request's word in wrapper mode)
+	// could lead elsewhere by then. A real path outside every writable
+	// root has no component the command can rename or replace.
+	if real, err := filepath.EvalSymlinks(workdir); err != nil || real != workdir {
+		return fmt.Errorf("its working directory %s is not a real path (a symlink on it could lead elsewhere when it starts)", workdir)
+	}
 	for _, d := range []string{workdir, os.Getenv("HOME"), os.Getenv("XDG_CONFIG_HOME")} {
 		if d == "" {
 			continue
@@ -212,6 +251,91 @@ func (t *callTrust) confine(workdir string) error {
 		if w := t.pol.plantable(d); w != "" {
 			return fmt.Errorf("a sandboxed command could write %s, where it may have planted the program's configuration (--escalate-in-writable-dirs trusts it)", w)
 		}
+	}
+	// User configuration lives in HOME's dot-folders and files
+	// (~/.config, ~/.local, ~/.gitconfig, ~/.cargo, …) and in
+	// XDG_CONFIG_HOME: a writable root there is configuration the
+	// command may have planted.
+	if w := t.pol.userConfigRoot(os.Getenv("HOME"), os.Getenv("XDG_CONFIG_HOME")); w != "" {
+		return fmt.Errorf("a sandboxed command could write %s, where it may have planted the program's user configuration (--escalate-in-writable-dirs trusts it)", w)
+	}
+	// The program, and what it starts, find programs by name in the
+	// server's PATH (a relative entry, in workdir), unjudged.
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		d = absIn(d, workdir)
+		w := t.pol.plantable(d)
+		if real, err := filepath.EvalSymlinks(d); w == "" && err == nil {
+			w = t.pol.plantable(real)
+		}
+		if w != "" {
+			return fmt.Errorf("the server's PATH holds %s, which a sandboxed command could write, where it may have planted the programs this one runs (--escalate-in-writable-dirs trusts it)", d)
+		}
+	}
+	return nil
+}
+
+// placeArgv0 refuses an argv[0] that leads where a sandboxed command
+// could have planted files (docs/shell-tool.md §11.1): an escalated
+// program keeps its argv[0], and some take a path there for their own
+// location and load what lies beside it (python3 reads a pyvenv.cfg next
+// to it and runs the site-packages/*.pth of the prefix it names; gcc
+// runs the cc1 found relative to it). An argv[0] without a slash names
+// no place. Every prefix of the path (relative ones against workdir) is
+// checked as written, cleaned, and with its symlinks resolved, against
+// the writable roots of this call and the earlier ones. The operator's
+// --escalate-in-writable-dirs trusts them.
+func (t *callTrust) placeArgv0(workdir, argv0 string) error {
+	if t.pol.InWritableDirs || !strings.Contains(argv0, "/") {
+		return nil
+	}
+	p := argv0
+	if !filepath.IsAbs(p) {
+		p = workdir + "/" + p
+	}
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		prefix := p[:i]
+		w := t.pol.plantable(filepath.Clean(prefix))
+		if real, err := filepath.EvalSymlinks(prefix); w == "" && err == nil {
+			w = t.pol.plantable(real)
+		}
+		if w != "" {
+			return fmt.Errorf("its argv[0] %s leads into %s, which a sandboxed command could write, and programs such as python3 load files found beside their argv[0] (--escalate-in-writable-dirs trusts it)", argv0, w)
+		}
+	}
+	return nil
+}
+
+// peerAt checks a working directory a process named over the escalate
+// socket (wrapper mode): peer, the process that asked (escalate.Request's
+// Peer; 0: workdir was read from the process itself, nothing to check),
+// must be a sandboxed process (another mount namespace than ours) whose
+// own working directory is workdir (the same directory). Otherwise the
+// command could have a program escalated in any directory of the host,
+// one its sandbox hides included.
+func peerAt(peer int, workdir string) error {
+	if peer == 0 {
+		return nil
+	}
+	if peer < 0 {
+		return errors.New("the process that asked cannot be told")
+	}
+	proc := "/proc/" + strconv.Itoa(peer)
+	theirs, err := os.Readlink(proc + "/ns/mnt")
+	if err != nil {
+		return fmt.Errorf("the process that asked: %w", err)
+	}
+	if ours, err := os.Readlink("/proc/self/ns/mnt"); err != nil || ours == theirs {
+		return errors.New("the process that asked is not in the sandbox")
+	}
+	var at, wd unix.Stat_t
+	if err := unix.Stat(proc+"/cwd", &at); err != nil {
+		return fmt.Errorf("the process that asked: %w", err)
+	}
+	if err := unix.Stat(workdir, &wd); err != nil || at.Dev != wd.Dev || at.Ino != wd.Ino {
+		return fmt.Errorf("its working directory %s is not that of the process that asked", workdir)
 	}
 	return nil
 }
@@ -226,6 +350,35 @@ func (p *EscalationPolicy) remember(roots []string) {
 			p.seen = append(p.seen, r)
 		}
 	}
+}
+
+// userConfigRoot returns a writable root, of any call so far, that lies
+// in a dot-folder of home or is a dot-file there, or lies in xdgConfig;
+// "" when none does.
+func (p *EscalationPolicy) userConfigRoot(home, xdgConfig string) string {
+	real := func(d string) string {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return r
+		}
+		return d
+	}
+	if home != "" {
+		home = real(home)
+	}
+	if xdgConfig != "" {
+		xdgConfig = real(xdgConfig)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range p.seen {
+		if home != "" && home != "/" && strings.HasPrefix(w, home+"/") && strings.HasPrefix(w[len(home)+1:], ".") {
+			return w
+		}
+		if xdgConfig != "" && within(w, xdgConfig) {
+			return w
+		}
+	}
+	return ""
 }
 
 // plantable returns the writable root, of any call so far, that holds

@@ -30,13 +30,20 @@ func passedVar(k, v string) bool {
 	return slices.Contains(passedVars, k)
 }
 
+// noEditor names the editor of an escalated program, in every variable
+// programs take one from: "false", which edits nothing and fails. An
+// editor reads its keys from the program's stdin, the command's, terminal
+// or not, and runs shell commands typed at it (vi's :!CMD): through an MCP
+// call nobody but the command could type (docs/shell-tool.md §11.2).
+var noEditor = []string{"EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "SUDO_EDITOR", "SYSTEMD_EDITOR", "KUBE_EDITOR", "HGEDITOR"}
+
 // escalatedEnv is the environment for an escalated program started in
 // workdir for a request with env reqEnv, over base (the server's).
 func escalatedEnv(base []string, workdir string, reqEnv map[string]string) []string {
-	out := make([]string, 0, len(base)+8)
+	out := make([]string, 0, len(base)+8+len(noEditor))
 	for _, kv := range base {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "PWD" {
+		if !ok || k == "PWD" || slices.Contains(noEditor, k) {
 			continue
 		}
 		if rv, set := reqEnv[k]; set && passedVar(k, rv) {
@@ -53,6 +60,9 @@ func escalatedEnv(base []string, workdir string, reqEnv map[string]string) []str
 	slices.Sort(keys)
 	for _, k := range keys {
 		out = append(out, k+"="+reqEnv[k])
+	}
+	for _, k := range noEditor {
+		out = append(out, k+"=false")
 	}
 	return append(out, "PWD="+workdir)
 }

@@ -119,6 +119,9 @@ func (e *Escalator) run(ctx context.Context, r Request, prog *Program, fds []int
 	if prog == nil {
 		return 0, errNoProgram
 	}
+	if err := noTerminal(fds); err != nil {
+		return 0, err
+	}
 	files, closeNull, err := withDevNull(fds)
 	if err != nil {
 		return 0, err
@@ -316,6 +319,23 @@ func (e *Escalator) KillAll() {
 	for _, d := range wait {
 		<-d
 	}
+}
+
+// noTerminal refuses descriptors that are terminals (docs/shell-tool.md
+// §11.2): on a terminal, programs turn interactive, and the command that
+// holds the other side drives them — the pager of an allowed `git log`
+// runs any `!CMD` typed at it, outside the sandbox. A shell call has no
+// terminal of its own; one here was made by the command.
+func noTerminal(fds []int) error {
+	for i, fd := range fds {
+		if fd < 0 {
+			continue
+		}
+		if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+			return fmt.Errorf("not started: its descriptor %d is a terminal, which the command could drive it through (an escalated program never gets one)", i)
+		}
+	}
+	return nil
 }
 
 // withDevNull returns fds as the child's descriptor table, with /dev/null

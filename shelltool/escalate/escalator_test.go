@@ -62,7 +62,7 @@ func TestRunRequestExactly(t *testing.T) {
 	e := NewEscalator(zaptest.NewLogger(t))
 	dir := t.TempDir()
 	// argv[0] kept, cwd = Workdir, env the server's plus the request's
-	// harmless variables (docs/shell-tool.md §11.2), SIGPIPE not ignored,
+	// harmless variables and no editor (docs/shell-tool.md §11.2), SIGPIPE not ignored,
 	// only fds 0-2 open.
 	e.env = []string{"PATH=/usr/bin:/bin", "HOME=/srv", "PWD=/elsewhere", "LANG=en_US.UTF-8"}
 	r := Request{File: "/bin/sh", Argv: []string{"custom-argv0", "-c",
@@ -80,7 +80,8 @@ func TestRunRequestExactly(t *testing.T) {
 		t.Errorf("argv0 %q cwd %q; want custom-argv0 %q", parts[0], parts[1], dir)
 	}
 	env := strings.Join(parts[2:len(parts)-2], "|")
-	if want := "HOME=/srv|LANG=C.UTF-8|LC_ALL=C|PATH=/usr/bin:/bin|PWD=" + dir + "|TERM=xterm"; env != want {
+	if want := "EDITOR=false|GIT_EDITOR=false|GIT_SEQUENCE_EDITOR=false|HGEDITOR=false|HOME=/srv|KUBE_EDITOR=false|" +
+		"LANG=C.UTF-8|LC_ALL=C|PATH=/usr/bin:/bin|PWD=" + dir + "|SUDO_EDITOR=false|SYSTEMD_EDITOR=false|TERM=xterm|VISUAL=false"; env != want {
 		t.Errorf("env %q, want %q", env, want)
 	}
 	ign, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(parts[len(parts)-2], "SigIgn:")), 16, 64)
@@ -372,5 +373,63 @@ func TestRunStdioJustBelowTheProgram(t *testing.T) {
 	}
 	if ran == 0 {
 		t.Skip("no free descriptor below 64")
+	}
+}
+
+// TestRunRefusesTerminal: no escalated program is given a terminal, at
+// any descriptor: on one, programs turn interactive (a pager runs the
+// shell commands typed at it) for whoever holds the other side.
+func TestRunRefusesTerminal(t *testing.T) {
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	dir := t.TempDir()
+	e := NewEscalator(zaptest.NewLogger(t))
+	for _, stdio := range [][]*os.File{{tty}, {nil, tty}, {nil, nil, tty}, {nil, nil, nil, tty}} {
+		code, err := runFile(e, context.Background(), shRequest("/", "touch "+dir+"/ran", nil), stdio)
+		if err == nil || !strings.Contains(err.Error(), "terminal") || code != 0 {
+			t.Errorf("a terminal at %d: %d, %v; want not started", len(stdio)-1, code, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("the program ran on a terminal")
+	}
+}
+
+// TestEscalatedEnvNoEditor: an escalated program's editor variables all
+// name "false", whatever the server's or the request's: an editor would
+// read its keys from the command's stdin.
+func TestEscalatedEnvNoEditor(t *testing.T) {
+	env := escalatedEnv([]string{"PATH=/usr/bin", "EDITOR=vim", "GIT_EDITOR=nano"}, "/w",
+		map[string]string{"VISUAL": "vi", "TERM": "xterm"})
+	got := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := got[k]; dup {
+			t.Errorf("%s twice in %q", k, env)
+		}
+		got[k] = v
+	}
+	for _, k := range noEditor {
+		if got[k] != "false" {
+			t.Errorf("%s=%q, want false", k, got[k])
+		}
+	}
+	if got["PATH"] != "/usr/bin" || got["TERM"] != "xterm" || got["PWD"] != "/w" {
+		t.Errorf("%q", env)
 	}
 }

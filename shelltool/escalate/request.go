@@ -26,6 +26,12 @@ type Request struct {
 	// view. It belongs to the interceptor and is valid until Decide
 	// returns.
 	Exe *os.File
+	// Peer, when not 0, is the pid of the process that asked over the
+	// escalate socket (the creator of the session's socket, SO_PEERCRED;
+	// -1 when it cannot be told): Workdir is its word, and must be where
+	// that process is. 0: Workdir was read from the process itself
+	// (ptrace).
+	Peer int
 	// Open, when not nil, opens a path (absolute, or relative to
 	// Workdir) as the kernel would for the exec'ing process, following
 	// symlinks, O_PATH: for a script's interpreter and the program a

@@ -107,6 +107,10 @@ func serverConn(sock *os.File) (*os.File, pollConn, error) {
 // serveSession runs the session handler of docs/shell-tool.md §6.3 on the stream socket
 // fd, which it owns and closes.
 func serveSession(ctx context.Context, fd int, d Decider, esc *Escalator, log *zap.Logger) error {
+	peer := -1
+	if cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil && cred.Pid > 0 {
+		peer = int(cred.Pid)
+	}
 	f, c, err := newPollFile(fd, "escalate-session")
 	if err != nil {
 		return err
@@ -120,6 +124,7 @@ func serveSession(ctx context.Context, fd int, d Decider, esc *Escalator, log *z
 		return fmt.Errorf("receiving EscalateRequest: %w", err)
 	}
 	r, err := w.request()
+	r.Peer = peer
 	var dec Decision
 	if err != nil {
 		reason := "invalid exec request: " + err.Error()

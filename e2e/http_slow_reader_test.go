@@ -2,15 +2,11 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // TestHTTPBodiesBoundedForSlowReader sends 64 http/request calls
@@ -26,28 +22,9 @@ func TestHTTPBodiesBoundedForSlowReader(t *testing.T) {
 	body := make([]byte, 1<<20)
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(body) }))
 	defer web.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	s := startServer(t, "--debug-pprof", addr, "--log-level", "info", "--shutdown-grace", "0")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, s.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.CloseNow()
-	ws.SetReadLimit(-1)
-	send := func(v any) {
-		t.Helper()
-		b, _ := json.Marshal(v)
-		if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addr, ws, send := slowReaderConn(t, ctx)
 	send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"clientName": "e2e"}})
 	if _, _, err := ws.Read(ctx); err != nil {
 		t.Fatal(err)

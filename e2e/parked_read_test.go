@@ -22,28 +22,9 @@ import (
 // server hold N times what a command printed with N small requests.
 func TestParkedReadsHoldNoOutputForSlowReader(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	s := startServer(t, "--debug-pprof", addr, "--log-level", "info", "--shutdown-grace", "0")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, s.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.CloseNow()
-	ws.SetReadLimit(-1)
-	send := func(v any) {
-		t.Helper()
-		b, _ := json.Marshal(v)
-		if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addr, ws, send := slowReaderConn(t, ctx)
 	answer := func(id int) {
 		t.Helper()
 		for {
@@ -95,4 +76,33 @@ func TestParkedReadsHoldNoOutputForSlowReader(t *testing.T) {
 		t.Fatalf("the server's heap grew by %d MB for %d parked reads woken by 1 MiB of output that the client does not read (%d KB per read); want under %d MB", grown>>20, reads, grown/reads>>10, limit>>20)
 	}
 	t.Logf("heap grew by %d KB", grown>>10)
+}
+
+// slowReaderConn starts a server with pprof on a free loopback port and
+// opens a raw WebSocket to it that reads nothing unless told: what the
+// tests of a client that does not read need. It returns the pprof address
+// (heapAlloc), the connection, and send, which writes one JSON message.
+func slowReaderConn(t *testing.T, ctx context.Context) (addr string, ws *websocket.Conn, send func(v any)) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	ln.Close()
+	s := startServer(t, "--debug-pprof", addr, "--log-level", "info", "--shutdown-grace", "0")
+	ws, _, err = websocket.Dial(ctx, s.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	ws.SetReadLimit(-1)
+	send = func(v any) {
+		t.Helper()
+		b, _ := json.Marshal(v)
+		if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return addr, ws, send
 }

@@ -248,27 +248,7 @@ func killDescendantsFirst(t *testing.T, pid int) {
 // walk that took the vanished Y for the top of a clean ancestry allowed it.
 func TestPeerLineageAncestorVanishes(t *testing.T) {
 	tk := subreaperTreeKiller(t)
-	ln := listen(t)
-	// S (sandboxed) → Y (setsid) → X (holds the socket).
-	s := startHolder(t, ln, `setsid /bin/bash --norc -c '/bin/bash --norc -c "`+holdScript+`" & wait' & wait`, &syscall.SysProcAttr{Setpgid: true})
-	tk.trackSandboxed(s.cmd.Process.Pid)
-	ys := childPids(s.cmd.Process.Pid)
-	if len(ys) != 1 {
-		t.Fatalf("S has children %v, want one", ys)
-	}
-	y := ys[0]
-	xs := childPids(y)
-	if len(xs) != 1 {
-		t.Fatalf("Y has children %v, want one", xs)
-	}
-	x := xs[0]
-	t.Cleanup(func() { // X leaves S's group when Y dies: kill it by pid
-		_ = unix.Kill(x, unix.SIGKILL)
-		for i := 0; i < 500 && unix.Kill(x, 0) == nil; i++ {
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-	killDescendantsFirst(t, s.cmd.Process.Pid)
+	s, y, _ := sandboxedGrandchild(t, tk, true)
 
 	var once sync.Once
 	vanished := false
@@ -311,21 +291,8 @@ func TestPeerLineageAncestorVanishes(t *testing.T) {
 // beside this one would feel.
 func TestPeerLineageAncestorPidReused(t *testing.T) {
 	tk := subreaperTreeKiller(t)
-	ln := listen(t)
-	// S (sandboxed) → Y → X (holds the socket).
-	s := startHolder(t, ln, `/bin/bash --norc -c '/bin/bash --norc -c "`+holdScript+`" & wait' & wait`, &syscall.SysProcAttr{Setpgid: true})
-	tk.trackSandboxed(s.cmd.Process.Pid)
-	killDescendantsFirst(t, s.cmd.Process.Pid)
-	ys := childPids(s.cmd.Process.Pid)
-	if len(ys) != 1 {
-		t.Fatalf("S has children %v, want one", ys)
-	}
-	y := ys[0]
-	xs := childPids(y)
-	if len(xs) != 1 {
-		t.Fatalf("Y has children %v, want one", xs)
-	}
-	x, err := readStat(xs[0])
+	s, y, xPid := sandboxedGrandchild(t, tk, false)
+	x, err := readStat(xPid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,4 +384,35 @@ func TestPeerLineageHiddenAncestor(t *testing.T) {
 	if reads != 1 {
 		t.Errorf("the client's stat was read %d times, want 1 (one walk: not a vanished ancestor)", reads)
 	}
+}
+
+// sandboxedGrandchild starts S, tracked as sandboxed by tk, whose child Y
+// (in a session of its own with setsid) forks X, which connects to a new
+// listener; it returns S's holder and the pids of Y and X. X is killed by
+// pid at the end (it leaves S's group if Y dies), and the others deepest
+// first.
+func sandboxedGrandchild(t *testing.T, tk *TreeKiller, setsid bool) (s *holder, y, x int) {
+	t.Helper()
+	script := `/bin/bash --norc -c '/bin/bash --norc -c "` + holdScript + `" & wait' & wait`
+	if setsid {
+		script = "setsid " + script
+	}
+	s = startHolder(t, listen(t), script, &syscall.SysProcAttr{Setpgid: true})
+	tk.trackSandboxed(s.cmd.Process.Pid)
+	ys := childPids(s.cmd.Process.Pid)
+	if len(ys) != 1 {
+		t.Fatalf("S has children %v, want one", ys)
+	}
+	xs := childPids(ys[0])
+	if len(xs) != 1 {
+		t.Fatalf("Y has children %v, want one", xs)
+	}
+	t.Cleanup(func() {
+		_ = unix.Kill(xs[0], unix.SIGKILL)
+		for i := 0; i < 500 && unix.Kill(xs[0], 0) == nil; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	killDescendantsFirst(t, s.cmd.Process.Pid)
+	return s, ys[0], xs[0]
 }

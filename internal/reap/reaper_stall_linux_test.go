@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,17 +24,7 @@ func TestStartChildrenStuckForkStallsOthers(t *testing.T) {
 	r := StartChildren(nil, time.Millisecond)
 	defer r.Close()
 	time.Sleep(20 * time.Millisecond) // the first pass is over
-	release := make(chan struct{})
-	stuck := make(chan struct{})
-	go func() {
-		_, _ = Fork(func() (int, error) {
-			close(stuck)
-			<-release // an exec that hangs
-			return 0, nil
-		})
-	}()
-	<-stuck
-	defer close(release)
+	stuckFork(t)
 	kickAll() // any command's end (an owner's Done)
 	time.Sleep(50 * time.Millisecond)
 	other := make(chan struct{})
@@ -54,28 +45,9 @@ func TestStartChildrenStuckForkStallsOthers(t *testing.T) {
 // in flight that has exited before its registration: its owner gets the
 // exit status.
 func TestPassWhileForking(t *testing.T) {
-	stray := exec.Command("/bin/true") // not owned
-	if err := stray.Start(); err != nil {
-		t.Fatal(err)
-	}
-	strayPid := stray.Process.Pid
-	_ = stray.Process.Release()
-	waitZombie(t, strayPid)
+	strayPid := unownedZombie(t)
 	time.Sleep(30 * time.Millisecond) // the stuck fork begins ticks later
-
-	release := make(chan struct{})
-	stuck := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = Fork(func() (int, error) {
-			close(stuck)
-			<-release // an exec that hangs
-			return 0, nil
-		})
-	}()
-	defer func() { close(release); <-done }()
-	<-stuck
+	stuckFork(t)
 	r := StartChildren(nil, time.Millisecond) // it cannot have the fork lock now
 	defer r.Close()
 
@@ -148,13 +120,7 @@ func TestPassOlderCost(t *testing.T) {
 		}
 		live = append(live, c)
 	}
-	stray := exec.Command("/bin/true") // not owned
-	if err := stray.Start(); err != nil {
-		t.Fatal(err)
-	}
-	strayPid := stray.Process.Pid
-	_ = stray.Process.Release()
-	waitZombie(t, strayPid)
+	unownedZombie(t)
 	time.Sleep(20 * time.Millisecond) // born a clock tick before the horizon
 
 	r := &Reaper{log: zap.NewNop()} // an init server's: no unownedFirst
@@ -175,35 +141,11 @@ func TestPassOlderCost(t *testing.T) {
 // pass that reaps it; meanwhile the reaper does not poll (a hung exec
 // holds the horizon for as long as it hangs).
 func TestYoungZombieWaitsForForkEnd(t *testing.T) {
-	release := make(chan struct{})
-	stuck := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = Fork(func() (int, error) {
-			close(stuck)
-			<-release
-			return 0, nil
-		})
-	}()
-	<-stuck
-	released := false
-	defer func() {
-		if !released {
-			close(release)
-		}
-		<-done
-	}()
+	release := stuckFork(t)
 	time.Sleep(30 * time.Millisecond) // the stray is born ticks later
 	r := StartChildren(nil, time.Millisecond)
 	defer r.Close()
-	stray := exec.Command("/bin/true") // not owned
-	if err := stray.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := stray.Process.Pid
-	_ = stray.Process.Release()
-	waitZombie(t, pid)
+	unownedZombie(t)
 	kickAll()
 	time.Sleep(300 * time.Millisecond)
 	if n := r.older.Load(); n > 5 {
@@ -212,11 +154,46 @@ func TestYoungZombieWaitsForForkEnd(t *testing.T) {
 	if r.Reaped() != 0 {
 		t.Fatalf("reaped %d while the fork it may come from was in flight", r.Reaped())
 	}
-	close(release)
-	released = true
+	release()
 	for deadline := time.Now().Add(2 * time.Second); r.Reaped() != 1; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the zombie born after the stuck fork began was not reaped within 2 s of its end")
 		}
 	}
+}
+
+// stuckFork starts a fork that stays in flight, as one whose exec hangs,
+// until release (or the end of the test) and returns once it is.
+func stuckFork(t *testing.T) (release func()) {
+	t.Helper()
+	hang := make(chan struct{})
+	stuck := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = Fork(func() (int, error) {
+			close(stuck)
+			<-hang
+			return 0, nil
+		})
+	}()
+	<-stuck
+	var once sync.Once
+	release = func() { once.Do(func() { close(hang); <-done }) }
+	t.Cleanup(release)
+	return release
+}
+
+// unownedZombie starts a child nobody owns and returns its pid once it is
+// a zombie.
+func unownedZombie(t *testing.T) int {
+	t.Helper()
+	stray := exec.Command("/bin/true")
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := stray.Process.Pid
+	_ = stray.Process.Release()
+	waitZombie(t, pid)
+	return pid
 }

@@ -1,7 +1,9 @@
 package metrics
 
 import (
+	"bufio"
 	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -143,5 +145,40 @@ func TestServeWrapped(t *testing.T) {
 	get(t, "http://"+s.Addr().String()+"/", http.StatusNotFound)
 	if n := seen.Load(); n != 2 {
 		t.Errorf("the wrapper saw %d requests, want 2", n)
+	}
+}
+
+// A kept-alive connection that sends nothing more is closed after the
+// idle timeout; one that was just answered is not closed at once.
+func TestServeClosesIdleConnections(t *testing.T) {
+	defer func(d time.Duration) { idleTimeout = d }(idleTimeout)
+	idleTimeout = 200 * time.Millisecond
+	srv, err := New().Listen("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	start := time.Now()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("the idle connection: %v, want EOF (closed by the server)", err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("closed after %v, before the idle timeout", d)
 	}
 }

@@ -32,13 +32,18 @@ func (m *Metrics) Listen(addr string, wrap func(http.Handler) http.Handler) (*Se
 	if wrap != nil {
 		h = wrap(mux)
 	}
-	s := &Server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
+	s := &Server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		_ = s.srv.Serve(ln)
 	}()
 	return s, nil
 }
+
+// idleTimeout closes a kept-alive connection that sends no request for
+// that long: without it, anyone who may connect could hold connections
+// open for good (a scraper reconnects at its next scrape).
+var idleTimeout = 30 * time.Second
 
 // Addr returns the bound address.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }

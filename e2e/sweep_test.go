@@ -84,11 +84,10 @@ func TestSweepSparesForeignLiveServer(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	})
-	gone := exec.Command("/bin/true")
-	if err := gone.Run(); err != nil {
-		t.Fatal(err)
-	}
-	name := "codex-exec-" + strconv.Itoa(gone.Process.Pid)
+	// A dead server's pid that no later fork can bring back (above the
+	// kernel's largest pid_max): the pid of an exited child can come back
+	// while a test of another package sets the host's ns_last_pid.
+	name := "codex-exec-" + strconv.Itoa(1<<22+1)
 	foreign := fakeServerDir(t, base, name+"-7")
 	dead := fakeServerDir(t, base, name+"-8")
 	lock, err := unix.Open(filepath.Join(base, name+"-7"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

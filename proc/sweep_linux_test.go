@@ -66,6 +66,12 @@ func sweepBase(t *testing.T, prefix string) string {
 	return base
 }
 
+// neverPid is a pid no process ever has (above the kernel's largest
+// pid_max, 2^22): the pid of a dead server that no later fork can bring
+// back, as the pid of an exited child can while other tests set the
+// host's ns_last_pid.
+const neverPid = 1<<22 + 1
+
 // exitedWithin reports whether cmd exits within d (and reaps it).
 func exitedWithin(cmd *exec.Cmd, d time.Duration) bool {
 	done := make(chan struct{})
@@ -89,12 +95,7 @@ func TestSweepSparesLockedDirectory(t *testing.T) {
 	}
 	base := sweepBase(t, "codex-sweep-test-")
 
-	// A pid that is dead in our namespace.
-	gone := exec.Command("/bin/true")
-	if err := gone.Run(); err != nil {
-		t.Fatal(err)
-	}
-	deadPid := strconv.Itoa(gone.Process.Pid)
+	deadPid := strconv.Itoa(neverPid)
 
 	dead := staleServerDir(t, base, "codex-exec-"+deadPid)
 	foreign := staleServerDir(t, base, "codex-exec-"+deadPid+"-1")
@@ -136,11 +137,7 @@ func TestSweepSparesLockedDirectory(t *testing.T) {
 // long as one retries, and every server start waited 200 ms per such leaf.
 func TestSweepRemovesNestedCgroups(t *testing.T) {
 	base := sweepBase(t, "codex-sweep-nested-")
-	gone := exec.Command("/bin/true")
-	if err := gone.Run(); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(base, "codex-exec-"+strconv.Itoa(gone.Process.Pid))
+	dir := filepath.Join(base, "codex-exec-"+strconv.Itoa(neverPid))
 	if err := os.MkdirAll(filepath.Join(dir, "2", "sub", "deeper"), 0o755); err != nil {
 		t.Fatal(err)
 	}

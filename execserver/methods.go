@@ -196,7 +196,18 @@ func read(_ context.Context, h *connHandler, req *rpc.Request, p *wire.ReadParam
 	}
 	wait := time.Duration(min(*p.WaitMs, uint64(24*time.Hour/time.Millisecond))) * time.Millisecond
 	h.c.Go(func(ctx context.Context) {
-		defer h.parkedReads.Add(-1)
+		// It stops counting once it holds the right to write, before its
+		// answer can reach the client: a client at the bound that got an
+		// answer may park another read at once. At most one answer is
+		// written at a time, so the goroutines stay bounded.
+		counted := true
+		uncount := func() {
+			if counted {
+				counted = false
+				h.parkedReads.Add(-1)
+			}
+		}
+		defer uncount()
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		for {
@@ -213,6 +224,7 @@ func read(_ context.Context, h *connHandler, req *rpc.Request, p *wire.ReadParam
 			// write it: reads woken together by output that a client
 			// does not read hold no copy of it while they wait.
 			_ = h.c.RespondWhenWritable(req.ID, func() (any, error) {
+				uncount()
 				res, _, _ := e.log.read(after, maxBytes)
 				return readResult2Wire(res, p.IncludeTruncation), nil
 			})

@@ -2,9 +2,13 @@ package execserver
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,9 +29,20 @@ type rawClient struct {
 
 func (s *testServer) dialRaw(t *testing.T) *rawClient {
 	t.Helper()
+	return s.dialRawWith(t, nil)
+}
+
+// dialRawWith is dialRaw with the server's writes to the pipe going
+// through wrap(its end), when wrap is not nil.
+func (s *testServer) dialRawWith(t *testing.T, wrap func(net.Conn) io.Writer) *rawClient {
+	t.Helper()
 	a, z := net.Pipe()
 	rc := &rawClient{t: t, z: z, r: bufio.NewReader(z), seen: map[string]rawAnswer{}}
-	rc.srv = rpc.NewConn(rpc.NewStdioFramer(a, a, a, "server", 1<<20), rpc.Options{Bind: s.bind.Bind})
+	var w io.Writer = a
+	if wrap != nil {
+		w = wrap(a)
+	}
+	rc.srv = rpc.NewConn(rpc.NewStdioFramer(a, w, a, "server", 1<<20), rpc.Options{Bind: s.bind.Bind})
 	t.Cleanup(func() {
 		_ = z.Close()
 		rc.srv.Wait()
@@ -127,5 +142,105 @@ func TestParkedReadsBounded(t *testing.T) {
 	a = rc.answer("again")
 	if a.Error != nil || json.Unmarshal(a.Result, &res) != nil || !res.Exited {
 		t.Fatalf("read of q after the parked reads were answered: %s %v, want a result with q exited", a.Result, a.Error)
+	}
+}
+
+// stallAfterWrite passes the server's writes on and, after the one that
+// carries match, holds the writer until release is closed (at most 10 s):
+// the answer has reached the client, and its writer is not yet done with
+// it, as when the scheduler runs the client first.
+type stallAfterWrite struct {
+	io.Writer
+	match   []byte
+	stalled chan struct{}
+	release chan struct{}
+}
+
+func (s *stallAfterWrite) Write(b []byte) (int, error) {
+	n, err := s.Writer.Write(b)
+	if bytes.Contains(b, s.match) {
+		close(s.stalled)
+		select {
+		case <-s.release:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	return n, err
+}
+
+// TestParkedReadUncountedOnceAnswered: a parked read stops counting among
+// the MaxParkedReads before its answer reaches the client, so a client at
+// the bound that got an answer may park another read at once. The count
+// used to be released only after the write returned: a read sent on the
+// answer could be refused (-32603 ... reads waiting) when the answering
+// goroutine had not run on yet.
+func TestParkedReadUncountedOnceAnswered(t *testing.T) {
+	s := newTestServer(t, SessionConfig{})
+	dir := t.TempDir()
+	trigger, mark := filepath.Join(dir, "go"), filepath.Join(dir, "mark")
+	stall := &stallAfterWrite{match: []byte(`"id":"rp"`), stalled: make(chan struct{}), release: make(chan struct{})}
+	rc := s.dialRawWith(t, func(c net.Conn) io.Writer { stall.Writer = c; return stall })
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(stall.release)
+		}
+	}
+	t.Cleanup(release) // before the connection's cleanup waits for its writer
+	starts := map[string]string{
+		"p": fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done", trigger),
+		"q": "exec sleep 60",
+	}
+	for _, id := range []string{"p", "q"} {
+		b, _ := json.Marshal(map[string]any{"id": "start-" + id, "method": "process/start", "params": startParams(id, starts[id])})
+		rc.send(string(b))
+		if a := rc.answer("start-" + id); a.Error != nil {
+			t.Fatalf("process/start %s: %v", id, a.Error)
+		}
+	}
+	read := func(id, pid string) string {
+		return fmt.Sprintf(`{"id":%q,"method":"process/read","params":{"processId":%q,"afterSeq":0,"waitMs":60000}}`, id, pid)
+	}
+	// MaxParkedReads wait: one on p, the others on q.
+	var b strings.Builder
+	b.WriteString(read("rp", "p") + "\n")
+	for i := range MaxParkedReads - 1 {
+		b.WriteString(read(fmt.Sprint("q", i), "q") + "\n")
+	}
+	b.WriteString(`{"id":"sync","method":"process/read","params":{"processId":"q"}}`)
+	rc.send(b.String())
+	rc.answer("sync")
+	// p exits: its read is answered, and its writer lingers after the
+	// write. The client, which has the answer, parks another read.
+	if err := os.WriteFile(trigger, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a := rc.answer("rp"); a.Error != nil {
+		t.Fatalf("read of p: %v", a.Error)
+	}
+	select {
+	case <-stall.stalled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer to rp was not written")
+	}
+	rc.send(read("again", "q"))
+	// A start behind it shows that it was handled (requests run in
+	// order; a refusal would wait for the writer and hold up the start).
+	st, _ := json.Marshal(map[string]any{"id": "start-r", "method": "process/start", "params": startParams("r", "exec touch "+mark)})
+	rc.send(string(st))
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(mark); err == nil {
+			break
+		}
+	}
+	release()
+	rc.send(`{"id":"kill-q","method":"process/terminate","params":{"processId":"q"}}`)
+	var res struct {
+		Exited bool `json:"exited"`
+	}
+	a := rc.answer("again")
+	if a.Error != nil || json.Unmarshal(a.Result, &res) != nil || !res.Exited {
+		t.Fatalf("a read sent once the client had an answer at the bound: %s %v, want it to wait and see q exited", a.Result, a.Error)
 	}
 }

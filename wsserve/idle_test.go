@@ -63,7 +63,8 @@ func closedWithin(t *testing.T, addr, req string, want int, d time.Duration) boo
 }
 
 // TestRefusedRequestsCloseTheConnection: a request the listener refuses (a
-// wrong token, an Origin, no upgrade, an unknown path) ends its
+// wrong token, an Origin, no upgrade, an unknown path, an upgrade the
+// WebSocket library refuses) ends its
 // connection with the answer. Kept open, every refused client could hold a
 // connection (a goroutine and ~25 KB) for as long as it liked without a
 // token, beside --max-connections: 2,000 such connections were all still
@@ -81,6 +82,9 @@ func TestRefusedRequestsCloseTheConnection(t *testing.T) {
 		{"origin", "GET /readyz HTTP/1.1\r\nHost: x\r\nOrigin: http://evil.example\r\n\r\n", http.StatusForbidden},
 		{"no upgrade", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", http.StatusBadRequest},
 		{"unknown path", "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", http.StatusNotFound},
+		// Refused by the WebSocket library, past the token.
+		{"no key", "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret-token\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n", http.StatusBadRequest},
+		{"no upgrade header", "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret-token\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", http.StatusUpgradeRequired},
 	} {
 		if !closedWithin(t, addr, c.req, c.status, 2*time.Second) {
 			t.Errorf("%s: the connection stayed open after the %d answer", c.name, c.status)

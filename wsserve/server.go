@@ -328,6 +328,16 @@ type hijackRecorder struct {
 	conn net.Conn
 }
 
+// WriteHeader ends the connection after any answer but the upgrade: an
+// upgrade the library refuses (400, 426) holds no connection, as the
+// listener's own refusals (plainError) hold none.
+func (h *hijackRecorder) WriteHeader(code int) {
+	if code != http.StatusSwitchingProtocols {
+		h.ResponseWriter.Header().Set("Connection", "close")
+	}
+	h.ResponseWriter.WriteHeader(code)
+}
+
 func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	hj, ok := h.ResponseWriter.(http.Hijacker)
 	if !ok {

@@ -406,3 +406,50 @@ func TestConfineUserConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestConfineUserConfigSymlinked: user configuration that a symlink in
+// HOME (or in XDG_CONFIG_HOME) leads into a writable root is as
+// plantable as a writable root in a dot-folder: a dotfiles repository
+// (stow and the like link ~/.gitconfig, ~/.config/git, … into it) opened
+// as the workspace let the command write the global git configuration
+// an escalated git reads. Symlinks elsewhere in HOME do not count.
+func TestConfineUserConfigSymlinked(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	xdg, _ := filepath.EvalSymlinks(t.TempDir())
+	dots, _ := filepath.EvalSymlinks(t.TempDir()) // the dotfiles repository
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	for _, d := range []string{"gitconfig", "git", "nvim", "proj", "deep"} {
+		if err := os.MkdirAll(filepath.Join(dots, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	confined := func(link, target string) error {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(link)
+		trust := newCallTrust(&EscalationPolicy{}, &sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: dots}}})
+		return trust.confine("/")
+	}
+	for _, tc := range []struct {
+		link, target string
+		ok           bool
+	}{
+		{filepath.Join(home, ".gitconfig"), filepath.Join(dots, "gitconfig"), false},
+		{filepath.Join(home, ".config", "git"), filepath.Join(dots, "git"), false},
+		{filepath.Join(home, ".config", "git", "config"), filepath.Join(dots, "git"), false},
+		{filepath.Join(xdg, "nvim"), filepath.Join(dots, "nvim"), false},
+		{filepath.Join(home, ".local", "share", "x"), "../../../" + filepath.Base(dots) + "/deep", false}, // relative
+		{filepath.Join(home, "work"), filepath.Join(dots, "proj"), true},
+		{filepath.Join(home, ".vimrc"), "/etc/hostname", true},
+	} {
+		if err := confined(tc.link, tc.target); (err == nil) != tc.ok {
+			t.Errorf("%s -> %s: %v, want ok %v", tc.link, tc.target, err, tc.ok)
+		}
+	}
+}

@@ -444,6 +444,7 @@ func TestConfineUserConfigSymlinked(t *testing.T) {
 		{filepath.Join(home, ".config", "git"), filepath.Join(dots, "git"), false},
 		{filepath.Join(home, ".config", "git", "config"), filepath.Join(dots, "git"), false},
 		{filepath.Join(xdg, "nvim"), filepath.Join(dots, "nvim"), false},
+		{filepath.Join(home, ".bashrc"), filepath.Join(dots, "absent", "bashrc"), false},                  // dangling: the command can create it
 		{filepath.Join(home, ".local", "share", "x"), "../../../" + filepath.Base(dots) + "/deep", false}, // relative
 		{filepath.Join(home, "work"), filepath.Join(dots, "proj"), true},
 		{filepath.Join(home, ".vimrc"), "/etc/hostname", true},

@@ -454,3 +454,50 @@ func TestConfineUserConfigSymlinked(t *testing.T) {
 		}
 	}
 }
+
+// TestDeciderArgv0TrailingSlash: programs take their name from what
+// follows the last slash of argv[0], which is empty for "rvim/";
+// filepath.Base drops the slash and says rvim. Under a rule allowing
+// rvim, `exec -a rvim/ rvim -es -c '!CMD'` ran an unrestricted vim
+// (restricted mode needs a name starting with r), and CMD outside the
+// sandbox.
+func TestDeciderArgv0TrailingSlash(t *testing.T) {
+	rvim, err := filepath.EvalSymlinks("/usr/bin/rvim")
+	if err != nil {
+		t.Skip(err)
+	}
+	pol, err := loadRules(t, `prefix_rule(pattern=["rvim"], decision="allow")`+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	dirs := TrustedPathDirs("/usr/bin:/bin")
+	if !slices.Contains(dirs, filepath.Dir(rvim)) {
+		t.Skipf("%s is not in a trusted directory", rvim)
+	}
+	d := &PolicyDecider{
+		Evaluate: func(cmd []string) (execpolicy.Decision, bool) {
+			ev := pol.Evaluate(cmd)
+			return ev.Decision, ev.PolicyDriven
+		},
+		Programs: NewPrograms(pol.Programs(), pol.HostExecutables, dirs),
+		trust: newCallTrust(&EscalationPolicy{Dirs: dirs, HostExecutables: pol.HostExecutables},
+			&sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}),
+	}
+	decide := func(argv ...string) escalate.Decision {
+		dec := d.Decide(context.Background(), escalate.Request{File: "/usr/bin/rvim", Argv: argv, Workdir: "/"})
+		t.Cleanup(dec.Close)
+		return dec
+	}
+	if dec := decide("rvim", "-es"); dec.Action != escalate.Escalate {
+		t.Fatalf("rvim as rvim: %+v, want Escalate", dec)
+	}
+	if dec := decide("/usr/bin/rvim", "-es"); dec.Action != escalate.Escalate {
+		t.Errorf("rvim as /usr/bin/rvim: %+v, want Escalate", dec)
+	}
+	for _, a0 := range []string{"rvim/", "/usr/bin/rvim//", "rvim/."} {
+		if dec := decide(a0, "-es", "-c", "!id"); dec.Action == escalate.Escalate {
+			t.Errorf("rvim as %q (vim, unrestricted) escalates under the rule for rvim: %+v", a0, dec)
+		}
+	}
+}

@@ -287,14 +287,24 @@ func (p *Plan) keptPlaceholders() map[string]fsat.ID {
 // sandboxed run created, without following anything (fsat.RemoveAllAt).
 // Its callers hold no capability, so what the command could not remove
 // either stays: another user's files, or a folder it made read-only. The
-// leftover is then moved aside in the same folder, to name +
-// ".codex-removed-" + 8 hex digits, so that the protected name is free
-// either way. It returns that name, "" when all was removed.
+// leftover is then moved aside (moveAside), so that the protected name is
+// free either way. It returns that name, "" when all was removed.
 func removeProtected(parentfd int, name string) (aside string, err error) {
 	rerr := fsat.RemoveAllAt(parentfd, name)
 	if _, _, serr := fsat.StatAt(parentfd, name); serr == unix.ENOENT {
 		return "", nil
 	}
+	aside, err = moveAside(parentfd, name)
+	if err != nil {
+		return "", errors.Join(rerr, err)
+	}
+	return aside, nil
+}
+
+// moveAside renames name below parentfd, in the same folder, to name +
+// ".codex-removed-" + 8 random hex digits (never over an existing name),
+// and returns that name; "" when name is gone.
+func moveAside(parentfd int, name string) (aside string, err error) {
 	for try := 0; try < 8; try++ {
 		var b [4]byte
 		_, _ = rand.Read(b[:])
@@ -306,8 +316,8 @@ func removeProtected(parentfd int, name string) (aside string, err error) {
 		case err == unix.ENOENT:
 			return "", nil
 		case err != unix.EEXIST:
-			return "", errors.Join(rerr, os.NewSyscallError("renameat2 "+name, err))
+			return "", os.NewSyscallError("renameat2 "+name, err)
 		}
 	}
-	return "", rerr
+	return "", fmt.Errorf("renameat2 %s: no free name to move it aside to", name)
 }

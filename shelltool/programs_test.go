@@ -2,6 +2,7 @@ package shelltool
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -424,6 +425,11 @@ func TestConfineUserConfigSymlinked(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	l, err := net.Listen("unix", filepath.Join(dots, "agent.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
 	confined := func(link, target string) error {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
@@ -447,6 +453,7 @@ func TestConfineUserConfigSymlinked(t *testing.T) {
 		{filepath.Join(home, ".bashrc"), filepath.Join(dots, "absent", "bashrc"), false},                  // dangling: the command can create it
 		{filepath.Join(home, ".local", "share", "x"), "../../../" + filepath.Base(dots) + "/deep", false}, // relative
 		{filepath.Join(home, "work"), filepath.Join(dots, "proj"), true},
+		{filepath.Join(home, ".ssh", "agent.sock"), filepath.Join(dots, "agent.sock"), true}, // a socket is not configuration
 		{filepath.Join(home, ".vimrc"), "/etc/hostname", true},
 	} {
 		if err := confined(tc.link, tc.target); (err == nil) != tc.ok {

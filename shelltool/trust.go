@@ -422,6 +422,11 @@ func (p *EscalationPolicy) linkedConfigRoot(home, xdgConfig string) (link, root 
 			path := filepath.Join(dir, e.Name())
 			isDir := e.IsDir()
 			if e.Type()&os.ModeSymlink != 0 {
+				// A link to a socket (~/.ssh/agent.sock -> /tmp/ssh-…,
+				// kept for tmux) is connected to, not read.
+				if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeSocket != 0 {
+					continue
+				}
 				if w := p.plantable(linkTarget(path)); w != "" {
 					link, root = path, w
 					return true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -92,5 +93,61 @@ while :; do for d in .git.codex-removed-*; do mv "$d" .git 2>/dev/null; done; do
 			t.Fatal(err)
 		}
 		os.RemoveAll(keep)
+	}
+}
+
+// TestRedteamProtectedParentUnsearchable: the watcher sweeps without
+// capabilities since review s27, so it sees no more than the command: a
+// command that made .git (a root inside a parent repository) and then
+// took every permission from the root it owns (chmod 000 .) hid it from
+// every sweep (fstatat fails with EACCES, taken for "not there"), and the
+// server could not move it aside either; the planted .git/config stayed,
+// for the user's next git command there once the folder is usable again.
+// With capabilities the watcher had removed it. One process makes both
+// changes, well within a poll.
+func TestRedteamProtectedParentUnsearchable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the test reads a folder of mode 000")
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip(err)
+	}
+	s := startServer(t)
+	c := dial(t, s.URL, nil)
+	c.handshake()
+	base := t.TempDir()
+	parent := filepath.Join(base, "parent")
+	root := filepath.Join(parent, "sub")
+	if err := os.MkdirAll(filepath.Join(parent, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(parent, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(root, 0o755); os.RemoveAll(base) })
+	out, _, _ := runSandboxed(t, c, sandboxedStart("hide", root, workspaceSandbox(root, "restricted"), false,
+		`/usr/bin/python3 -c '
+import os
+os.mkdir(".git")
+open(".git/config", "w").write("[core]\n\tfsmonitor = touch /tmp/pwned\n")
+os.chmod(".", 0)
+print("HIDDEN")
+'; sleep 0.1`))
+	if !strings.Contains(out, "HIDDEN") {
+		t.Fatalf("the command did not make its .git: %q", out)
+	}
+	// The release follows the end of the helper.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".git", "config")); err == nil {
+		t.Errorf("the .git the command hid behind a folder of mode 000 stayed, with its config (%q)", out)
 	}
 }

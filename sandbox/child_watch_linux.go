@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -180,6 +181,9 @@ func (w *protectWatcher) loop(ready chan<- error) {
 func (w *protectWatcher) sweep() {
 	for p, x := range w.paths {
 		id, _, err := fsat.StatAt(x.parentfd, x.name)
+		if err == unix.EACCES && restoreOwnerAccess(x.parentfd) {
+			id, _, err = fsat.StatAt(x.parentfd, x.name)
+		}
 		switch {
 		case err != nil:
 		case !x.keep.IsZero() && id == x.keep:
@@ -301,6 +305,24 @@ func removeProtected(parentfd int, name string) (aside string, err error) {
 	return aside, nil
 }
 
+// restoreOwnerAccess gives the owner of the folder parentfd (an O_PATH
+// handle) its write and search permission back, and reports whether the
+// mode changed. A sweep without capabilities sees what the command sees:
+// a command that owns a root can make a protected name there and then
+// take its own permissions on the root away (chmod 000), and the name's
+// fstatat fails with EACCES as for the command, which may put them back
+// when it likes. The sweeps act as the same owner, so they may change the
+// mode too.
+func restoreOwnerAccess(parentfd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(parentfd, &st) != nil || st.Mode&0o300 == 0o300 {
+		return false
+	}
+	// chmod follows the magic link to the folder (fchmod refuses an
+	// O_PATH handle).
+	return unix.Chmod("/proc/self/fd/"+strconv.Itoa(parentfd), st.Mode&0o7777|0o300) == nil
+}
+
 // moveAside renames name below parentfd, in the same folder, to name +
 // ".codex-removed-" + 8 random hex digits (never over an existing name),
 // and returns that name; "" when name is gone.
@@ -310,6 +332,9 @@ func moveAside(parentfd int, name string) (aside string, err error) {
 		_, _ = rand.Read(b[:])
 		aside = name + ".codex-removed-" + hex.EncodeToString(b[:])
 		err := unix.Renameat2(parentfd, name, parentfd, aside, unix.RENAME_NOREPLACE)
+		if err == unix.EACCES && restoreOwnerAccess(parentfd) {
+			err = unix.Renameat2(parentfd, name, parentfd, aside, unix.RENAME_NOREPLACE)
+		}
 		switch {
 		case err == nil:
 			return aside, nil

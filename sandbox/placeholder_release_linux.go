@@ -97,7 +97,10 @@ func (g *HostGuard) Release() {
 			if g.shareOnly && placeholderState(it.parentfd, it.name) == phHeld {
 				break // another run's placeholder, made since: see spareHeld
 			}
-			if _, _, err := fsat.StatAt(it.parentfd, it.name); err == nil {
+			// EACCES: the command may have taken the root's search
+			// permission away from a server of its uid (moveAside gives
+			// it back).
+			if _, _, err := fsat.StatAt(it.parentfd, it.name); err == nil || err == unix.EACCES {
 				g.warn("removing protected path created by a sandboxed process", it.path, nil)
 				g.removeLeftover(it)
 			}

@@ -139,6 +139,11 @@ print("HIDDEN")
 	if !strings.Contains(out, "HIDDEN") {
 		t.Fatalf("the command did not make its .git: %q", out)
 	}
+	// The watcher itself sees it (its sweep, not only the server's
+	// release after the run).
+	if !strings.Contains(out, "sandbox blocked creation of protected workspace metadata path "+filepath.Join(root, ".git")) {
+		t.Errorf("the helper's watcher did not see the hidden .git: %q", out)
+	}
 	// The release follows the end of the helper.
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {

@@ -194,6 +194,7 @@ func TestRedteamMultiCallOtherName(t *testing.T) {
 	outside := canonicalTemp(t)
 	script := fmt.Sprintf(`cd / && vim -es -c '!id > %[1]s/vim' -c 'qa!'; echo rc=$?
 rvim -es -c '!id > %[1]s/rvim' -c 'qa!'; echo rc=$?
+(exec -a rvim/ rvim -es -c '!id > %[1]s/slash' -c 'qa!'); echo rc=$?
 `, outside)
 	s := startMCPRules(t, `prefix_rule(pattern=["rvim"], decision="allow")`+"\n")
 	r := s.call(t, 1, script, ws, workspaceProfile(ws), ws, 60000)
@@ -203,6 +204,12 @@ rvim -es -c '!id > %[1]s/rvim' -c 'qa!'; echo rc=$?
 	}
 	if _, err := os.Stat(filepath.Join(outside, "rvim")); err == nil {
 		t.Error("rvim ran a shell command")
+	}
+	// Review s27 round 2: vim takes its name from what follows the last
+	// slash of argv[0], nothing for "rvim/", which filepath.Base calls
+	// rvim: unrestricted.
+	if b, err := os.ReadFile(filepath.Join(outside, "slash")); err == nil {
+		t.Errorf("rvim as rvim/ (vim, unrestricted) ran a shell command outside the sandbox: %q", b)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -180,6 +181,9 @@ func (w *protectWatcher) loop(ready chan<- error) {
 func (w *protectWatcher) sweep() {
 	for p, x := range w.paths {
 		id, _, err := fsat.StatAt(x.parentfd, x.name)
+		if err == unix.EACCES && restoreOwnerAccess(x.parentfd) {
+			id, _, err = fsat.StatAt(x.parentfd, x.name)
+		}
 		switch {
 		case err != nil:
 		case !x.keep.IsZero() && id == x.keep:
@@ -287,27 +291,58 @@ func (p *Plan) keptPlaceholders() map[string]fsat.ID {
 // sandboxed run created, without following anything (fsat.RemoveAllAt).
 // Its callers hold no capability, so what the command could not remove
 // either stays: another user's files, or a folder it made read-only. The
-// leftover is then moved aside in the same folder, to name +
-// ".codex-removed-" + 8 hex digits, so that the protected name is free
-// either way. It returns that name, "" when all was removed.
+// leftover is then moved aside (moveAside), so that the protected name is
+// free either way. It returns that name, "" when all was removed.
 func removeProtected(parentfd int, name string) (aside string, err error) {
 	rerr := fsat.RemoveAllAt(parentfd, name)
 	if _, _, serr := fsat.StatAt(parentfd, name); serr == unix.ENOENT {
 		return "", nil
 	}
+	aside, err = moveAside(parentfd, name)
+	if err != nil {
+		return "", errors.Join(rerr, err)
+	}
+	return aside, nil
+}
+
+// restoreOwnerAccess gives the owner of the folder parentfd (an O_PATH
+// handle) its write and search permission back, and reports whether the
+// mode changed. A sweep without capabilities sees what the command sees:
+// a command that owns a root can make a protected name there and then
+// take its own permissions on the root away (chmod 000), and the name's
+// fstatat fails with EACCES as for the command, which may put them back
+// when it likes. The sweeps act as the same owner, so they may change the
+// mode too.
+func restoreOwnerAccess(parentfd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(parentfd, &st) != nil || st.Mode&0o300 == 0o300 {
+		return false
+	}
+	// chmod follows the magic link to the folder (fchmod refuses an
+	// O_PATH handle).
+	return unix.Chmod("/proc/self/fd/"+strconv.Itoa(parentfd), st.Mode&0o7777|0o300) == nil
+}
+
+// moveAside renames name below parentfd, in the same folder, to name +
+// ".codex-removed-" + 8 random hex digits (never over an existing name),
+// and returns that name; "" when name is gone.
+func moveAside(parentfd int, name string) (aside string, err error) {
 	for try := 0; try < 8; try++ {
 		var b [4]byte
 		_, _ = rand.Read(b[:])
 		aside = name + ".codex-removed-" + hex.EncodeToString(b[:])
 		err := unix.Renameat2(parentfd, name, parentfd, aside, unix.RENAME_NOREPLACE)
+		if err == unix.EACCES && restoreOwnerAccess(parentfd) {
+			err = unix.Renameat2(parentfd, name, parentfd, aside, unix.RENAME_NOREPLACE)
+		}
 		switch {
 		case err == nil:
 			return aside, nil
 		case err == unix.ENOENT:
 			return "", nil
 		case err != unix.EEXIST:
-			return "", errors.Join(rerr, os.NewSyscallError("renameat2 "+name, err))
+			return "", os.NewSyscallError("renameat2 "+name, err)
 		}
 	}
-	return "", rerr
+	return "", fmt.Errorf("renameat2 %s: no free name to move it aside to", name)
 }

@@ -97,7 +97,10 @@ func (g *HostGuard) Release() {
 			if g.shareOnly && placeholderState(it.parentfd, it.name) == phHeld {
 				break // another run's placeholder, made since: see spareHeld
 			}
-			if _, _, err := fsat.StatAt(it.parentfd, it.name); err == nil {
+			// EACCES: the command may have taken the root's search
+			// permission away from a server of its uid (moveAside gives
+			// it back).
+			if _, _, err := fsat.StatAt(it.parentfd, it.name); err == nil || err == unix.EACCES {
 				g.warn("removing protected path created by a sandboxed process", it.path, nil)
 				g.removeLeftover(it)
 			}
@@ -179,21 +182,27 @@ func (g *HostGuard) drop(it guardItem) {
 	}
 }
 
-// removeLeftover removes what a sandboxed run left at a protected name
-// (removeProtected) on a thread without capabilities: the server, often
-// root, must not delete for the command what the command could not
-// (another user's folder it renamed there). What stays is moved aside.
+// removeLeftover moves what a sandboxed run left at a protected name
+// aside (moveAside), on a thread without capabilities, and deletes none
+// of it. The server works in the host's view, where the sandbox's
+// read-only binds and masks are not: a command renames the folder that
+// holds a read-only file (a bind covers one dentry, its folder can be
+// renamed) to a protected name and keeps moving it back there until it
+// is killed, and a removal would delete the file for it. Without
+// capabilities, the server, often root, does no more than the command
+// could (rename another user's folder in a sticky one). The helper's
+// watcher, in the sandbox's view, is the one that removes.
 func (g *HostGuard) removeLeftover(it guardItem) {
 	var aside string
 	var err error
-	if cerr := withoutCapabilities(func() { aside, err = removeProtected(it.parentfd, it.name) }); cerr != nil {
+	if cerr := withoutCapabilities(func() { aside, err = moveAside(it.parentfd, it.name) }); cerr != nil {
 		err = cerr
 	}
 	if err != nil {
-		g.warn("removing protected path", it.path, err)
+		g.warn("moving aside protected path", it.path, err)
 	}
 	if aside != "" {
-		g.warn("moved aside what could not be removed of a protected path, as "+aside, it.path, nil)
+		g.warn("moved aside what a sandboxed process left at a protected path, as "+aside, it.path, nil)
 	}
 }
 

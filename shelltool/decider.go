@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/codexec/codex/execpolicy"
 	"github.com/codexec/codex/shelltool/escalate"
@@ -169,7 +170,10 @@ func (d *PolicyDecider) qualify(r escalate.Request, j *judgement) (*escalate.Pro
 	// Not the name of the path exec'd, which a symlink of the command's
 	// chooses (ws/git-archive -> /usr/bin/git runs git archive), nor
 	// another name the file has (vim is rvim's file, and unrestricted).
-	if a0 := filepath.Base(r.Argv[0]); a0 != filepath.Base(j.name) {
+	// The name is what follows the last slash, as programs read it
+	// (filepath.Base would call rvim/ rvim; vim finds no name there and
+	// runs unrestricted).
+	if a0 := r.Argv[0][strings.LastIndex(r.Argv[0], "/")+1:]; a0 != filepath.Base(j.name) {
 		prog.Close()
 		return nil, fmt.Errorf("its argv[0] %q is not its name", r.Argv[0])
 	}

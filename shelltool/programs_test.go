@@ -2,6 +2,7 @@ package shelltool
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -403,6 +404,107 @@ func TestConfineUserConfig(t *testing.T) {
 		trust := newCallTrust(&EscalationPolicy{}, &sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: tc.root}}})
 		if err := trust.confine("/"); (err == nil) != tc.ok {
 			t.Errorf("writable %s: %v, want ok %v", tc.root, err, tc.ok)
+		}
+	}
+}
+
+// TestConfineUserConfigSymlinked: user configuration that a symlink in
+// HOME (or in XDG_CONFIG_HOME) leads into a writable root is as
+// plantable as a writable root in a dot-folder: a dotfiles repository
+// (stow and the like link ~/.gitconfig, ~/.config/git, … into it) opened
+// as the workspace let the command write the global git configuration
+// an escalated git reads. Symlinks elsewhere in HOME do not count.
+func TestConfineUserConfigSymlinked(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	xdg, _ := filepath.EvalSymlinks(t.TempDir())
+	dots, _ := filepath.EvalSymlinks(t.TempDir()) // the dotfiles repository
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	for _, d := range []string{"gitconfig", "git", "nvim", "proj", "deep"} {
+		if err := os.MkdirAll(filepath.Join(dots, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := net.Listen("unix", filepath.Join(dots, "agent.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	confined := func(link, target string) error {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(link)
+		trust := newCallTrust(&EscalationPolicy{}, &sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: dots}}})
+		return trust.confine("/")
+	}
+	for _, tc := range []struct {
+		link, target string
+		ok           bool
+	}{
+		{filepath.Join(home, ".gitconfig"), filepath.Join(dots, "gitconfig"), false},
+		{filepath.Join(home, ".config", "git"), filepath.Join(dots, "git"), false},
+		{filepath.Join(home, ".config", "git", "config"), filepath.Join(dots, "git"), false},
+		{filepath.Join(xdg, "nvim"), filepath.Join(dots, "nvim"), false},
+		{filepath.Join(home, ".bashrc"), filepath.Join(dots, "absent", "bashrc"), false},                  // dangling: the command can create it
+		{filepath.Join(home, ".local", "share", "x"), "../../../" + filepath.Base(dots) + "/deep", false}, // relative
+		{filepath.Join(home, "work"), filepath.Join(dots, "proj"), true},
+		{filepath.Join(home, ".ssh", "agent.sock"), filepath.Join(dots, "agent.sock"), true}, // a socket is not configuration
+		{filepath.Join(home, ".vimrc"), "/etc/hostname", true},
+	} {
+		if err := confined(tc.link, tc.target); (err == nil) != tc.ok {
+			t.Errorf("%s -> %s: %v, want ok %v", tc.link, tc.target, err, tc.ok)
+		}
+	}
+}
+
+// TestDeciderArgv0TrailingSlash: programs take their name from what
+// follows the last slash of argv[0], which is empty for "rvim/";
+// filepath.Base drops the slash and says rvim. Under a rule allowing
+// rvim, `exec -a rvim/ rvim -es -c '!CMD'` ran an unrestricted vim
+// (restricted mode needs a name starting with r), and CMD outside the
+// sandbox.
+func TestDeciderArgv0TrailingSlash(t *testing.T) {
+	rvim, err := filepath.EvalSymlinks("/usr/bin/rvim")
+	if err != nil {
+		t.Skip(err)
+	}
+	pol, err := loadRules(t, `prefix_rule(pattern=["rvim"], decision="allow")`+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	dirs := TrustedPathDirs("/usr/bin:/bin")
+	if !slices.Contains(dirs, filepath.Dir(rvim)) {
+		t.Skipf("%s is not in a trusted directory", rvim)
+	}
+	d := &PolicyDecider{
+		Evaluate: func(cmd []string) (execpolicy.Decision, bool) {
+			ev := pol.Evaluate(cmd)
+			return ev.Decision, ev.PolicyDriven
+		},
+		Programs: NewPrograms(pol.Programs(), pol.HostExecutables, dirs),
+		trust: newCallTrust(&EscalationPolicy{Dirs: dirs, HostExecutables: pol.HostExecutables},
+			&sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}),
+	}
+	decide := func(argv ...string) escalate.Decision {
+		dec := d.Decide(context.Background(), escalate.Request{File: "/usr/bin/rvim", Argv: argv, Workdir: "/"})
+		t.Cleanup(dec.Close)
+		return dec
+	}
+	if dec := decide("rvim", "-es"); dec.Action != escalate.Escalate {
+		t.Fatalf("rvim as rvim: %+v, want Escalate", dec)
+	}
+	if dec := decide("/usr/bin/rvim", "-es"); dec.Action != escalate.Escalate {
+		t.Errorf("rvim as /usr/bin/rvim: %+v, want Escalate", dec)
+	}
+	for _, a0 := range []string{"rvim/", "/usr/bin/rvim//", "rvim/."} {
+		if dec := decide(a0, "-es", "-c", "!id"); dec.Action == escalate.Escalate {
+			t.Errorf("rvim as %q (vim, unrestricted) escalates under the rule for rvim: %+v", a0, dec)
 		}
 	}
 }

@@ -259,6 +259,12 @@ func (t *callTrust) confine(workdir string) error {
 	if w := t.pol.userConfigRoot(os.Getenv("HOME"), os.Getenv("XDG_CONFIG_HOME")); w != "" {
 		return fmt.Errorf("a sandboxed command could write %s, where it may have planted the program's user configuration (--escalate-in-writable-dirs trusts it)", w)
 	}
+	// The same when a symlink there leads into a writable root (dotfile
+	// managers link ~/.gitconfig, ~/.config/git, … into a repository,
+	// which may be the workspace).
+	if link, w := t.pol.linkedConfigRoot(os.Getenv("HOME"), os.Getenv("XDG_CONFIG_HOME")); w != "" {
+		return fmt.Errorf("the user configuration %s leads into %s, which a sandboxed command could write, where it may have planted the program's configuration (--escalate-in-writable-dirs trusts it)", link, w)
+	}
 	// The program, and what it starts, find programs by name in the
 	// server's PATH (a relative entry, in workdir), unjudged.
 	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
@@ -379,6 +385,92 @@ func (p *EscalationPolicy) userConfigRoot(home, xdgConfig string) string {
 		}
 	}
 	return ""
+}
+
+// configLinkDepth is how deep linkedConfigRoot looks below HOME
+// (~/.config/git/config is 3), and configLinkBudget how many directory
+// entries it reads at most.
+const (
+	configLinkDepth  = 3
+	configLinkBudget = 50000
+)
+
+// linkedConfigRoot returns a symlink of the user configuration that leads
+// into a writable root of any call so far, and that root: a dot-entry of
+// home or an entry below one, or an entry of xdgConfig or below it, down
+// to configLinkDepth levels below home (xdgConfig counts as ~/.config),
+// symlinked directories followed; a dangling symlink counts by the place
+// it names, which the command could create. "" when none does.
+func (p *EscalationPolicy) linkedConfigRoot(home, xdgConfig string) (link, root string) {
+	budget := configLinkBudget
+	var walk func(dir string, depth int, dotsOnly bool) bool
+	walk = func(dir string, depth int, dotsOnly bool) bool {
+		if depth > configLinkDepth || budget <= 0 {
+			return false
+		}
+		f, err := os.Open(dir)
+		if err != nil {
+			return false
+		}
+		ents, _ := f.ReadDir(budget)
+		f.Close()
+		budget -= len(ents)
+		for _, e := range ents {
+			if dotsOnly && !strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			isDir := e.IsDir()
+			if e.Type()&os.ModeSymlink != 0 {
+				// A link to a socket (~/.ssh/agent.sock -> /tmp/ssh-…,
+				// kept for tmux) is connected to, not read.
+				if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeSocket != 0 {
+					continue
+				}
+				if w := p.plantable(linkTarget(path)); w != "" {
+					link, root = path, w
+					return true
+				}
+				st, err := os.Stat(path)
+				isDir = err == nil && st.IsDir()
+			}
+			if isDir && walk(path, depth+1, false) {
+				return true
+			}
+		}
+		return false
+	}
+	if home != "" && home != "/" && walk(home, 1, true) {
+		return link, root
+	}
+	if xdgConfig != "" && walk(xdgConfig, 2, false) {
+		return link, root
+	}
+	return "", ""
+}
+
+// linkTarget is the real path a symlink leads to; for a dangling one,
+// the place it names (its deepest existing directory resolved).
+func linkTarget(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	p := path
+	for range 40 {
+		t, err := os.Readlink(p)
+		if err != nil {
+			break
+		}
+		p = absIn(t, filepath.Dir(p))
+	}
+	for dir, rest := filepath.Dir(p), filepath.Base(p); ; dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if dir == "/" || dir == "." {
+			return p
+		}
+	}
 }
 
 // plantable returns the writable root, of any call so far, that holds

@@ -35,7 +35,15 @@ func passedVar(k, v string) bool {
 // editor reads its keys from the program's stdin, the command's, terminal
 // or not, and runs shell commands typed at it (vi's :!CMD): through an MCP
 // call nobody but the command could type (docs/shell-tool.md §11.2).
+// Any other variable of the server's whose name ends in EDITOR (SVN_EDITOR,
+// GH_EDITOR, PSQL_EDITOR, JJ_EDITOR, CVSEDITOR, …), and bash's FCEDIT,
+// names false too (isEditorVar).
 var noEditor = []string{"EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "SUDO_EDITOR", "SYSTEMD_EDITOR", "KUBE_EDITOR", "HGEDITOR"}
+
+// isEditorVar reports whether k names an editor (noEditor).
+func isEditorVar(k string) bool {
+	return strings.HasSuffix(k, "EDITOR") || k == "FCEDIT" || slices.Contains(noEditor, k)
+}
 
 // escalatedEnv is the environment for an escalated program started in
 // workdir for a request with env reqEnv, over base (the server's).
@@ -44,6 +52,10 @@ func escalatedEnv(base []string, workdir string, reqEnv map[string]string) []str
 	for _, kv := range base {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "PWD" || slices.Contains(noEditor, k) {
+			continue
+		}
+		if isEditorVar(k) {
+			out = append(out, k+"=false")
 			continue
 		}
 		if rv, set := reqEnv[k]; set && passedVar(k, rv) {

@@ -433,3 +433,25 @@ func TestEscalatedEnvNoEditor(t *testing.T) {
 		t.Errorf("%q", env)
 	}
 }
+
+// TestEscalatedEnvNoOtherEditor: programs take their editor from more
+// variables than noEditor lists (svn SVN_EDITOR, gh GH_EDITOR, psql
+// PSQL_EDITOR, bash's fc FCEDIT, jj JJ_EDITOR, …); one the server has
+// must not name a real editor either, which would read its keys from the
+// command's stdin (svn commit without -m under SVN_EDITOR=vim).
+func TestEscalatedEnvNoOtherEditor(t *testing.T) {
+	base := []string{"PATH=/usr/bin", "SVN_EDITOR=vim", "GH_EDITOR=vim", "PSQL_EDITOR=vim", "FCEDIT=vim", "JJ_EDITOR=vim", "CVSEDITOR=vim", "EDITORCONFIG=x"}
+	got := map[string]string{}
+	for _, kv := range escalatedEnv(base, "/w", nil) {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	for _, k := range []string{"SVN_EDITOR", "GH_EDITOR", "PSQL_EDITOR", "FCEDIT", "JJ_EDITOR", "CVSEDITOR"} {
+		if got[k] != "false" {
+			t.Errorf("%s=%q, want false", k, got[k])
+		}
+	}
+	if got["EDITORCONFIG"] != "x" || got["PATH"] != "/usr/bin" {
+		t.Errorf("other variables changed: %q", got)
+	}
+}

@@ -47,13 +47,15 @@ func TestResumeSession(t *testing.T) {
 	c2 := dial(t, s.URL, nil)
 	c2.fail("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": sid}, -32010, "session "+sid+" is already attached to another connection")
 	c1.close()
-	time.Sleep(200 * time.Millisecond) // the server notices the close
 
 	var res struct {
 		SessionID string `json:"sessionId"`
 	}
-	c2.ok("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": sid}, &res)
-	if res.SessionID != sid {
+	resumed := c2.resume(sid)
+	if resumed.Error != nil {
+		t.Fatalf("resume after the close: %d %s", resumed.Error.Code, resumed.Error.Message)
+	}
+	if err := json.Unmarshal(resumed.Result, &res); err != nil || res.SessionID != sid {
 		t.Fatalf("resumed session id %s, want %s", res.SessionID, sid)
 	}
 	c2.sendRaw(`{"method":"initialized"}`)

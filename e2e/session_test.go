@@ -106,7 +106,20 @@ func TestReadSemantics(t *testing.T) {
 	}
 
 	t.Run("maxBytes", func(t *testing.T) {
-		c.run("mb", startParams("mb", "/bin/sh", "-c", "printf aaa; sleep 0.05; printf bbb; sleep 0.05; printf ccc"))
+		// Each piece is printed once the one before reached the client, so
+		// they are three chunks however late a loaded server reads (50 ms
+		// between them let it read "bbbccc" as one chunk: 1 failure in 6
+		// loaded suite runs).
+		p := startParams("mb", "/bin/sh", "-c", "printf aaa; read x; printf bbb; read x; printf ccc")
+		p["pipeStdin"] = true
+		c.ok("process/start", p, nil)
+		for _, piece := range []string{"aaa", "bbb"} {
+			waitOutput(t, c, "mb", piece)
+			c.ok("process/write", map[string]any{"processId": "mb", "chunk": base64.StdEncoding.EncodeToString([]byte("\n"))}, nil)
+		}
+		if _, code := checkEvents(t, c.events("mb", 20*time.Second)); code != 0 {
+			t.Fatalf("exit %d", code)
+		}
 		var rd readRes
 		c.ok("process/read", map[string]any{"processId": "mb", "maxBytes": 0}, &rd)
 		if len(rd.Chunks) != 1 || rd.NextSeq != rd.Chunks[0].Seq+1 {

@@ -67,8 +67,12 @@ func TestCommandExecStdinClose(t *testing.T) {
 
 		id = c.send("command/exec", execParams(`stty -echo; printf ready; n=0; while read l; do n=$((n+1)); printf "[$l]"; done; printf "eof$n"`, "processId", "pt", "tty", true))
 		c.waitDelta("pt", "stdout", "ready")
-		result(t, c.call("command/exec/write", map[string]any{"processId": "pt", "deltaBase64": base64.StdEncoding.EncodeToString([]byte("a\n")), "closeStdin": true}))
-		result(t, c.wait(id, 10*time.Second))
+		// Either answer may come first: the child reads to EOF and exits
+		// as soon as the write is queued.
+		w := c.send("command/exec/write", map[string]any{"processId": "pt", "deltaBase64": base64.StdEncoding.EncodeToString([]byte("a\n")), "closeStdin": true})
+		res := c.waitEach(10*time.Second, id, w)
+		result(t, res[w])
+		result(t, res[id])
 		if out, _ := c.deltas("pt", "stdout"); !strings.HasSuffix(strings.ReplaceAll(out, "\r", ""), "[a][]eof2") {
 			t.Fatalf("pty stdout %q", out)
 		}

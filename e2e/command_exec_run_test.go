@@ -118,8 +118,12 @@ func TestCommandExecPTYResize(t *testing.T) {
 		if got := result(t, c.call("command/exec/resize", map[string]any{"processId": "t", "size": map[string]any{"rows": 45, "cols": 132}})); got != `{}` {
 			t.Fatalf("resize: %s", got)
 		}
-		c.call("command/exec/write", map[string]any{"processId": "t", "deltaBase64": base64.StdEncoding.EncodeToString([]byte("echoed\n"))})
-		if got := result(t, c.wait(id, 10*time.Second)); got != `{"exitCode":0,"stderr":"","stdout":""}` {
+		// The write's answer and the run's may come in either order: the
+		// child can read the line and exit before the write is answered.
+		w := c.send("command/exec/write", map[string]any{"processId": "t", "deltaBase64": base64.StdEncoding.EncodeToString([]byte("echoed\n"))})
+		res := c.waitEach(10*time.Second, id, w)
+		result(t, res[w])
+		if got := result(t, res[id]); got != `{"exitCode":0,"stderr":"","stdout":""}` {
 			t.Fatalf("result %s", got)
 		}
 		out, _ := c.deltas("t", "stdout")

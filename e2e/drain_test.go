@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -367,22 +366,23 @@ func TestExecRunServerDrain(t *testing.T) {
 	})
 	cmd := exec.Command(binary, "exec", "run", "--server", s.URL, "--", "sh", "-c", `trap "echo trapped; exit 7" TERM; echo ready; while :; do sleep 0.1; done`)
 	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin"}
-	out, _ := cmd.StdoutPipe()
+	out, started := ownStdout(t, cmd)
+	defer out.Close()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	started()
 	lines := make(chan string, 16)
 	go readLines(out, lines)
 	waitLine(t, lines, "ready")
 	t0 := time.Now()
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	var mu sync.Mutex
 	var rest []string
+	read := make(chan struct{})
 	go func() {
+		defer close(read)
 		for l := range lines {
-			mu.Lock()
 			rest = append(rest, l)
-			mu.Unlock()
 		}
 	}()
 	done := make(chan struct{})
@@ -399,8 +399,11 @@ func TestExecRunServerDrain(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 7 || took > 2*time.Second {
 		t.Errorf("exec run exit %d after %v, want 7 (the TERM trap's) at once", code, took)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	select { // every line exec run wrote, up to the EOF of its exit
+	case <-read:
+	case <-time.After(10 * time.Second):
+		t.Fatal("exec run's stdout still open 10 s after its exit")
+	}
 	if !strings.Contains(strings.Join(rest, "\n"), "trapped") {
 		t.Errorf("the trap's output did not reach exec run: %q", rest)
 	}

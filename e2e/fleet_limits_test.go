@@ -97,9 +97,8 @@ func TestMaxSessionsRefused(t *testing.T) {
 	var res struct {
 		SessionID string `json:"sessionId"`
 	}
-	c5.ok("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": sid}, &res)
-	if res.SessionID != sid {
-		t.Errorf("resume: session %q, want %q", res.SessionID, sid)
+	if r := c5.resume(sid); r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.SessionID != sid {
+		t.Errorf("resume: error %+v, session %q, want %q", r.Error, res.SessionID, sid)
 	}
 	if !s.waitStderr("session refused: limit reached", 5*time.Second) {
 		t.Error("no log line for the refused session")

@@ -63,7 +63,7 @@ func TestResumeBehindBalancer(t *testing.T) {
 		c.close()
 		time.Sleep(500 * time.Millisecond) // the output comes while no one is attached
 		r := dial(t, proxy, hdr)
-		res := r.call("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": sid})
+		res := r.resume(sid)
 		if !sticky {
 			if res.Error == nil || res.Error.Code != -32600 || res.Error.Message != "unknown session id "+sid {
 				t.Errorf("rotation: the resume reached the session's server (%s %+v); the test shows nothing", res.Result, res.Error)

@@ -151,7 +151,10 @@ func TestGlobFloodProcessStart(t *testing.T) {
 	fsys["entries"] = append(fsys["entries"].([]any), map[string]any{"path": map[string]any{"type": "glob_pattern", "pattern": "**/*.env"}, "access": "deny"})
 	var secrets []string
 	for i, fl := range globFloods {
-		if out, code, _ := runSandboxed(t, c, sandboxedStart("flood"+itoa(i), root, sb, false, "mkdir f"+itoa(i)+" && cd f"+itoa(i)+" && "+fl.script)); code != 0 {
+		// As long as floodExec waits: the folders flood (16 400 sandboxed
+		// execs) took 27 s beside two loaded suites here, past the 20 s
+		// of runSandboxed, which bounds a hang, not the flood.
+		if out, code, _ := runSandboxedWithin(t, c, sandboxedStart("flood"+itoa(i), root, sb, false, "mkdir f"+itoa(i)+" && cd f"+itoa(i)+" && "+fl.script), 100*time.Second); code != 0 {
 			t.Fatalf("%s: the flood itself failed: %d %s", fl.name, code, out)
 		}
 		for _, s := range fl.secrets {

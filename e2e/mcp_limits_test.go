@@ -224,6 +224,21 @@ func checkCallLeaf(t *testing.T, s *mcpServer, cgText string, pids, mem int64) (
 	return leaf
 }
 
+// writeGateLoop writes ws/gate.sh, a loop that ends once ws/go exists. A
+// call runs it as `bash gate.sh MARKER`, never as `bash -c '<loop>' MARKER`:
+// the npm 0.97.0 patched Bash, when BASH_EXEC_WRAPPER is set, hands the
+// wrapper `bash -c "" MARKER` for that form after another command of the
+// same list (seen with a wrapper that only logs its argv, no code of ours;
+// the same Bash without the wrapper, and the system's, run the script), so
+// the loop never ran and the test waited for it in vain: 14 wrapper runs in
+// 80 of TestMCPCallLeafLimits failed so beside a loaded suite.
+func writeGateLoop(t *testing.T, ws string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(ws, "gate.sh"), []byte("until [ -e go ]; do sleep 0.05; done\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestMCPCallLeafLimits: a call's Bash runs in a cgroup leaf of its own
 // with the default limits (pids.max 4096, memory.max half of RAM); the
 // leaf is gone once the call has answered.
@@ -233,7 +248,8 @@ func TestMCPCallLeafLimits(t *testing.T) {
 			ws := canonicalTemp(t)
 			s := startLimitMCP(t, mode)
 			cg, gate := filepath.Join(ws, "cg"), filepath.Join(ws, "go")
-			s.startCall(t, 1, ": > cg; bash -c 'until [ -e go ]; do sleep 0.05; done' marker977.1; echo done",
+			writeGateLoop(t, ws)
+			s.startCall(t, 1, ": > cg; bash gate.sh marker977.1; echo done",
 				ws, workspaceProfile(ws), ws, 30000)
 			waitFile0(t, cg)
 			leaf := checkCallLeaf(t, s, hostCgroupOf(t, "marker977.1", s.pid), 4096, halfOfRAM(t))
@@ -279,7 +295,8 @@ func TestMCPForkLoopContained(t *testing.T) {
 			s := startLimitMCP(t, mode, "--max-pids-per-process", "64", "--max-memory-per-process", "256M")
 			defer killMarked(t, script)
 			cg, gate := filepath.Join(ws, "cg"), filepath.Join(ws, "go")
-			s.startCall(t, 1, ": > cg; bash -c 'until [ -e go ]; do sleep 0.05; done' marker977.2; python3 "+script,
+			writeGateLoop(t, ws)
+			s.startCall(t, 1, ": > cg; bash gate.sh marker977.2; python3 "+script,
 				ws, workspaceProfile(ws), ws, 60000)
 			waitFile0(t, cg)
 			checkCallLeaf(t, s, hostCgroupOf(t, "marker977.2", s.pid), 64, 256<<20)

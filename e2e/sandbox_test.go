@@ -55,13 +55,19 @@ func sandboxedStart(id, root string, sb map[string]any, tty bool, script string)
 // and the exited notification's sandboxDenied.
 func runSandboxed(t *testing.T, c *client, p map[string]any) (string, int, bool) {
 	t.Helper()
+	return runSandboxedWithin(t, c, p, 20*time.Second)
+}
+
+// runSandboxedWithin is runSandboxed waiting up to d for the close.
+func runSandboxedWithin(t *testing.T, c *client, p map[string]any, d time.Duration) (string, int, bool) {
+	t.Helper()
 	var res map[string]string
 	c.ok("process/start", p, &res)
 	if res["sandboxType"] != "linuxSeccomp" {
 		t.Fatalf("sandboxType %q, want linuxSeccomp", res["sandboxType"])
 	}
 	id := p["processId"].(string)
-	evs := c.events(id, 20*time.Second)
+	evs := c.events(id, d)
 	var out strings.Builder
 	code, denied := -1, false
 	for _, e := range evs {

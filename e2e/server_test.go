@@ -317,6 +317,21 @@ func assertError(t *testing.T, r response, code int, msg string) {
 	}
 }
 
+// resume sends initialize {resumeSessionId: sid} and returns the answer,
+// sending it again while it is -32010 (for up to 10 s): the connection that
+// held the session was closed just before, and nothing orders the server's
+// reading of its end before this initialize. A failed initialize may be
+// retried on the same connection (docs/protocol.md §5.1).
+func (c *client) resume(sid string) response {
+	c.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r := c.call("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": sid})
+		if r.Error == nil || r.Error.Code != -32010 || time.Now().After(deadline) {
+			return r
+		}
+	}
+}
+
 // handshake performs initialize + initialized and returns the session id.
 func (c *client) handshake() string {
 	c.t.Helper()

@@ -47,13 +47,15 @@ func TestResumeSession(t *testing.T) {
 	c2 := dial(t, s.URL, nil)
 	c2.fail("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": sid}, -32010, "session "+sid+" is already attached to another connection")
 	c1.close()
-	time.Sleep(200 * time.Millisecond) // the server notices the close
 
 	var res struct {
 		SessionID string `json:"sessionId"`
 	}
-	c2.ok("initialize", map[string]any{"clientName": "e2e", "resumeSessionId": sid}, &res)
-	if res.SessionID != sid {
+	resumed := c2.resume(sid)
+	if resumed.Error != nil {
+		t.Fatalf("resume after the close: %d %s", resumed.Error.Code, resumed.Error.Message)
+	}
+	if err := json.Unmarshal(resumed.Result, &res); err != nil || res.SessionID != sid {
 		t.Fatalf("resumed session id %s, want %s", res.SessionID, sid)
 	}
 	c2.sendRaw(`{"method":"initialized"}`)
@@ -104,7 +106,20 @@ func TestReadSemantics(t *testing.T) {
 	}
 
 	t.Run("maxBytes", func(t *testing.T) {
-		c.run("mb", startParams("mb", "/bin/sh", "-c", "printf aaa; sleep 0.05; printf bbb; sleep 0.05; printf ccc"))
+		// Each piece is printed once the one before reached the client, so
+		// they are three chunks however late a loaded server reads (50 ms
+		// between them let it read "bbbccc" as one chunk: 1 failure in 6
+		// loaded suite runs).
+		p := startParams("mb", "/bin/sh", "-c", "printf aaa; read x; printf bbb; read x; printf ccc")
+		p["pipeStdin"] = true
+		c.ok("process/start", p, nil)
+		for _, piece := range []string{"aaa", "bbb"} {
+			waitOutput(t, c, "mb", piece)
+			c.ok("process/write", map[string]any{"processId": "mb", "chunk": base64.StdEncoding.EncodeToString([]byte("\n"))}, nil)
+		}
+		if _, code := checkEvents(t, c.events("mb", 20*time.Second)); code != 0 {
+			t.Fatalf("exit %d", code)
+		}
 		var rd readRes
 		c.ok("process/read", map[string]any{"processId": "mb", "maxBytes": 0}, &rd)
 		if len(rd.Chunks) != 1 || rd.NextSeq != rd.Chunks[0].Seq+1 {

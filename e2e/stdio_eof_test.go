@@ -155,6 +155,7 @@ type stdioChild struct {
 	cmd    *exec.Cmd
 	out    *stdioServer
 	stdout io.Closer // the test's end of the child's stdout
+	stderr *lockedBuffer
 	done   chan struct{}
 }
 
@@ -166,17 +167,24 @@ func startHeld(t *testing.T, args ...string) *stdioChild {
 	cmd.Env = []string{raceEnv, "PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "CODEX_HOME=" + t.TempDir()}
 	s := &stdioServer{cmd: cmd, lines: make(chan string, 1000)}
 	s.in, _ = cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
+	out, started := ownStdout(t, cmd)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	started()
 	go readLines(out, s.lines)
-	c := &stdioChild{cmd: cmd, out: s, stdout: out, done: make(chan struct{})}
+	c := &stdioChild{cmd: cmd, out: s, stdout: out, stderr: stderr, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(c.done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-c.done
 		s.in.Close()
+		out.Close()
+		if t.Failed() {
+			t.Logf("%s stderr:\n%s", args[0], stderr.String())
+		}
 	})
 	return c
 }
@@ -240,7 +248,7 @@ func TestStdioSignalWithStdinOpen(t *testing.T) {
 		}
 	}
 	if got := strings.Join(events, ","); !strings.HasSuffix(got, "process/exited,process/closed") {
-		t.Fatalf("notifications after SIGTERM: %s, want the trap's output, exited and closed", got)
+		t.Fatalf("notifications after SIGTERM: %s, want the trap's output, exited and closed; stderr:\n%s", got, c.stderr.String())
 	}
 }
 
@@ -311,6 +319,23 @@ func TestMCPClientGone(t *testing.T) {
 }
 
 // readLines sends every line of r to lines and closes it at the end.
+// ownStdout gives cmd a stdout pipe and returns its read end, which the
+// caller closes, and started, to call after cmd.Start. Unlike
+// cmd.StdoutPipe's, the read end is not closed by cmd.Wait as soon as the
+// command exits, under a reader that may not have taken its last lines
+// yet (a loaded run lost the exited and closed notifications a stdio
+// server wrote just before it exited): a reader gets every line, up to the
+// EOF.
+func ownStdout(t *testing.T, cmd *exec.Cmd) (r *os.File, started func()) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = w
+	return r, func() { _ = w.Close() }
+}
+
 func readLines(r io.Reader, lines chan<- string) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 4<<20)

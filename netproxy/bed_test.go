@@ -264,6 +264,13 @@ func (b *bed) lastEvent() Event {
 	return b.events[len(b.events)-1]
 }
 
+// eventCount is how many decisions were reported so far.
+func (b *bed) eventCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.events)
+}
+
 func (b *bed) dialled() []netip.AddrPort {
 	b.mu.Lock()
 	defer b.mu.Unlock()

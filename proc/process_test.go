@@ -580,7 +580,7 @@ func TestForceCloseAfterKill(t *testing.T) {
 	t.Parallel()
 	p, s := start(t, helper("setsid-grandchild"), proc.Options{})
 	gc := grandchildPid(t, s)
-	t.Cleanup(func() { _ = unix.Kill(gc, unix.SIGKILL) })
+	killAtEnd(t, gc)
 	killed := time.Now()
 	if err := p.Kill(); err != nil {
 		t.Fatal(err)
@@ -680,6 +680,24 @@ func grandchildPid(t *testing.T, s *sink) int {
 	return pid
 }
 
+// killAtEnd kills pid, alive now, when the test ends, through a pidfd
+// opened now: by then the process may have died and its number gone to a
+// stranger (pid_max may be 32768, and TestKillAfterReapSparesReusedPid
+// hands freed numbers out again at once through ns_last_pid), and a kill
+// by number would reach the processes of other test packages running
+// beside this one.
+func killAtEnd(t *testing.T, pid int) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Logf("no pidfd for %d: %v", pid, err)
+		return
+	}
+	t.Cleanup(func() {
+		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		_ = unix.Close(fd)
+	})
+}
+
 // alive reports whether pid exists and is not a zombie.
 func alive(pid int) bool {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -763,7 +781,7 @@ func TestParentDeathSignal(t *testing.T) {
 	t.Parallel()
 	p, s := start(t, helper("pdeath"), proc.Options{})
 	gc := grandchildPid(t, s)
-	t.Cleanup(func() { _ = unix.Kill(gc, unix.SIGKILL) })
+	killAtEnd(t, gc)
 	if err := p.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -282,7 +282,7 @@ func TestKillAfterReapSparesReusedPid(t *testing.T) {
 			if err != nil {
 				t.Fatalf("output %q: %v", s, err)
 			}
-			t.Cleanup(func() { _ = syscall.Kill(gc, syscall.SIGKILL) })
+			killAtEnd(t, gc)
 			victim := spawnAtPid(t, p.Pid())
 			if err := p.Kill(); err != nil {
 				t.Fatalf("Kill: %v", err)

@@ -27,7 +27,11 @@ const (
 	InitializeTimeout = 10 * time.Second
 	RecoveryDeadline  = 25 * time.Second
 	recoveryPacing    = 100 * time.Millisecond
-	maxMessageBytes   = 64 << 20
+	// resumeAttachedWait bounds how long Dial with ResumeSessionID retries
+	// a session that another connection holds (-32010): long enough for a
+	// loaded server to see the end of a connection closed just before.
+	resumeAttachedWait = 5 * time.Second
+	maxMessageBytes    = 64 << 20
 )
 
 var (
@@ -70,7 +74,10 @@ type DialOptions struct {
 	// (docs/protocol.md §5.2) instead of creating one: its processes keep
 	// running, their output since the detach is read by seq (Client.Read),
 	// and they are addressed by id. Dial fails with a *WireError
-	// (rpc.ErrInvalidRequest) when the session is unknown or expired.
+	// (rpc.ErrInvalidRequest) when the session is unknown or expired, and
+	// (wire.IsSessionAttached) when another connection still holds it
+	// after up to 5 s of retries (one closed just before may not have been
+	// seen to end by the server yet).
 	ResumeSessionID string
 	// KeepSession makes Close only detach: the session's processes keep
 	// running for the server's detached-session TTL, and a later Dial with
@@ -135,14 +142,7 @@ func Dial(ctx context.Context, url string, opts DialOptions) (*Client, error) {
 func newClient(ctx context.Context, tr connector, sl *slog.Logger, resume string, keep bool) (*Client, error) {
 	c := &Client{log: cmp.Or(sl, slog.New(slog.DiscardHandler)), tr: tr, ready: make(chan struct{}), changed: make(chan struct{}), procs: map[string]*Process{}, keep: keep}
 	c.ctx, c.stop = context.WithCancel(context.Background())
-	conn, err := tr.connect(ctx, c)
-	if err == nil {
-		err = c.handshake(ctx, conn, resume)
-		if err != nil {
-			conn.Close()
-			conn.Wait()
-		}
-	}
+	conn, err := c.open(ctx, tr, resume)
 	if err != nil {
 		c.stop()
 		tr.stop()
@@ -152,6 +152,43 @@ func newClient(ctx context.Context, tr connector, sl *slog.Logger, resume string
 	c.wg.Add(1)
 	go c.monitor(conn)
 	return c, nil
+}
+
+// open connects and performs the handshake. A resume answered -32010 is
+// tried again, every recoveryPacing for at most resumeAttachedWait (as a
+// recovery retries it, docs/client.md §11): the session may be held by a
+// connection closed just before (Close with KeepSession) whose end the
+// server has not read yet, since nothing orders its reading of that end
+// before the new connection's initialize. When ctx ends during the
+// retries, the error is the -32010.
+func (c *Client) open(ctx context.Context, tr connector, resume string) (*rpc.Conn, error) {
+	deadline := time.Now().Add(resumeAttachedWait)
+	var attached error // the last -32010
+	for attempt := 1; ; attempt++ {
+		conn, err := tr.connect(ctx, c)
+		if err == nil {
+			if err = c.handshake(ctx, conn, resume); err == nil {
+				return conn, nil
+			}
+			conn.Close()
+			conn.Wait()
+		}
+		if attached != nil && ctx.Err() != nil {
+			return nil, attached
+		}
+		if resume == "" || !wire.IsSessionAttached(err) || time.Now().After(deadline) {
+			return nil, err
+		}
+		attached = err
+		c.log.Debug("resumed session still attached; trying again", "session", resume, "attempt", attempt)
+		t := time.NewTimer(recoveryPacing)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		}
+	}
 }
 
 // handshake sends initialize (resuming resume when not empty) and

@@ -23,18 +23,7 @@ func TestRedteamProtectedLeftoverReadOnly(t *testing.T) {
 	s := startServer(t)
 	c := dial(t, s.URL, nil)
 	c.handshake()
-	base := t.TempDir()
-	parent := filepath.Join(base, "parent")
-	root := filepath.Join(parent, "sub")
-	if err := os.MkdirAll(filepath.Join(parent, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(parent, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base, root := rootInParentRepo(t)
 	for run := range 5 {
 		keep := filepath.Join(root, "a", "keep")
 		if err := os.MkdirAll(keep, 0o755); err != nil {
@@ -115,18 +104,7 @@ func TestRedteamProtectedParentUnsearchable(t *testing.T) {
 	s := startServer(t)
 	c := dial(t, s.URL, nil)
 	c.handshake()
-	base := t.TempDir()
-	parent := filepath.Join(base, "parent")
-	root := filepath.Join(parent, "sub")
-	if err := os.MkdirAll(filepath.Join(parent, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(parent, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base, root := rootInParentRepo(t)
 	t.Cleanup(func() { os.Chmod(root, 0o755); os.RemoveAll(base) })
 	out, _, _ := runSandboxed(t, c, sandboxedStart("hide", root, workspaceSandbox(root, "restricted"), false,
 		`/usr/bin/python3 -c '

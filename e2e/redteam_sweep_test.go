@@ -22,15 +22,7 @@ func TestRedteamProtectedSweepPrivilege(t *testing.T) {
 	s := startServer(t)
 	c := dial(t, s.URL, nil)
 	c.handshake()
-	base := t.TempDir()
-	parent := filepath.Join(base, "parent")
-	root := filepath.Join(parent, "sub")
-	if err := os.MkdirAll(filepath.Join(parent, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(parent, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	base, root := rootInParentRepo(t)
 	data := filepath.Join(root, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		t.Fatal(err)
@@ -75,4 +67,24 @@ func TestRedteamProtectedSweepPrivilege(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
 		t.Errorf("a read-only .git the command made stayed (%q)", out)
 	}
+}
+
+// rootInParentRepo makes base/parent, a git repository, and its folder
+// base/parent/sub, a writable root whose .git the sandbox watches rather
+// than shadows (a root inside a parent repository).
+func rootInParentRepo(t *testing.T) (base, root string) {
+	t.Helper()
+	base = t.TempDir()
+	parent := filepath.Join(base, "parent")
+	root = filepath.Join(parent, "sub")
+	if err := os.MkdirAll(filepath.Join(parent, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(parent, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return base, root
 }

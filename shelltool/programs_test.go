@@ -242,15 +242,7 @@ prefix_rule(pattern=["env"], decision="allow")
 		}
 	}
 	dirs := TrustedPathDirs("/usr/bin:/bin")
-	d := &PolicyDecider{
-		Evaluate: func(cmd []string) (execpolicy.Decision, bool) {
-			ev := pol.Evaluate(cmd)
-			return ev.Decision, ev.PolicyDriven
-		},
-		Programs: NewPrograms(pol.Programs(), pol.HostExecutables, dirs),
-		trust: newCallTrust(&EscalationPolicy{Dirs: dirs, HostExecutables: pol.HostExecutables},
-			&sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}),
-	}
+	d := workspaceDecider(pol, dirs, ws)
 	for _, opened := range []bool{false, true} {
 		decide := func(file string, argv ...string) escalate.Decision {
 			r := escalate.Request{File: file, Argv: argv, Workdir: "/"}
@@ -482,15 +474,7 @@ func TestDeciderArgv0TrailingSlash(t *testing.T) {
 	if !slices.Contains(dirs, filepath.Dir(rvim)) {
 		t.Skipf("%s is not in a trusted directory", rvim)
 	}
-	d := &PolicyDecider{
-		Evaluate: func(cmd []string) (execpolicy.Decision, bool) {
-			ev := pol.Evaluate(cmd)
-			return ev.Decision, ev.PolicyDriven
-		},
-		Programs: NewPrograms(pol.Programs(), pol.HostExecutables, dirs),
-		trust: newCallTrust(&EscalationPolicy{Dirs: dirs, HostExecutables: pol.HostExecutables},
-			&sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}),
-	}
+	d := workspaceDecider(pol, dirs, ws)
 	decide := func(argv ...string) escalate.Decision {
 		dec := d.Decide(context.Background(), escalate.Request{File: "/usr/bin/rvim", Argv: argv, Workdir: "/"})
 		t.Cleanup(dec.Close)
@@ -506,5 +490,19 @@ func TestDeciderArgv0TrailingSlash(t *testing.T) {
 		if dec := decide(a0, "-es", "-c", "!id"); dec.Action == escalate.Escalate {
 			t.Errorf("rvim as %q (vim, unrestricted) escalates under the rule for rvim: %+v", a0, dec)
 		}
+	}
+}
+
+// workspaceDecider is a PolicyDecider of pol for a read-only call whose
+// one writable root is ws, trusting dirs.
+func workspaceDecider(pol *execpolicy.Policy, dirs []string, ws string) *PolicyDecider {
+	return &PolicyDecider{
+		Evaluate: func(cmd []string) (execpolicy.Decision, bool) {
+			ev := pol.Evaluate(cmd)
+			return ev.Decision, ev.PolicyDriven
+		},
+		Programs: NewPrograms(pol.Programs(), pol.HostExecutables, dirs),
+		trust: newCallTrust(&EscalationPolicy{Dirs: dirs, HostExecutables: pol.HostExecutables},
+			&sandbox.Plan{ReadOnlyRoot: true, WritableRoots: []sandbox.WritableRoot{{Path: ws}}}),
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -96,15 +97,22 @@ func (t *TreeKiller) watchDir() {
 	w.watchCgroup(fd, t.dir, mirrors)
 }
 
+// dirNames counts the names makeOwnedDir tried in this process.
+var dirNames atomic.Int64
+
 // makeOwnedDir creates base/codex-exec-<pid>[-n] and locks it (the proof
 // of ownership sweepStaleCgroups honours). Another server's sweep may take
 // the directory between our mkdir and our lock; then it is gone or no
 // longer the inode we locked, and the next name is tried.
 func makeOwnedDir(base string) (string, int, error) {
-	for i := 0; i < 10; i++ {
+	for range 10 {
 		dir := filepath.Join(base, "codex-exec-"+strconv.Itoa(os.Getpid()))
-		if i > 0 {
-			dir += "-" + strconv.Itoa(i) // stale directory of a dead server with our pid
+		if i := dirNames.Add(1) - 1; i > 0 {
+			// A name this process has not used before: a stale directory
+			// of a dead server with our pid, or an earlier TreeKiller of
+			// ours (tests make many), whose late kill by path must not
+			// find a leaf of this one.
+			dir += "-" + strconv.Itoa(int(i))
 		}
 		if err := unix.Mkdir(dir, 0o755); err != nil {
 			if err == unix.EEXIST {

@@ -180,3 +180,31 @@ func TestSweepTakesDeadServerWithOurPid(t *testing.T) {
 		t.Errorf("a directory we own was swept: %v", err)
 	}
 }
+
+// A TreeKiller never takes the directory name of an earlier one of the
+// same process, though that one is gone: a kill by path that comes late
+// from the old one (a timer, a leftover) must not find a leaf of the new.
+func TestOwnedDirNamesNotReused(t *testing.T) {
+	seen := map[string]bool{}
+	for range 3 {
+		tk, err := newTreeKiller(zap.NewNop(), true, Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Mode() != modeCgroup {
+			_ = tk.Close()
+			t.Skip("no writable cgroup v2 here")
+		}
+		dir := tk.dir
+		if err := tk.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("%s left after Close: %v", dir, err)
+		}
+		if seen[filepath.Base(dir)] {
+			t.Fatalf("%s taken again by a later TreeKiller of the same process", dir)
+		}
+		seen[filepath.Base(dir)] = true
+	}
+}

@@ -37,13 +37,7 @@ func TestHTTPBodiesBoundedForSlowReader(t *testing.T) {
 		send(map[string]any{"id": 100 + i, "method": "http/request", "params": map[string]any{"method": "GET", "url": web.URL, "requestId": fmt.Sprint("r", i)}})
 	}
 	const limit = 32 << 20
-	var grown int64
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		grown = max(grown, heapAlloc(t, addr)-base)
-		if grown > limit {
-			break
-		}
-	}
+	grown := heapGrowth(t, addr, base, limit)
 	if grown > limit {
 		t.Fatalf("the server's heap grew by %d MB for %d http/request calls of a 1 MiB body whose answers the client does not read; want under %d MB (four bodies and one answer)", grown>>20, calls, limit>>20)
 	}

@@ -37,6 +37,20 @@ func heapAlloc(t *testing.T, addr string) int64 {
 	return 0
 }
 
+// heapGrowth samples the server's heap for 3 s, every 250 ms, and returns
+// the most it grew above base, stopping early once that passed limit.
+func heapGrowth(t *testing.T, addr string, base, limit int64) int64 {
+	t.Helper()
+	var grown int64
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		grown = max(grown, heapAlloc(t, addr)-base)
+		if grown > limit {
+			break
+		}
+	}
+	return grown
+}
+
 // TestConnectStartDropCyclesFreeMemory runs connect → process/start → drop
 // cycles against a server with --session-ttl 0: once the sessions are
 // killed, nothing of them may stay on the heap (it used to keep every

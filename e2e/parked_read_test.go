@@ -67,13 +67,7 @@ func TestParkedReadsHoldNoOutputForSlowReader(t *testing.T) {
 	// being written and those the socket's buffers took (about 2.2 MB
 	// each: 2.0-7.1 MB in 16 runs); a copy per woken read was 23-34 MB.
 	const limit = 16 << 20
-	var grown int64
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		grown = max(grown, heapAlloc(t, addr)-base)
-		if grown > limit {
-			break
-		}
-	}
+	grown := heapGrowth(t, addr, base, limit)
 	if grown > limit {
 		t.Fatalf("the server's heap grew by %d MB for %d parked reads woken by 1 MiB of output that the client does not read (%d KB per read); want under %d MB", grown>>20, reads, grown/reads>>10, limit>>20)
 	}

@@ -438,8 +438,7 @@ func parentOf(st, child procStat) bool {
 	if st.start != child.start {
 		return st.start < child.start
 	}
-	again, err := readStat(child.pid)
-	return err == nil && again.start == child.start && again.ppid == st.pid
+	return stillChildOf(child, st.pid)
 }
 
 // cleanLineage remembers, by pid and start time, the processes whose
